@@ -1,0 +1,121 @@
+# arps: plain Makefile.  `make` builds every binary into build/.
+# `make run` / `make test` are the dev-stack contract of design.md section 8.
+
+CC      ?= cc
+B       := build
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wpointer-arith -Wformat=2 -Wno-format-nonliteral
+ifdef CI
+WERROR  := -Werror
+endif
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -fno-strict-aliasing $(WARN) $(WERROR) -I.
+PKGS    := json-c libmariadb libsodium
+PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGLIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CORE_SRC := $(sort $(wildcard core/*.c))
+LIB_SRC  := $(sort $(wildcard lib/*.c))
+DB_SRC   := $(sort $(wildcard db/*.c))
+FCGI_SRC := $(sort $(wildcard fcgi/*.c))
+CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+DB_OBJ   := $(DB_SRC:%.c=$(B)/%.o)
+FCGI_OBJ := $(FCGI_SRC:%.c=$(B)/%.o)
+
+BINS := $(B)/arps-fcgi $(B)/arps-sweep $(B)/arps-admin
+
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+DBT_SRC  := $(sort $(wildcard tests/db/test_*.c))
+API_SRC  := $(sort $(wildcard tests/api/test_*.c))
+UNIT_BIN := $(UNIT_SRC:%.c=$(B)/%)
+DBT_BIN  := $(DBT_SRC:%.c=$(B)/%)
+API_BIN  := $(API_SRC:%.c=$(B)/%)
+API_HELP := $(filter-out $(API_SRC),$(sort $(wildcard tests/api/*.c)))
+DBT_HELP := $(filter-out $(DBT_SRC),$(sort $(wildcard tests/db/*.c)))
+UNIT_HELP := $(filter-out $(UNIT_SRC),$(sort $(wildcard tests/unit/*.c)))
+
+.PHONY: all deps run test test-unit test-db test-api bench coverage asan fuzz \
+        install clean tests stop
+
+all: $(BINS)
+
+deps:
+	@tools/dev.sh deps
+
+$(B)/core/%.o: core/%.c $(wildcard core/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COVFLAGS) -c -o $@ $<
+
+$(B)/%.o: %.c $(wildcard core/*.h lib/*.h db/*.h fcgi/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKGCFLAGS) -c -o $@ $<
+
+$(B)/arps-fcgi: $(B)/cmd/arps-fcgi.o $(FCGI_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ -lfcgi $(PKGLIBS) -lcrypto -lm
+
+$(B)/arps-sweep: $(B)/cmd/arps-sweep.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lm
+
+$(B)/arps-admin: $(B)/cmd/arps-admin.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
+
+# Unit tests: core only, no I/O.
+$(B)/tests/unit/%: tests/unit/%.c $(UNIT_HELP) $(CORE_OBJ) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $< $(UNIT_HELP) $(CORE_OBJ) $(shell pkg-config --cflags --libs cmocka) -lm
+
+# DB tests: core + lib + db against the dev MariaDB.
+$(B)/tests/db/%: tests/db/%.c $(DBT_HELP) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKGCFLAGS) -o $@ $< $(DBT_HELP) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ) \
+	    $(shell pkg-config --cflags --libs cmocka) $(PKGLIBS) -lcrypto -lm
+
+# API tests: libcurl through nginx.
+$(B)/tests/api/%: tests/api/%.c $(API_HELP) $(wildcard tests/api/*.h) $(CORE_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKGCFLAGS) -o $@ $< $(API_HELP) $(CORE_OBJ) \
+	    $(shell pkg-config --cflags --libs cmocka libcurl) $(PKGLIBS) -lcrypto -lpthread -lm
+
+tests: $(UNIT_BIN) $(DBT_BIN) $(API_BIN)
+
+run:
+	@tools/dev.sh run
+
+test:
+	@tools/dev.sh test all
+
+test-unit:
+	@tools/dev.sh test unit
+
+test-db:
+	@tools/dev.sh test db
+
+test-api:
+	@tools/dev.sh test api
+
+bench:
+	@tools/dev.sh bench
+
+stop:
+	@tools/dev.sh stop
+
+# Line coverage of core/ by the unit tests (gcov).
+coverage:
+	rm -rf $(B)/cov && $(MAKE) B=$(B)/cov COVFLAGS="--coverage -O0" $(patsubst $(B)/%,$(B)/cov/%,$(UNIT_BIN))
+	@set -e; for t in $(patsubst $(B)/%,$(B)/cov/%,$(UNIT_BIN)); do $$t >/dev/null; done
+	@tools/coverage.sh $(B)/cov
+
+asan:
+	$(MAKE) B=$(B)/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" all tests
+
+install: all
+	install -d $(DESTDIR)/usr/local/bin $(DESTDIR)/usr/local/share/arps/migrations
+	install -m 0755 $(BINS) $(DESTDIR)/usr/local/bin/
+	install -m 0644 db/migrations/*.sql $(DESTDIR)/usr/local/share/arps/migrations/
+
+clean:
+	rm -rf $(B)
+
+# Feature fragments (model build, matching evaluation, ...).
+include $(sort $(wildcard mk/*.mk))
