@@ -1,0 +1,21 @@
+/* arps-fcgi: the FastCGI prefork pool.  Usage: arps-fcgi [--config PATH] */
+#include <stdio.h>
+
+#include "fcgi/pool.h"
+#include "lib/config.h"
+#include "lib/log.h"
+
+static struct config cfg;
+
+int
+main(int argc, char *argv[])
+{
+	char err[1024];
+
+	log_init("arps-fcgi");
+	if (config_load(&cfg, config_path(argc, argv), err, sizeof err) != 0) {
+		fprintf(stderr, "arps-fcgi: %s\n", err);
+		return 2;
+	}
+	return pool_run(&cfg);
+}

@@ -1,0 +1,95 @@
+/* Checked cents arithmetic (see money.h). */
+#include <stdint.h>
+
+#include "errors.h"
+#include "money.h"
+
+int
+money_add(int64_t a, int64_t b, int64_t *out)
+{
+	if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
+		return ARPS_E_OVERFLOW;
+	*out = a + b;
+	return ARPS_OK;
+}
+
+int
+money_sub(int64_t a, int64_t b, int64_t *out)
+{
+	if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b))
+		return ARPS_E_OVERFLOW;
+	*out = a - b;
+	return ARPS_OK;
+}
+
+int
+money_mul(int64_t a, int64_t b, int64_t *out)
+{
+	if (a < 0 || b < 0)
+		return ARPS_E_VALIDATION;
+	if (a != 0 && b > INT64_MAX / a)
+		return ARPS_E_OVERFLOW;
+	*out = a * b;
+	return ARPS_OK;
+}
+
+int
+money_fee(int64_t reward, int fee_bps, int64_t *fee)
+{
+	int64_t	 q, r;
+
+	if (reward < 0 || fee_bps < 0 || fee_bps > MONEY_BPS_MAX)
+		return ARPS_E_VALIDATION;
+	/* ceil(reward * bps / 10000) without forming reward * bps. */
+	q = reward / 10000;
+	r = reward % 10000;
+	q *= fee_bps;			/* <= reward: no overflow */
+	q += (r * fee_bps + 9999) / 10000;	/* r * bps < 10^8 */
+	*fee = q;
+	return ARPS_OK;
+}
+
+int
+money_slot_cost(int64_t reward, int fee_bps, int64_t *cost)
+{
+	int64_t	 fee;
+	int	 rc;
+
+	if ((rc = money_fee(reward, fee_bps, &fee)) != ARPS_OK)
+		return rc;
+	return money_add(reward, fee, cost);
+}
+
+int
+money_study_plan(int64_t reward, int64_t max_participants, int fee_bps,
+    int64_t budget_max, struct money_study *out)
+{
+	struct money_study	 m;
+	int			 rc;
+
+	if (max_participants < 0 || budget_max < 0)
+		return ARPS_E_VALIDATION;
+	m.reward = reward;
+	m.max_participants = max_participants;
+	if ((rc = money_fee(reward, fee_bps, &m.fee)) != ARPS_OK ||
+	    (rc = money_add(reward, m.fee, &m.slot_cost)) != ARPS_OK ||
+	    (rc = money_mul(max_participants, m.slot_cost, &m.total)) != ARPS_OK ||
+	    (rc = money_mul(max_participants, m.fee, &m.fee_total)) != ARPS_OK)
+		return rc;
+	if (m.total > budget_max)
+		return ARPS_E_OVERFLOW;
+	*out = m;
+	return ARPS_OK;
+}
+
+int
+money_unused_refund(int64_t slot_cost, int64_t unused, int64_t *out)
+{
+	return money_mul(unused, slot_cost, out);
+}
+
+int
+money_remainder(int64_t slot_cost, int64_t unsettled, int64_t *out)
+{
+	return money_mul(unsettled, slot_cost, out);
+}

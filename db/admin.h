@@ -1,0 +1,11 @@
+/* The operator commands of arps-admin.  Each returns the process exit
+ * status: 0 done, 1 refused (with a one-line reason on stderr). */
+#ifndef ARPS_DB_ADMIN_H
+#define ARPS_DB_ADMIN_H
+
+struct db;
+struct config;
+
+int admin_migrate(struct db *, const struct config *, char **);
+
+#endif

@@ -1,0 +1,669 @@
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mysql.h>
+#include <mysqld_error.h>
+#include <errmsg.h>
+#include <sodium.h>
+
+#include "lib/config.h"
+#include "lib/log.h"
+#include "db/db.h"
+
+#define STMT_SLOTS 512		/* power of two, more than the statements we have */
+#define TX_TRIES 8
+
+struct db {
+	const struct config *cfg;
+	MYSQL *my;
+	int up;
+	int in_tx;
+	unsigned lasterr;
+	char errbuf[512];
+	struct {
+		const char *sql;
+		MYSQL_STMT *st;
+	} stmts[STMT_SLOTS];
+};
+
+static void
+db_drop(struct db *db)
+{
+	size_t i;
+
+	for (i = 0; i < STMT_SLOTS; i++)
+		if (db->stmts[i].st != NULL) {
+			mysql_stmt_close(db->stmts[i].st);
+			db->stmts[i].st = NULL;
+			db->stmts[i].sql = NULL;
+		}
+	if (db->my != NULL)
+		mysql_close(db->my);
+	db->my = NULL;
+	db->up = 0;
+	db->in_tx = 0;
+}
+
+static void
+seterr(struct db *db, unsigned no, const char *msg)
+{
+	db->lasterr = no;
+	snprintf(db->errbuf, sizeof db->errbuf, "%u: %s", no, msg ? msg : "?");
+}
+
+static enum db_rc
+classify(struct db *db, unsigned no)
+{
+	switch (no) {
+	case 0:
+		return DB_OK;
+	case ER_DUP_ENTRY:
+	case ER_DUP_ENTRY_WITH_KEY_NAME:
+		return DB_DUP;
+	case ER_CONSTRAINT_FAILED:
+	case ER_SIGNAL_EXCEPTION:
+	case ER_WARN_DATA_OUT_OF_RANGE:
+	case ER_NO_REFERENCED_ROW_2:
+	case ER_ROW_IS_REFERENCED_2:
+		return DB_CHECK;
+	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_WAIT_TIMEOUT:
+	case ER_CHECKREAD:	/* 1020: record changed since last read */
+		return DB_RETRY;
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_COMMANDS_OUT_OF_SYNC:
+	case ER_SERVER_SHUTDOWN:
+	case ER_CONNECTION_KILLED:
+	case 4031:		/* ER_NET_..._TIMEOUT in newer servers: client idle disconnect */
+		db_drop(db);
+		return DB_GONE;
+	default:
+		return DB_ERR;
+	}
+}
+
+static enum db_rc
+db_connect(struct db *db)
+{
+	const struct config *c = db->cfg;
+	unsigned int tmo = 2, rwtmo = 30;
+
+	if ((db->my = mysql_init(NULL)) == NULL) {
+		seterr(db, 0, "mysql_init failed");
+		return DB_ERR;
+	}
+	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &tmo);
+	mysql_options(db->my, MYSQL_OPT_READ_TIMEOUT, &rwtmo);
+	mysql_options(db->my, MYSQL_OPT_WRITE_TIMEOUT, &rwtmo);
+	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(db->my, MYSQL_INIT_COMMAND,
+	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	if (mysql_real_connect(db->my, c->db_socket[0] ? NULL : c->db_host,
+	    c->db_user, c->db_password, c->db_name,
+	    c->db_socket[0] ? 0 : (unsigned)c->db_port,
+	    c->db_socket[0] ? c->db_socket : NULL, 0) == NULL) {
+		seterr(db, mysql_errno(db->my), mysql_error(db->my));
+		mysql_close(db->my);
+		db->my = NULL;
+		return DB_GONE;
+	}
+	db->up = 1;
+	return DB_OK;
+}
+
+struct db *
+db_open(const struct config *cfg)
+{
+	struct db *db;
+
+	if ((db = calloc(1, sizeof *db)) == NULL)
+		return NULL;
+	db->cfg = cfg;
+	(void)db_connect(db);
+	return db;
+}
+
+void
+db_close(struct db *db)
+{
+	if (db == NULL)
+		return;
+	db_drop(db);
+	free(db);
+}
+
+enum db_rc
+db_ensure(struct db *db)
+{
+	if (db->up)
+		return DB_OK;
+	db_drop(db);
+	return db_connect(db);
+}
+
+const char *
+db_error(const struct db *db)
+{
+	return db->errbuf;
+}
+
+unsigned
+db_errno(const struct db *db)
+{
+	return db->lasterr;
+}
+
+static MYSQL_STMT *
+getstmt(struct db *db, const char *sql, enum db_rc *rc)
+{
+	size_t h = ((uintptr_t)sql >> 3) & (STMT_SLOTS - 1), i;
+	MYSQL_STMT *st;
+	my_bool on = 1;
+
+	for (i = 0; i < STMT_SLOTS; i++, h = (h + 1) & (STMT_SLOTS - 1)) {
+		if (db->stmts[h].sql == sql)
+			return db->stmts[h].st;
+		if (db->stmts[h].sql == NULL)
+			break;
+	}
+	if (i == STMT_SLOTS) {
+		seterr(db, 0, "statement cache full");
+		*rc = DB_ERR;
+		return NULL;
+	}
+	if ((st = mysql_stmt_init(db->my)) == NULL) {
+		seterr(db, 0, "mysql_stmt_init failed");
+		*rc = DB_ERR;
+		return NULL;
+	}
+	if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0) {
+		unsigned no = mysql_stmt_errno(st);
+		seterr(db, no, mysql_stmt_error(st));
+		log_msg("db: prepare failed: %s: %.120s", db->errbuf, sql);
+		mysql_stmt_close(st);
+		*rc = classify(db, no);
+		return NULL;
+	}
+	mysql_stmt_attr_set(st, STMT_ATTR_UPDATE_MAX_LENGTH, &on);
+	db->stmts[h].sql = sql;
+	db->stmts[h].st = st;
+	return st;
+}
+
+static int
+isint(enum enum_field_types t)
+{
+	return t == MYSQL_TYPE_TINY || t == MYSQL_TYPE_SHORT || t == MYSQL_TYPE_LONG ||
+	    t == MYSQL_TYPE_LONGLONG || t == MYSQL_TYPE_INT24 || t == MYSQL_TYPE_YEAR;
+}
+
+static int
+isfloat(enum enum_field_types t)
+{
+	return t == MYSQL_TYPE_FLOAT || t == MYSQL_TYPE_DOUBLE;
+}
+
+/* Copy every row of a stored result into one owned block. */
+static enum db_rc
+fetchall(struct db *db, MYSQL_STMT *st, MYSQL_RES *meta, struct dbres **out)
+{
+	size_t ncols = mysql_num_fields(meta), nrows, r, c, rowbytes = 0;
+	MYSQL_FIELD *f = mysql_fetch_fields(meta);
+	MYSQL_BIND *b = NULL;
+	unsigned long *lens = NULL;
+	my_bool *nulls = NULL;
+	long long *ints = NULL;
+	double *dbls = NULL;
+	struct dbres *res = NULL;
+	char *arena, *rowbuf = NULL;
+	size_t *offs = NULL;
+	enum db_rc rc = DB_ERR;
+	int frc;
+
+	if (mysql_stmt_store_result(st) != 0) {
+		seterr(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+		return classify(db, mysql_stmt_errno(st));
+	}
+	nrows = (size_t)mysql_stmt_num_rows(st);
+	b = calloc(ncols, sizeof *b);
+	lens = calloc(ncols, sizeof *lens);
+	nulls = calloc(ncols, sizeof *nulls);
+	ints = calloc(ncols, sizeof *ints);
+	dbls = calloc(ncols, sizeof *dbls);
+	offs = calloc(ncols + 1, sizeof *offs);
+	if (ncols && (!b || !lens || !nulls || !ints || !dbls || !offs))
+		goto done;
+	for (c = 0; c < ncols; c++) {
+		size_t cap = isint(f[c].type) || isfloat(f[c].type) ? 32 : f[c].max_length + 1;
+		offs[c] = rowbytes;
+		rowbytes += cap;
+	}
+	offs[ncols] = rowbytes;
+	if ((rowbuf = malloc(rowbytes ? rowbytes : 1)) == NULL)
+		goto done;
+	for (c = 0; c < ncols; c++) {
+		b[c].length = &lens[c];
+		b[c].is_null = &nulls[c];
+		if (isint(f[c].type)) {
+			b[c].buffer_type = MYSQL_TYPE_LONGLONG;
+			b[c].buffer = &ints[c];
+			b[c].is_unsigned = 0;
+		} else if (isfloat(f[c].type)) {
+			b[c].buffer_type = MYSQL_TYPE_DOUBLE;
+			b[c].buffer = &dbls[c];
+		} else {
+			b[c].buffer_type = MYSQL_TYPE_STRING;
+			b[c].buffer = rowbuf + offs[c];
+			b[c].buffer_length = (unsigned long)(offs[c + 1] - offs[c]);
+		}
+	}
+	if (mysql_stmt_bind_result(st, b) != 0) {
+		seterr(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+		goto done;
+	}
+	res = calloc(1, sizeof *res + nrows * ncols * sizeof(struct dbcell) + nrows * rowbytes + 1);
+	if (res == NULL)
+		goto done;
+	res->nrows = nrows;
+	res->ncols = ncols;
+	res->cells = (struct dbcell *)(res + 1);
+	arena = (char *)(res->cells + nrows * ncols);
+	for (r = 0; r < nrows; r++) {
+		frc = mysql_stmt_fetch(st);
+		if (frc == 1 || frc == MYSQL_NO_DATA) {
+			seterr(db, mysql_stmt_errno(st), mysql_stmt_error(st));
+			rc = classify(db, mysql_stmt_errno(st));
+			if (rc == DB_OK)
+				rc = DB_ERR;
+			goto done;
+		}
+		for (c = 0; c < ncols; c++) {
+			struct dbcell *cell = &res->cells[r * ncols + c];
+			char *dst = arena + r * rowbytes + offs[c];
+			size_t cap = offs[c + 1] - offs[c];
+
+			cell->p = dst;
+			if (nulls[c]) {
+				cell->null = 1;
+				dst[0] = '\0';
+				continue;
+			}
+			if (isint(f[c].type))
+				cell->len = (size_t)snprintf(dst, cap, "%lld", ints[c]);
+			else if (isfloat(f[c].type))
+				cell->len = (size_t)snprintf(dst, cap, "%.17g", dbls[c]);
+			else {
+				cell->len = lens[c] < cap ? lens[c] : cap - 1;
+				memcpy(dst, rowbuf + offs[c], cell->len);
+				dst[cell->len] = '\0';
+			}
+		}
+	}
+	*out = res;
+	res = NULL;
+	rc = DB_OK;
+done:
+	mysql_stmt_free_result(st);
+	free(res);
+	free(b);
+	free(lens);
+	free(nulls);
+	free(ints);
+	free(dbls);
+	free(offs);
+	free(rowbuf);
+	return rc;
+}
+
+static enum db_rc
+exec_once(struct db *db, const char *sql, const struct dbp *p, size_t np,
+    struct dbres **res, uint64_t *affected)
+{
+	MYSQL_BIND binds[32];
+	unsigned long lens[32];
+	my_bool isnull = 1;
+	MYSQL_STMT *st;
+	MYSQL_RES *meta;
+	enum db_rc rc = DB_ERR;
+	size_t i;
+
+	if (res != NULL)
+		*res = NULL;
+	if (affected != NULL)
+		*affected = 0;
+	if (np > 32) {
+		seterr(db, 0, "too many parameters");
+		return DB_ERR;
+	}
+	if ((rc = db_ensure(db)) != DB_OK)
+		return rc;
+	if ((st = getstmt(db, sql, &rc)) == NULL)
+		return rc;
+	if (mysql_stmt_param_count(st) != np) {
+		seterr(db, 0, "parameter count mismatch");
+		log_msg("db: %s: %.120s", db->errbuf, sql);
+		return DB_ERR;
+	}
+	memset(binds, 0, sizeof binds);
+	for (i = 0; i < np; i++) {
+		switch (p[i].t) {
+		case DBT_NULL:
+			binds[i].buffer_type = MYSQL_TYPE_NULL;
+			binds[i].is_null = &isnull;
+			break;
+		case DBT_I64:
+			binds[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			binds[i].buffer = (void *)&p[i].i;
+			break;
+		case DBT_F64:
+			binds[i].buffer_type = MYSQL_TYPE_DOUBLE;
+			binds[i].buffer = (void *)&p[i].f;
+			break;
+		case DBT_STR:
+		case DBT_BLOB:
+			binds[i].buffer_type = p[i].t == DBT_STR ? MYSQL_TYPE_STRING : MYSQL_TYPE_BLOB;
+			binds[i].buffer = (void *)(p[i].p ? p[i].p : "");
+			lens[i] = (unsigned long)p[i].n;
+			binds[i].buffer_length = lens[i];
+			binds[i].length = &lens[i];
+			break;
+		}
+	}
+	if ((np && mysql_stmt_bind_param(st, binds) != 0) || mysql_stmt_execute(st) != 0) {
+		unsigned no = mysql_stmt_errno(st);
+		seterr(db, no, mysql_stmt_error(st));
+		rc = classify(db, no);
+		if (rc == DB_ERR)
+			log_msg("db: %s: %.120s", db->errbuf, sql);
+		return rc;
+	}
+	if (affected != NULL)
+		*affected = (uint64_t)mysql_stmt_affected_rows(st);
+	if ((meta = mysql_stmt_result_metadata(st)) != NULL) {
+		if (res != NULL)
+			rc = fetchall(db, st, meta, res);
+		else {
+			mysql_stmt_free_result(st);
+			rc = DB_OK;
+		}
+		mysql_free_result(meta);
+		return rc;
+	}
+	return DB_OK;
+}
+
+enum db_rc
+db_exec(struct db *db, const char *sql, const struct dbp *p, size_t np,
+    struct dbres **res, uint64_t *affected)
+{
+	int was_up = db->up, in_tx = db->in_tx;
+	enum db_rc rc = exec_once(db, sql, p, np, res, affected);
+
+	/* A connection that died while idle (server restarted) is noticed
+	 * only now: outside a transaction the statement is safe to run
+	 * again on a fresh connection. */
+	if (rc == DB_GONE && was_up && !in_tx)
+		rc = exec_once(db, sql, p, np, res, affected);
+	return rc;
+}
+
+void
+dbres_free(struct dbres *res)
+{
+	free(res);
+}
+
+static const struct dbcell *
+cell(const struct dbres *res, size_t row, size_t col)
+{
+	if (res == NULL || row >= res->nrows || col >= res->ncols)
+		return NULL;
+	return &res->cells[row * res->ncols + col];
+}
+
+const char *
+dbres_str(const struct dbres *res, size_t row, size_t col)
+{
+	const struct dbcell *c = cell(res, row, col);
+
+	return c == NULL || c->null ? NULL : c->p;
+}
+
+int64_t
+dbres_i64(const struct dbres *res, size_t row, size_t col)
+{
+	const struct dbcell *c = cell(res, row, col);
+
+	return c == NULL || c->null ? 0 : strtoll(c->p, NULL, 10);
+}
+
+const void *
+dbres_blob(const struct dbres *res, size_t row, size_t col, size_t *len)
+{
+	const struct dbcell *c = cell(res, row, col);
+
+	*len = c == NULL || c->null ? 0 : c->len;
+	return c == NULL || c->null ? NULL : c->p;
+}
+
+int
+dbres_isnull(const struct dbres *res, size_t row, size_t col)
+{
+	const struct dbcell *c = cell(res, row, col);
+
+	return c == NULL || c->null;
+}
+
+static enum db_rc
+simple(struct db *db, const char *sql)
+{
+	enum db_rc rc;
+
+	if ((rc = db_ensure(db)) != DB_OK)
+		return rc;
+	if (mysql_real_query(db->my, sql, (unsigned long)strlen(sql)) != 0) {
+		unsigned no = mysql_errno(db->my);
+		seterr(db, no, mysql_error(db->my));
+		return classify(db, no);
+	}
+	return DB_OK;
+}
+
+enum db_rc
+db_begin(struct db *db)
+{
+	int was_up = db->up;
+	enum db_rc rc = simple(db, "START TRANSACTION");
+
+	if (rc == DB_GONE && was_up)
+		rc = simple(db, "START TRANSACTION");
+	db->in_tx = rc == DB_OK;
+	return rc;
+}
+
+enum db_rc
+db_commit(struct db *db)
+{
+	enum db_rc rc = simple(db, "COMMIT");
+
+	db->in_tx = 0;
+	return rc;
+}
+
+void
+db_rollback(struct db *db)
+{
+	if (db->up)
+		(void)simple(db, "ROLLBACK");
+	db->in_tx = 0;
+}
+
+enum db_rc
+db_tx(struct db *db, enum db_rc (*fn)(struct db *, void *), void *arg)
+{
+	enum db_rc rc = DB_ERR;
+	int attempt;
+
+	for (attempt = 0; attempt < TX_TRIES; attempt++) {
+		if (attempt > 0) {
+			/* Jittered exponential back-off: 1..2^attempt ms. */
+			uint32_t ms = 1 + randombytes_uniform(1u << (attempt + 1));
+			struct timespec ts = { 0, (long)ms * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+		if ((rc = db_begin(db)) != DB_OK) {
+			if (rc == DB_RETRY)
+				continue;
+			return rc;
+		}
+		rc = fn(db, arg);
+		if (rc == DB_OK) {
+			rc = db_commit(db);
+			if (rc == DB_OK)
+				return DB_OK;
+		}
+		db_rollback(db);
+		if (rc != DB_RETRY)
+			return rc;
+	}
+	log_msg("db: transaction gave up after %d tries: %s", TX_TRIES, db->errbuf);
+	return DB_RETRY;
+}
+
+static int
+namecmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Run a whole file of SQL (several statements) and drain every result. */
+static enum db_rc
+runscript(struct db *db, const char *sql)
+{
+	enum db_rc rc;
+	int st;
+
+	if ((rc = simple(db, sql)) != DB_OK)
+		return rc;
+	do {
+		MYSQL_RES *r = mysql_store_result(db->my);
+		if (r != NULL)
+			mysql_free_result(r);
+		if ((st = mysql_next_result(db->my)) > 0) {
+			unsigned no = mysql_errno(db->my);
+			seterr(db, no, mysql_error(db->my));
+			return classify(db, no) == DB_OK ? DB_ERR : classify(db, no);
+		}
+	} while (st == 0);
+	return DB_OK;
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) != NULL) {
+		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else
+			buf[n] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+enum db_rc
+db_migrate(struct db *db, const char *dir, int verbose)
+{
+	static const char create[] =
+	    "CREATE TABLE IF NOT EXISTS schema_version ("
+	    " version INT NOT NULL PRIMARY KEY, name VARCHAR(200) NOT NULL,"
+	    " applied_at BIGINT NOT NULL) ENGINE=InnoDB";
+	static const char q_has[] = "SELECT COUNT(*) FROM schema_version WHERE version = ?";
+	static const char q_add[] =
+	    "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, UNIX_TIMESTAMP())";
+	char **names = NULL, path[1024];
+	size_t n = 0, cap = 0, i;
+	enum db_rc rc;
+	struct dirent *de;
+	DIR *d;
+
+	if ((rc = db_ensure(db)) != DB_OK)
+		return rc;
+	if ((rc = simple(db, "DO GET_LOCK('arps_migrate', 60)")) != DB_OK ||
+	    (rc = simple(db, create)) != DB_OK)
+		return rc;
+	if ((d = opendir(dir)) == NULL) {
+		seterr(db, 0, strerror(errno));
+		log_msg("migrate: %s: %s", dir, strerror(errno));
+		return DB_ERR;
+	}
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		if (len < 8 || strcmp(de->d_name + len - 4, ".sql") != 0 ||
+		    strspn(de->d_name, "0123456789") != 3 || de->d_name[3] != '_')
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
+			if (nn == NULL)
+				break;
+			names = nn;
+		}
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof *names, namecmp);
+	rc = DB_OK;
+	mysql_set_server_option(db->my, MYSQL_OPTION_MULTI_STATEMENTS_ON);
+	for (i = 0; i < n && rc == DB_OK; i++) {
+		int version = atoi(names[i]);
+		struct dbres *res = NULL;
+		char *sql;
+
+		if ((rc = DB_Q(db, q_has, &res, NULL, P_I64(version))) != DB_OK)
+			break;
+		if (dbres_i64(res, 0, 0) > 0) {
+			dbres_free(res);
+			continue;
+		}
+		dbres_free(res);
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		if ((sql = slurp(path)) == NULL) {
+			log_msg("migrate: cannot read %s", path);
+			rc = DB_ERR;
+			break;
+		}
+		rc = runscript(db, sql);
+		free(sql);
+		if (rc != DB_OK) {
+			log_msg("migrate: %s failed: %s", names[i], db->errbuf);
+			break;
+		}
+		rc = DB_Q(db, q_add, NULL, NULL, P_I64(version), P_STR(names[i]));
+		if (verbose && rc == DB_OK)
+			printf("applied %s\n", names[i]);
+	}
+	if (db->up) {
+		mysql_set_server_option(db->my, MYSQL_OPTION_MULTI_STATEMENTS_OFF);
+		(void)simple(db, "DO RELEASE_LOCK('arps_migrate')");
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}

@@ -1,0 +1,327 @@
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "db/db.h"
+#include "fcgi/http.h"
+#include "fcgi/pool.h"
+#include "lib/config.h"
+#include "lib/log.h"
+
+#define MAXWORKERS 256
+
+static volatile sig_atomic_t got_term, got_chld;
+
+static void
+on_signal(int sig)
+{
+	if (sig == SIGCHLD)
+		got_chld = 1;
+	else
+		got_term = 1;
+}
+
+static int64_t
+mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static const char *
+env(FCGX_Request *fx, const char *name)
+{
+	const char *v = FCGX_GetParam(name, fx->envp);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/* Read exactly CONTENT_LENGTH bytes; answers 413/400 itself on failure. */
+static int
+read_body(struct req *r, FCGX_Request *fx)
+{
+	const char *cl = env(fx, "CONTENT_LENGTH");
+	unsigned long long n = 0;
+	const char *p;
+	int got;
+
+	if (cl == NULL) {
+		if (FCGX_GetChar(fx->in) != EOF)
+			return reply_err(r, ARPS_E_BAD_REQUEST, "a body needs a Content-Length");
+		return 0;
+	}
+	for (p = cl; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9' || p - cl > 18)
+			return reply_err(r, ARPS_E_BAD_REQUEST, "malformed Content-Length");
+		n = n * 10 + (unsigned)(*p - '0');
+	}
+	if (n > REQ_MAX_BODY)
+		return reply_err(r, ARPS_E_PAYLOAD_TOO_LARGE,
+		    "the body is larger than %d bytes", REQ_MAX_BODY);
+	if ((r->body = malloc((size_t)n + 1)) == NULL)
+		return reply_err(r, ARPS_E_INTERNAL, "out of memory");
+	got = n ? FCGX_GetStr(r->body, (int)n, fx->in) : 0;
+	if (got < 0 || (unsigned long long)got != n)
+		return reply_err(r, ARPS_E_BAD_REQUEST, "the body is shorter than Content-Length");
+	r->body[n] = '\0';
+	r->blen = (size_t)n;
+	return 0;
+}
+
+static const char *
+reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 402: return "Payment Required";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 413: return "Payload Too Large";
+	case 415: return "Unsupported Media Type";
+	case 422: return "Unprocessable Entity";
+	case 429: return "Too Many Requests";
+	case 503: return "Service Unavailable";
+	default:  return "Internal Server Error";
+	}
+}
+
+static void
+handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
+{
+	int64_t t0 = mono_usec();
+	struct req r;
+
+	memset(&r, 0, sizeof r);
+	r.cfg = cfg;
+	r.db = db;
+	r.now = (int64_t)time(NULL);
+	r.method = env(fx, "REQUEST_METHOD");
+	r.path = env(fx, "DOCUMENT_URI");
+	if (r.path == NULL)
+		r.path = env(fx, "SCRIPT_NAME");
+	r.query = env(fx, "QUERY_STRING");
+	r.reqid = env(fx, "HTTP_X_REQUEST_ID");
+	r.ip = env(fx, "HTTP_X_REAL_IP");
+	if (r.ip == NULL)
+		r.ip = env(fx, "REMOTE_ADDR");
+	r.ctype = env(fx, "CONTENT_TYPE");
+	r.apikey = env(fx, "HTTP_X_API_KEY");
+	r.authz = env(fx, "HTTP_AUTHORIZATION");
+	r.idem = env(fx, "HTTP_IDEMPOTENCY_KEY");
+	if (r.method == NULL || r.path == NULL)
+		reply_err(&r, ARPS_E_BAD_REQUEST, "missing request line");
+	else if (read_body(&r, fx) == 0)
+		req_dispatch(&r);
+	if (r.status == 0)
+		reply_err(&r, ARPS_E_INTERNAL, "internal error");
+	char head[512], logline[300];
+	int hl;
+
+	/* libfcgi's own printf knows no %zu: format the head here. */
+	hl = snprintf(head, sizeof head,
+	    "Status: %d %s\r\nContent-Type: application/json\r\nContent-Length: %lu\r\n"
+	    "Cache-Control: no-store\r\n%s\r\n", r.status, reason(r.status),
+	    (unsigned long)r.outlen, r.extra);
+	if (hl > 0 && (size_t)hl < sizeof head)
+		FCGX_PutStr(head, hl, fx->out);
+	if (r.outlen)
+		FCGX_PutStr(r.out, (int)r.outlen, fx->out);
+	/* The environment is gone after FCGX_Finish_r: keep what the log needs. */
+	snprintf(logline, sizeof logline, "%s %s %.200s %d", r.reqid ? r.reqid : "-",
+	    r.method ? r.method : "-", r.path ? r.path : "-", r.status);
+	r.method = r.path = r.query = r.reqid = r.ip = r.ctype = NULL;
+	r.apikey = r.authz = r.idem = NULL;
+	FCGX_Finish_r(fx);
+	log_msg("%s %lldus", logline, (long long)(mono_usec() - t0));
+	if (r.after != NULL)
+		r.after(&r, r.after_arg);
+	if (r.json != NULL)
+		json_object_put(r.json);
+	free(r.body);
+	free(r.out);
+}
+
+static void
+worker(const struct config *cfg, int sock)
+{
+	struct sigaction sa;
+	sigset_t term, none;
+	FCGX_Request fx;
+	struct db *db;
+	int64_t served = 0;
+	int fails = 0;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;	/* no SA_RESTART: accept() must see EINTR */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigaddset(&term, SIGINT);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &term, NULL);
+
+	if ((db = db_open(cfg)) == NULL)
+		_exit(1);
+	if (FCGX_InitRequest(&fx, sock, FCGI_FAIL_ACCEPT_ON_INTR) != 0)
+		_exit(1);
+	while (!got_term && (cfg->max_requests == 0 || served < cfg->max_requests)) {
+		int rc;
+
+		/* Signals reach us only while we wait for a connection, so a
+		 * request in flight is never interrupted. */
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		rc = got_term ? -1 : FCGX_Accept_r(&fx);
+		sigprocmask(SIG_SETMASK, &term, NULL);
+		if (rc < 0) {
+			if (got_term)
+				break;
+			if (++fails > 100) {
+				log_msg("worker: accept keeps failing (%d), exiting", rc);
+				break;
+			}
+			usleep(10000);
+			continue;
+		}
+		fails = 0;
+		handle(&fx, cfg, db);
+		served++;
+	}
+	FCGX_Free(&fx, 0);
+	db_close(db);
+	_exit(0);
+}
+
+static pid_t
+spawn(const struct config *cfg, int sock)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		worker(cfg, sock);
+	if (pid < 0)
+		log_msg("master: fork: %s", strerror(errno));
+	return pid;
+}
+
+static int
+open_listener(const struct config *cfg)
+{
+	int sock;
+
+	if (strcmp(cfg->listen, "fd0") == 0)
+		return 0;
+	unlink(cfg->listen);
+	if ((sock = FCGX_OpenSocket(cfg->listen, 1024)) < 0) {
+		log_msg("master: cannot listen on %s: %s", cfg->listen, strerror(errno));
+		return -1;
+	}
+	if (cfg->listen[0] == '/')
+		chmod(cfg->listen, 0666);
+	return sock;
+}
+
+int
+pool_run(const struct config *cfg)
+{
+	pid_t pids[MAXWORKERS] = { 0 };
+	size_t n = (size_t)cfg->workers, i, alive;
+	struct sigaction sa;
+	sigset_t blocked, none;
+	int sock, status;
+	pid_t pid;
+	int64_t deadline;
+
+	if (FCGX_Init() != 0) {
+		log_msg("master: FCGX_Init failed");
+		return 1;
+	}
+	if ((sock = open_listener(cfg)) < 0)
+		return 1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&blocked);
+	sigaddset(&blocked, SIGTERM);
+	sigaddset(&blocked, SIGINT);
+	sigaddset(&blocked, SIGCHLD);
+	sigemptyset(&none);
+	sigprocmask(SIG_BLOCK, &blocked, NULL);
+
+	for (i = 0; i < n; i++)
+		pids[i] = spawn(cfg, sock);
+	log_msg("master: %zu workers on %s", n, cfg->listen);
+
+	while (!got_term) {
+		sigsuspend(&none);
+		if (!got_chld)
+			continue;
+		got_chld = 0;
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			for (i = 0; i < n && pids[i] != pid; i++)
+				;
+			if (i == n)
+				continue;
+			if (WIFSIGNALED(status))
+				log_msg("master: worker %d killed by signal %d, respawning",
+				    (int)pid, WTERMSIG(status));
+			else if (WEXITSTATUS(status) != 0)
+				log_msg("master: worker %d exited %d, respawning", (int)pid,
+				    WEXITSTATUS(status));
+			pids[i] = 0;
+			if (!got_term) {
+				if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0)
+					usleep(50000);	/* no fork storm on a crash loop */
+				pids[i] = spawn(cfg, sock);
+			}
+		}
+	}
+
+	/* Stop accepting, let in-flight requests finish. */
+	log_msg("master: shutting down");
+	deadline = mono_usec() + cfg->shutdown_timeout * 1000000;
+	for (;;) {
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			for (i = 0; i < n; i++)
+				if (pids[i] == pid)
+					pids[i] = 0;
+		for (i = 0, alive = 0; i < n; i++)
+			if (pids[i] > 0) {
+				alive++;
+				/* Repeated: a worker between its flag check and
+				 * accept() needs a second signal. */
+				kill(pids[i], mono_usec() < deadline ? SIGTERM : SIGKILL);
+			}
+		if (alive == 0)
+			break;
+		usleep(100000);
+	}
+	if (strcmp(cfg->listen, "fd0") != 0)
+		unlink(cfg->listen);
+	log_msg("master: stopped");
+	return 0;
+}

@@ -1,0 +1,254 @@
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/config.h"
+
+enum ctype { C_STR, C_INT, C_SECRET };
+
+/* One row per key: where it goes, its type and its range. */
+static const struct ckey {
+	const char *key;
+	enum ctype type;
+	size_t off;
+	int64_t min, max;	/* C_INT range; C_STR minimum length */
+	const char *def;	/* NULL: required */
+} keys[] = {
+#define O(f) offsetof(struct config, f)
+	{ "listen",                 C_STR,    O(listen), 1, 0, NULL },
+	{ "workers",                C_INT,    O(workers), 1, 256, "4" },
+	{ "max_requests",           C_INT,    O(max_requests), 0, 100000000, "10000" },
+	{ "shutdown_timeout",       C_INT,    O(shutdown_timeout), 1, 3600, "30" },
+	{ "db_socket",              C_STR,    O(db_socket), 0, 0, "" },
+	{ "db_host",                C_STR,    O(db_host), 0, 0, "127.0.0.1" },
+	{ "db_port",                C_INT,    O(db_port), 1, 65535, "3306" },
+	{ "db_user",                C_STR,    O(db_user), 1, 0, NULL },
+	{ "db_password",            C_STR,    O(db_password), 0, 0, "" },
+	{ "db_name",                C_STR,    O(db_name), 1, 0, NULL },
+	{ "migrations_dir",         C_STR,    O(migrations_dir), 1, 0, "/usr/local/share/arps/migrations" },
+	{ "pepper",                 C_SECRET, O(pepper), 0, 0, NULL },
+	{ "id_secret",              C_SECRET, O(id_secret), 0, 0, NULL },
+	{ "fee_bps",                C_INT,    O(fee_bps), 0, 10000, "1000" },
+	{ "signup_bonus_cents",     C_INT,    O(signup_bonus_cents), 0, 100000000, "100" },
+	{ "max_study_budget_cents", C_INT,    O(max_study_budget_cents), 1, 100000000000000LL, "10000000000" },
+	{ "model_path",             C_STR,    O(model_path), 0, 0, "" },
+	{ "first_access_minutes",   C_INT,    O(first_access_minutes), 0, 10080, "15" },
+	{ "basic_max_studies",      C_INT,    O(basic_max_studies), 0, 1000, "5" },
+	{ "mail_transport",         C_STR,    O(mail_transport), 1, 0, "sendmail" },
+	{ "mail_from",              C_STR,    O(mail_from), 3, 0, "arps@localhost" },
+	{ "base_url",               C_STR,    O(base_url), 0, 0, "" },
+#undef O
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+const char *
+config_path(int argc, char *argv[])
+{
+	const char *env;
+	int i;
+
+	for (i = 1; i < argc - 1; i++)
+		if (strcmp(argv[i], "--config") == 0)
+			return argv[i + 1];
+	if ((env = getenv("ARPS_CONFIG")) != NULL && *env != '\0')
+		return env;
+	return CONFIG_DEFAULT_PATH;
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Store one value; returns NULL or a reason. */
+static const char *
+setkey(struct config *cfg, const struct ckey *k, const char *v)
+{
+	char *dst = (char *)cfg + k->off;
+	size_t len = strlen(v), i;
+	long long n;
+	char *end;
+
+	switch (k->type) {
+	case C_STR:
+		if (len >= CONFIG_STR)
+			return "value too long";
+		if ((int64_t)len < k->min)
+			return "value must not be empty";
+		memcpy(dst, v, len + 1);
+		return NULL;
+	case C_INT:
+		errno = 0;
+		n = strtoll(v, &end, 10);
+		if (errno != 0 || end == v || *end != '\0')
+			return "not an integer";
+		if (n < k->min || n > k->max)
+			return "out of range";
+		memcpy(dst, &(int64_t){ n }, sizeof(int64_t));
+		return NULL;
+	case C_SECRET:
+		if (len != 64)
+			return "must be 64 hex characters (32 bytes)";
+		for (i = 0; i < 32; i++) {
+			int hi = hexval((unsigned char)v[2 * i]);
+			int lo = hexval((unsigned char)v[2 * i + 1]);
+			if (hi < 0 || lo < 0)
+				return "must be 64 hex characters (32 bytes)";
+			((unsigned char *)dst)[i] = (unsigned char)(hi << 4 | lo);
+		}
+		return NULL;
+	}
+	return "bad key type";
+}
+
+/* idp.<name>.<field> = value */
+static const char *
+setidp(struct config *cfg, const char *key, const char *v)
+{
+	const char *name = key + 4, *dot = strchr(name, '.');
+	struct config_idp *p = NULL;
+	size_t nlen, i;
+	char *dst;
+
+	if (dot == NULL || dot == name || (nlen = (size_t)(dot - name)) >= sizeof p->name)
+		return "expected idp.<name>.issuer|audience|jwks";
+	for (i = 0; i < nlen; i++)
+		if (!islower((unsigned char)name[i]) && !isdigit((unsigned char)name[i]))
+			return "provider name must be lowercase letters and digits";
+	if (strlen(v) == 0 || strlen(v) >= CONFIG_STR)
+		return "value empty or too long";
+	for (i = 0; i < cfg->nidp; i++)
+		if (strncmp(cfg->idp[i].name, name, nlen) == 0 && cfg->idp[i].name[nlen] == '\0')
+			p = &cfg->idp[i];
+	if (p == NULL) {
+		if (cfg->nidp == CONFIG_MAX_IDP)
+			return "too many identity providers";
+		p = &cfg->idp[cfg->nidp++];
+		memcpy(p->name, name, nlen);
+		p->name[nlen] = '\0';
+	}
+	if (strcmp(dot + 1, "issuer") == 0)
+		dst = p->issuer;
+	else if (strcmp(dot + 1, "audience") == 0)
+		dst = p->audience;
+	else if (strcmp(dot + 1, "jwks") == 0)
+		dst = p->jwks;
+	else
+		return "expected idp.<name>.issuer|audience|jwks";
+	strcpy(dst, v);
+	return NULL;
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int
+config_load(struct config *cfg, const char *path, char *err, size_t errsz)
+{
+	char line[2048], seen[NKEYS] = { 0 };
+	const char *why;
+	unsigned lineno = 0;
+	size_t i;
+	FILE *f;
+
+	memset(cfg, 0, sizeof *cfg);
+	snprintf(cfg->path, sizeof cfg->path, "%s", path);
+	for (i = 0; i < NKEYS; i++)
+		if (keys[i].def != NULL && setkey(cfg, &keys[i], keys[i].def) != NULL) {
+			snprintf(err, errsz, "config: bad default for %s", keys[i].key);
+			return -1;
+		}
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errsz, "config: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		char *k, *v, *eq;
+
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			snprintf(err, errsz, "config: %s:%u: line too long", path, lineno);
+			goto fail;
+		}
+		k = trim(line);
+		if (*k == '\0' || *k == '#')
+			continue;
+		if ((eq = strchr(k, '=')) == NULL) {
+			snprintf(err, errsz, "config: %s:%u: expected key = value", path, lineno);
+			goto fail;
+		}
+		*eq = '\0';
+		k = trim(k);
+		v = trim(eq + 1);
+		if (strncmp(k, "idp.", 4) == 0) {
+			if ((why = setidp(cfg, k, v)) != NULL)
+				goto badkey;
+			continue;
+		}
+		for (i = 0; i < NKEYS; i++)
+			if (strcmp(keys[i].key, k) == 0)
+				break;
+		if (i == NKEYS) {
+			why = "unknown key";
+			goto badkey;
+		}
+		if ((why = setkey(cfg, &keys[i], v)) != NULL)
+			goto badkey;
+		seen[i] = 1;
+		continue;
+badkey:
+		snprintf(err, errsz, "config: %s:%u: %s: %s", path, lineno, k, why);
+		goto fail;
+	}
+	fclose(f);
+	for (i = 0; i < NKEYS; i++)
+		if (keys[i].def == NULL && !seen[i]) {
+			snprintf(err, errsz, "config: %s: required key %s is missing", path, keys[i].key);
+			return -1;
+		}
+	for (i = 0; i < cfg->nidp; i++)
+		if (!cfg->idp[i].issuer[0] || !cfg->idp[i].audience[0] || !cfg->idp[i].jwks[0]) {
+			snprintf(err, errsz, "config: %s: idp.%s needs issuer, audience and jwks",
+			    path, cfg->idp[i].name);
+			return -1;
+		}
+	if (strncmp(cfg->mail_transport, "file:", 5) != 0 &&
+	    strcmp(cfg->mail_transport, "sendmail") != 0) {
+		snprintf(err, errsz, "config: %s: mail_transport: expected file:DIR or sendmail", path);
+		return -1;
+	}
+	return 0;
+fail:
+	fclose(f);
+	return -1;
+}
+
+const struct config_idp *
+config_idp(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nidp; i++)
+		if (strcmp(cfg->idp[i].name, name) == 0)
+			return &cfg->idp[i];
+	return NULL;
+}

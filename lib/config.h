@@ -1,0 +1,73 @@
+/*
+ * Configuration: one "key = value" file, '#' comments, every key validated
+ * at start.  Found as --config PATH, else $ARPS_CONFIG, else
+ * /etc/arps/arps.conf (design.md section 8).
+ */
+#ifndef ARPS_LIB_CONFIG_H
+#define ARPS_LIB_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/arps/arps.conf"
+#define CONFIG_MAX_IDP 8
+#define CONFIG_STR 512
+
+struct config_idp {
+	char name[32];			/* lowercase provider name used in /auth/login */
+	char issuer[CONFIG_STR];
+	char audience[CONFIG_STR];
+	char jwks[CONFIG_STR];		/* path of the provider's JWKS file */
+};
+
+struct config {
+	char path[CONFIG_STR];		/* the file this came from */
+	/* FastCGI pool */
+	char listen[CONFIG_STR];	/* unix socket path, or "fd0" (systemd) */
+	int64_t workers;
+	int64_t max_requests;		/* recycle a worker after this many; 0 = never */
+	int64_t shutdown_timeout;	/* seconds to let in-flight requests finish */
+	/* MariaDB */
+	char db_socket[CONFIG_STR];	/* unix socket; empty = TCP db_host:db_port */
+	char db_host[CONFIG_STR];
+	int64_t db_port;
+	char db_user[CONFIG_STR];
+	char db_password[CONFIG_STR];
+	char db_name[CONFIG_STR];
+	char migrations_dir[CONFIG_STR];
+	/* secrets: 32 bytes each, given as 64 hex characters */
+	unsigned char pepper[32];	/* keyed hash of API keys, tokens, codes */
+	unsigned char id_secret[32];	/* HMAC of anonymous participant ids */
+	/* money */
+	int64_t fee_bps;
+	int64_t signup_bonus_cents;
+	int64_t max_study_budget_cents;
+	/* matching */
+	char model_path[CONFIG_STR];
+	int64_t first_access_minutes;
+	int64_t basic_max_studies;
+	/* mail */
+	char mail_transport[CONFIG_STR];	/* "file:DIR" or "sendmail" */
+	char mail_from[CONFIG_STR];
+	char base_url[CONFIG_STR];
+	/* identity providers: idp.<name>.issuer / .audience / .jwks */
+	struct config_idp idp[CONFIG_MAX_IDP];
+	size_t nidp;
+};
+
+/*
+ * Pick the config path from argv ("--config PATH"), $ARPS_CONFIG or the
+ * default.  Returns a pointer into argv, the environment or a literal.
+ */
+const char *config_path(int argc, char *argv[]);
+
+/*
+ * Read and validate the file at path into cfg (defaults first).  Returns 0,
+ * or -1 with a message naming the file, line and key in err.
+ */
+int config_load(struct config *cfg, const char *path, char *err, size_t errsz);
+
+/* Look up an identity provider by name; NULL when not configured. */
+const struct config_idp *config_idp(const struct config *cfg, const char *name);
+
+#endif

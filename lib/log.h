@@ -1,0 +1,10 @@
+/* One logger for every binary: one line per call to stderr (journald keeps it). */
+#ifndef ARPS_LIB_LOG_H
+#define ARPS_LIB_LOG_H
+
+/* Set the program name shown on each line. */
+void log_init(const char *prog);
+/* Write one line: "<iso-time> <prog>[pid]: <message>".  Never log a secret. */
+void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,224 @@
+/* Foundation: health, routing errors, limits, worker respawn, DB outage. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "tests/api/client.h"
+
+static void
+health_ok(void **state)
+{
+	struct resp r = http_get("/api/v1/health", NULL);
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "{\"status\":\"ok\"}");
+	assert_non_null(resp_header(&r, "X-Request-Id", buf, sizeof buf));
+	assert_non_null(resp_header(&r, "Content-Type", buf, sizeof buf));
+	assert_string_equal(buf, "application/json");
+	resp_free(&r);
+}
+
+static void
+unknown_paths_404(void **state)
+{
+	static const char *paths[] = {
+		"/api/v1/nope", "/api/v1/health/x", "/api/v1/", "/api/v1", "/", "/index.html",
+		"/api/v2/health", "/api/v1/studies/std_x/unknown",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		struct resp r = http_get(paths[i], NULL);
+		assert_error(&r, 404, "NOT_FOUND");
+		resp_free(&r);
+	}
+}
+
+static void
+wrong_method_405(void **state)
+{
+	struct resp r = http_req("DELETE", "/api/v1/health", NULL, NULL, NULL);
+	char buf[64];
+
+	(void)state;
+	assert_error(&r, 405, "METHOD_NOT_ALLOWED");
+	assert_non_null(resp_header(&r, "Allow", buf, sizeof buf));
+	assert_string_equal(buf, "GET");
+	resp_free(&r);
+}
+
+static void
+body_too_large_413(void **state)
+{
+	size_t n = 64 * 1024 + 1;
+	char *big = malloc(n + 1);
+	struct resp r;
+
+	(void)state;
+	memset(big, ' ', n);
+	big[0] = '{';
+	big[n - 1] = '}';
+	big[n] = '\0';
+	r = http_post("/api/v1/health", big, NULL);
+	assert_error(&r, 413, "PAYLOAD_TOO_LARGE");
+	resp_free(&r);
+	free(big);
+}
+
+/* --- load while a worker is killed --- */
+
+struct load {
+	volatile int stop;
+	int ok, fail;
+	pthread_mutex_t mu;
+};
+
+static void *
+loader(void *arg)
+{
+	struct load *l = arg;
+
+	while (!l->stop) {
+		struct resp r = http_get("/api/v1/health", NULL);
+		pthread_mutex_lock(&l->mu);
+		if (r.status == 200)
+			l->ok++;
+		else
+			l->fail++;
+		pthread_mutex_unlock(&l->mu);
+		resp_free(&r);
+	}
+	return NULL;
+}
+
+static int
+read_pid(const char *name)
+{
+	char path[1024];
+	FILE *f;
+	int pid = -1;
+
+	snprintf(path, sizeof path, "%s/run/%s", getenv("ARPS_VAR"), name);
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fscanf(f, "%d", &pid) != 1)
+			pid = -1;
+		fclose(f);
+	}
+	return pid;
+}
+
+/* The worker pids, children of the master. */
+static int
+workers(int master, int *out, int max)
+{
+	char cmd[128];
+	FILE *p;
+	int n = 0;
+
+	snprintf(cmd, sizeof cmd, "pgrep -P %d", master);
+	if ((p = popen(cmd, "r")) == NULL)
+		return 0;
+	while (n < max && fscanf(p, "%d", &out[n]) == 1)
+		n++;
+	pclose(p);
+	return n;
+}
+
+static void
+worker_killed_under_load(void **state)
+{
+	int master = read_pid("arps-fcgi.pid"), before[64], after[64], nb, na, i, j, tries;
+	pthread_t th[8];
+	struct load l;
+
+	(void)state;
+	assert_true(master > 0);
+	nb = workers(master, before, 64);
+	assert_true(nb >= 2);
+	memset(&l, 0, sizeof l);
+	pthread_mutex_init(&l.mu, NULL);
+	for (i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, loader, &l);
+	usleep(300000);
+	assert_int_equal(kill(before[0], SIGKILL), 0);
+	/* The master respawns it: the same number of workers, a new pid. */
+	for (tries = 0; tries < 50; tries++) {
+		usleep(100000);
+		na = workers(master, after, 64);
+		if (na == nb) {
+			for (j = 0; j < na && after[j] != before[0]; j++)
+				;
+			if (j == na)
+				break;
+		}
+	}
+	assert_int_equal(na, nb);
+	for (j = 0; j < na; j++)
+		assert_int_not_equal(after[j], before[0]);
+	usleep(200000);
+	l.stop = 1;
+	for (i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+	assert_true(l.ok > 0);
+	/* Every later request succeeds. */
+	memset(&l, 0, sizeof l);
+	for (i = 0; i < 200; i++) {
+		struct resp r = http_get("/api/v1/health", NULL);
+		if (r.status == 200)
+			l.ok++;
+		resp_free(&r);
+	}
+	assert_int_equal(l.ok, 200);
+}
+
+static void
+database_outage_503(void **state)
+{
+	int i, ok = 0;
+
+	(void)state;
+	assert_int_equal(sh("%s/tools/dev.sh db-stop", getenv("ARPS_ROOT")), 0);
+	for (i = 0; i < 10; i++) {
+		struct resp r = http_get("/api/v1/health", NULL);
+		assert_error(&r, 503, "SERVICE_UNAVAILABLE");
+		resp_free(&r);
+	}
+	assert_int_equal(sh("%s/tools/dev.sh db-start", getenv("ARPS_ROOT")), 0);
+	/* Every worker reconnects by itself: no pool restart. */
+	for (i = 0; i < 50; i++) {
+		struct resp r = http_get("/api/v1/health", NULL);
+		if (r.status == 200)
+			ok++;
+		resp_free(&r);
+	}
+	assert_int_equal(ok, 50);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(health_ok),
+		cmocka_unit_test(unknown_paths_404),
+		cmocka_unit_test(wrong_method_405),
+		cmocka_unit_test(body_too_large_413),
+		cmocka_unit_test(worker_killed_under_load),
+		cmocka_unit_test(database_outage_503),
+	};
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	return cmocka_run_group_tests_name("api_foundation", tests, NULL, NULL);
+}

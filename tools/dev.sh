@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# The dev stack (design.md section 8).
+#   dev.sh deps            install missing Debian packages
+#   dev.sh run             build, start MariaDB + arps-fcgi + nginx under var/, stay in foreground
+#   dev.sh test [KIND]     KIND = all | unit | db | api: fresh stack under var/test, run suites
+#   dev.sh bench           benchmarks against a fresh stack
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+
+PKGS="gcc make pkg-config libfcgi-dev libjson-c-dev libmariadb-dev libsodium-dev libcmocka-dev
+      libcurl4-openssl-dev libssl-dev mariadb-server mariadb-client nginx openssl curl
+      ca-certificates procps"
+PIDS=()
+
+say() { printf 'arps: %s\n' "$*" >&2; }
+
+deps() {
+    local missing=() p
+    for p in $PKGS; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    say "installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    # Keep apt from starting system services: the dev stack runs its own.
+    local policy=0
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+        $sudo chmod 755 /usr/sbin/policy-rc.d
+        policy=1
+    fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    [ $policy -eq 1 ] && $sudo rm -f /usr/sbin/policy-rc.d
+    return 0
+}
+
+hex32() { od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; }
+
+# Write $VAR/arps.conf once, with fresh random secrets.
+config() {
+    mkdir -p "$VAR"/{db,run,log,mail,nginx,idp}
+    if [ ! -f "$VAR/arps.conf" ]; then
+        cat > "$VAR/arps.conf.tmp" <<CONF
+# arps dev configuration, written by tools/dev.sh (secrets are random per checkout)
+listen = $VAR/run/arps.sock
+workers = ${ARPS_WORKERS:-4}
+max_requests = 10000
+shutdown_timeout = 10
+db_socket = $VAR/run/mysqld.sock
+db_user = arps
+db_password = $(hex32)
+db_name = arps
+migrations_dir = $ROOT/db/migrations
+pepper = $(hex32)
+id_secret = $(hex32)
+fee_bps = 1000
+signup_bonus_cents = 100
+model_path = $ROOT/build/model/use-lite.bin
+mail_transport = file:$VAR/mail
+mail_from = arps@localhost
+base_url = http://127.0.0.1:$PORT
+idp.dev.issuer = arps-dev-idp
+idp.dev.audience = arps-dev
+idp.dev.jwks = $VAR/idp/jwks.json
+CONF
+        mv "$VAR/arps.conf.tmp" "$VAR/arps.conf"
+    fi
+    # The dev identity provider's key pairs (design.md 6.11).
+    [ -f "$VAR/idp/dev-rsa.pem" ] || openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
+        -out "$VAR/idp/dev-rsa.pem" 2>/dev/null
+    [ -f "$VAR/idp/dev-ed25519.pem" ] || openssl genpkey -algorithm ED25519 \
+        -out "$VAR/idp/dev-ed25519.pem" 2>/dev/null
+    if [ ! -f "$VAR/idp/jwks.json" ] && [ -x build/arps-admin ] && build/arps-admin --config "$VAR/arps.conf" help 2>&1 | grep -q jwks; then
+        build/arps-admin --config "$VAR/arps.conf" jwks "$VAR/idp/dev-rsa.pem=dev-rsa" \
+            "$VAR/idp/dev-ed25519.pem=dev-ed25519" > "$VAR/idp/jwks.json.tmp" &&
+            mv "$VAR/idp/jwks.json.tmp" "$VAR/idp/jwks.json"
+    fi
+    return 0
+}
+
+conf() { sed -n "s/^$1 *= *//p" "$VAR/arps.conf" | head -1; }
+
+start_mariadb() {
+    local me sock="$VAR/run/mysqld.sock" i
+    me=$(id -un)
+    if [ ! -d "$VAR/db/mysql" ]; then
+        say "initialising MariaDB in $VAR/db"
+        mariadb-install-db --no-defaults --datadir="$VAR/db" --user="$me" \
+            --auth-root-authentication-method=socket --skip-test-db >"$VAR/log/install-db.log" 2>&1
+    fi
+    mariadbd_bg
+    PIDS+=($!)
+    wait_mariadb
+    mariadb --no-defaults -S "$sock" -u "$me" <<SQL
+CREATE DATABASE IF NOT EXISTS arps CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+CREATE USER IF NOT EXISTS 'arps'@'localhost' IDENTIFIED BY '$(conf db_password)';
+GRANT ALL ON arps.* TO 'arps'@'localhost';
+SQL
+    build/arps-admin --config "$VAR/arps.conf" migrate >/dev/null
+}
+
+mariadbd_bg() {
+    /usr/sbin/mariadbd --no-defaults --datadir="$VAR/db" --socket="$VAR/run/mysqld.sock" \
+        --pid-file="$VAR/run/mysqld.pid" --skip-networking --user="$(id -un)" \
+        --log-error="$VAR/log/mariadb.log" --innodb-buffer-pool-size=256M \
+        --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
+        --character-set-server=utf8mb4 --collation-server=utf8mb4_bin </dev/null >/dev/null 2>&1 &
+}
+
+wait_mariadb() {
+    local i
+    for i in $(seq 1 300); do
+        mariadb-admin --no-defaults -S "$VAR/run/mysqld.sock" -u "$(id -un)" ping >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    say "MariaDB failed to start:"
+    tail -20 "$VAR/log/mariadb.log" >&2
+    exit 1
+}
+
+# Stop the stack's MariaDB by its pid file and wait until it is gone.
+stop_mariadb() {
+    local p i
+    [ -f "$VAR/run/mysqld.pid" ] || return 0
+    p=$(cat "$VAR/run/mysqld.pid")
+    kill -TERM "$p" 2>/dev/null || return 0
+    for i in $(seq 1 300); do
+        kill -0 "$p" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL "$p" 2>/dev/null || true
+}
+
+start_pool() {
+    build/arps-fcgi --config "$VAR/arps.conf" 2>>"$VAR/log/arps.log" &
+    PIDS+=($!)
+    echo $! > "$VAR/run/arps-fcgi.pid"
+}
+
+start_nginx() {
+    sed -e "s|@SOCKET@|$VAR/run/arps.sock|g" -e "s|@BURST@|4000|g" nginx/arps-api.inc > "$VAR/nginx/arps-api.inc"
+    sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@USER@|$(id -un) $(id -gn)|g" \
+        nginx/arps-dev.conf.in > "$VAR/nginx/nginx.conf"
+    nginx -p "$VAR/nginx" -c "$VAR/nginx/nginx.conf" -e "$VAR/log/nginx-error.log" -g 'daemon off;' </dev/null >/dev/null 2>&1 &
+    PIDS+=($!)
+    echo $! > "$VAR/run/nginx.wrapper.pid"
+    local i
+    for i in $(seq 1 100); do
+        curl -fsS "http://127.0.0.1:$PORT/api/v1/health" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    say "the stack did not answer /api/v1/health; see $VAR/log/"
+    tail -5 "$VAR/log/nginx-error.log" "$VAR/log/arps.log" >&2 || true
+    return 1
+}
+
+stop_all() {
+    local p i
+    for (( i=${#PIDS[@]}-1; i>=0; i-- )); do
+        p=${PIDS[$i]}
+        kill -TERM "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    PIDS=()
+    # A MariaDB restarted by a fault test is not our child: stop it by pid file.
+    [ -n "${VAR:-}" ] && stop_mariadb
+    return 0
+}
+
+up() {
+    deps
+    make -s all
+    config
+    start_mariadb
+    start_pool
+    start_nginx
+}
+
+# Run each test binary of a kind; print cmocka's summaries, count tests.
+PASSED=0
+FAILED=0
+BROKEN=()
+suite() {
+    local kind=$1 t out rc
+    for t in build/tests/"$kind"/test_*; do
+        [ -x "$t" ] || continue
+        say "suite $t"
+        out=$(mktemp)
+        set +e
+        "$t" 2>&1 | tee "$out"
+        rc=${PIPESTATUS[0]}
+        set -e
+        PASSED=$((PASSED + $(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | awk '{s+=$1} END {print s+0}')))
+        FAILED=$((FAILED + $(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | awk '{s+=$1} END {print s+0}')))
+        rm -f "$out"
+        [ "$rc" -eq 0 ] || BROKEN+=("$t")
+    done
+}
+
+case "${1:-run}" in
+deps)
+    deps
+    ;;
+run)
+    VAR=${ARPS_VAR:-$ROOT/var}
+    PORT=${PORT:-8080}
+    trap 'stop_all; say "stopped"; exit 0' INT TERM
+    trap 'stop_all' EXIT
+    up
+    say "arps is running at http://127.0.0.1:$PORT/api/v1/ (Ctrl-C stops it)"
+    say "config: $VAR/arps.conf   logs: $VAR/log/   mail: $VAR/mail/"
+    wait
+    ;;
+test)
+    kind=${2:-all}
+    deps
+    make -s all tests
+    [ -x tools/check-core-purity.sh ] && { tools/check-core-purity.sh || BROKEN+=("core purity"); }
+    if [ "$kind" = all ] || [ "$kind" = unit ]; then suite unit; fi
+    if [ "$kind" != unit ]; then
+        VAR=${ARPS_TEST_VAR:-$ROOT/var/test}
+        PORT=${ARPS_TEST_PORT:-18080}
+        rm -rf "$VAR"
+        trap 'stop_all' EXIT
+        up
+        export ARPS_CONFIG="$VAR/arps.conf" ARPS_BASE_URL="http://127.0.0.1:$PORT" ARPS_VAR="$VAR" ARPS_ROOT="$ROOT"
+        if [ "$kind" = all ] || [ "$kind" = db ]; then suite db; fi
+        if [ "$kind" = all ] || [ "$kind" = api ]; then suite api; fi
+        if build/arps-admin help 2>&1 | grep -q verify-ledger; then
+            build/arps-admin verify-ledger || BROKEN+=("verify-ledger")
+        fi
+        stop_all
+    fi
+    echo "tests: $PASSED passed, $FAILED failed"
+    if [ ${#BROKEN[@]} -gt 0 ]; then
+        say "FAILED: ${BROKEN[*]}"
+        exit 1
+    fi
+    ;;
+db-stop)
+    VAR=${ARPS_VAR:?}
+    stop_mariadb
+    ;;
+db-start)
+    VAR=${ARPS_VAR:?}
+    mariadbd_bg
+    disown
+    wait_mariadb
+    ;;
+bench)
+    VAR=${ARPS_TEST_VAR:-$ROOT/var/bench}
+    PORT=${ARPS_BENCH_PORT:-18081}
+    rm -rf "$VAR"
+    trap 'stop_all' EXIT
+    up
+    export ARPS_CONFIG="$VAR/arps.conf" ARPS_BASE_URL="http://127.0.0.1:$PORT" ARPS_VAR="$VAR" PORT
+    tools/bench.sh
+    stop_all
+    ;;
+*)
+    echo "usage: $0 deps|run|test [all|unit|db|api]|bench" >&2
+    exit 2
+    ;;
+esac
