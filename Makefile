@@ -9,7 +9,7 @@ ifdef CI
 WERROR  := -Werror
 endif
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -fno-strict-aliasing $(WARN) $(WERROR) -I.
+override CFLAGS += -std=c11 -D_GNU_SOURCE -fno-strict-aliasing $(WARN) $(WERROR) -I.
 PKGS    := json-c libmariadb libsodium
 PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKGLIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)

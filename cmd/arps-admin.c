@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/admin.h"
+#include "lib/jwks.h"
 #include "db/db.h"
 #include "lib/config.h"
 #include "lib/log.h"
@@ -19,7 +20,16 @@ static const struct cmd {
 	const char *usage;
 	int (*fn)(struct db *, const struct config *, char **);
 } cmds[] = {
-	{ "migrate", 0, "migrate", admin_migrate },
+	{ "migrate",         0, "migrate", admin_migrate },
+	{ "create-account",  1, "create-account EMAIL", admin_create_account },
+	{ "grant",           2, "grant EMAIL|ACC_ID researcher|participant|admin", admin_grant },
+	{ "topup",           2, "topup EMAIL|ACC_ID|AGT_ID CENTS", admin_topup },
+	{ "cashout",         2, "cashout EMAIL|ACC_ID|AGT_ID CENTS", admin_cashout },
+	{ "wallet",          1, "wallet EMAIL|ACC_ID|AGT_ID", admin_wallet },
+	{ "suspend-agent",   1, "suspend-agent AGT_ID", admin_suspend },
+	{ "reinstate-agent", 1, "reinstate-agent AGT_ID", admin_reinstate },
+	{ "verify-ledger",   0, "verify-ledger", admin_verify_ledger },
+	{ "jwks",           -1, "jwks PEM=KID ... (public JWKS of key files, to stdout)", NULL },
 };
 
 static int
@@ -36,7 +46,7 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	char err[1024], *args[8];
+	char err[1024], *args[16];
 	int i, n = 0, rc;
 	struct db *db;
 	size_t c;
@@ -47,7 +57,7 @@ main(int argc, char *argv[])
 			i++;
 			continue;
 		}
-		if (n == 8)
+		if (n == 16)
 			return usage();
 		args[n++] = argv[i];
 	}
@@ -56,8 +66,11 @@ main(int argc, char *argv[])
 	for (c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
 		if (strcmp(cmds[c].name, args[0]) == 0)
 			break;
-	if (c == sizeof cmds / sizeof cmds[0] || n - 1 != cmds[c].nargs)
+	if (c == sizeof cmds / sizeof cmds[0] || (cmds[c].nargs >= 0 && n - 1 != cmds[c].nargs) ||
+	    (cmds[c].nargs < 0 && n < 2))
 		return usage();
+	if (cmds[c].fn == NULL)		/* jwks: no database */
+		return jwks_from_pems(args + 1, n - 1, stdout) == 0 ? 0 : 1;
 	if (config_load(&cfg, config_path(argc, argv), err, sizeof err) != 0) {
 		fprintf(stderr, "arps-admin: %s\n", err);
 		return 2;

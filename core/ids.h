@@ -67,7 +67,8 @@ bool		 ids_kind_of(const char *s, enum ids_kind *kind);
 /* Write a new API key: arps_live_ + 32 base62 + 6 base62 checksum. */
 int		 apikey_new(const struct arps_rng *rng, char out[APIKEY_BUFSZ]);
 /* True when s has the API-key form and its checksum matches (no look-up).
- * Detects every single-character substitution and adjacent transposition. */
+ * Every single-character substitution anywhere in the 48 chars, and every
+ * adjacent transposition within the first 42, is detected by construction. */
 bool		 apikey_check(const char *s);
 /* Write the 6-char checksum of prefix+body (first 42 chars of key) to out[6]
  * (not NUL-terminated). Exposed for tests; callers use apikey_new/check. */

@@ -66,10 +66,11 @@ int64_t		 study_open(const struct study_counts *c);
 /* max_participants - occupied, floored at 0. */
 int64_t		 study_spots_remaining(int64_t max_participants,
 		    const struct study_counts *c);
-/* Unsettled slots (still frozen): max - approved - rejected, or 0 once the
- * unused slots were refunded (refunded_unused true): open ones only. */
+/* Unsettled slots, whose cost must still be frozen: max - approved -
+ * rejected - refunded_unused (slots already refunded as unused), floored
+ * at 0.  Multiply by reward + fee (ledger_expected_frozen) for the amount. */
 int64_t		 study_unsettled(int64_t max_participants,
-		    const struct study_counts *c, bool refunded_unused);
+		    const struct study_counts *c, int64_t refunded_unused);
 /* True when a deadline is set and now >= deadline. */
 bool		 study_deadline_passed(bool has_deadline, int64_t deadline,
 		    int64_t now);

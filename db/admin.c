@@ -1,17 +1,337 @@
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include "core/ids.h"
+#include "core/ledger.h"
+#include "core/validate.h"
+#include "db/accounts.h"
 #include "db/admin.h"
 #include "db/db.h"
+#include "db/ledger.h"
 #include "lib/config.h"
+
+static int
+refuse(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "arps-admin: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int
+dberr(struct db *db)
+{
+	return refuse("database error: %s", db_error(db));
+}
 
 int
 admin_migrate(struct db *db, const struct config *cfg, char **args)
 {
 	(void)args;
-	if (db_migrate(db, cfg->migrations_dir, 1) != DB_OK) {
-		fprintf(stderr, "arps-admin: migrate failed: %s\n", db_error(db));
+	if (db_migrate(db, cfg->migrations_dir, 1) != DB_OK)
+		return refuse("migrate failed: %s", db_error(db));
+	printf("schema up to date\n");
+	return 0;
+}
+
+/* EMAIL, acc_... or agt_...: the wallet owner id into out. */
+static int
+resolve_owner(struct db *db, const char *who, char out[IDS_BUFSZ])
+{
+	struct account acc;
+	struct agent ag;
+	char email[256];
+	size_t i;
+	enum db_rc rc;
+
+	if (ids_valid(IDS_ACCOUNT, who)) {
+		rc = db_account_get(db, who, &acc);
+	} else if (ids_valid(IDS_AGENT, who)) {
+		if ((rc = db_agent_get(db, who, 0, &ag)) == DB_OK)
+			snprintf(out, IDS_BUFSZ, "%s", ag.id);
+		return rc == DB_OK ? 0 : rc == DB_NOTFOUND ? refuse("no such agent: %s", who) : dberr(db);
+	} else if (val_email(who, strlen(who)) == 0) {
+		for (i = 0; who[i] != '\0' && i + 1 < sizeof email; i++)
+			email[i] = (char)tolower((unsigned char)who[i]);
+		email[i] = '\0';
+		rc = db_account_by_email(db, email, &acc);
+	} else
+		return refuse("not an e-mail address, account or agent id: %s", who);
+	if (rc == DB_NOTFOUND)
+		return refuse("no such account: %s", who);
+	if (rc != DB_OK)
+		return dberr(db);
+	snprintf(out, IDS_BUFSZ, "%s", acc.id);
+	return 0;
+}
+
+static int
+parse_cents(const char *s, int64_t *out)
+{
+	return val_parse_int64(s, strlen(s), 1, 100000000000000LL, out) == 0 ? 0 : -1;
+}
+
+int
+admin_create_account(struct db *db, const struct config *cfg, char **args)
+{
+	struct account acc;
+	char email[256];
+	size_t i;
+	enum db_rc rc;
+
+	(void)cfg;
+	if (val_email(args[0], strlen(args[0])) != 0)
+		return refuse("not an e-mail address: %s", args[0]);
+	for (i = 0; args[0][i] != '\0' && i + 1 < sizeof email; i++)
+		email[i] = (char)tolower((unsigned char)args[0][i]);
+	email[i] = '\0';
+	if ((rc = db_begin(db)) != DB_OK)
+		return dberr(db);
+	rc = db_account_create(db, email, ACC_ROLE_RESEARCHER | ACC_ROLE_PARTICIPANT,
+	    (int64_t)time(NULL), &acc);
+	if (rc == DB_OK)
+		rc = db_commit(db);
+	else
+		db_rollback(db);
+	if (rc == DB_DUP)
+		return refuse("an account with this e-mail exists: %s", email);
+	if (rc != DB_OK)
+		return dberr(db);
+	printf("%s\n", acc.id);
+	return 0;
+}
+
+int
+admin_grant(struct db *db, const struct config *cfg, char **args)
+{
+	static const char q[] =
+	    "UPDATE accounts SET roles = CONCAT_WS(',', roles, ?) WHERE id = ?";
+	char owner[IDS_BUFSZ];
+	uint64_t n = 0;
+
+	(void)cfg;
+	if (strcmp(args[1], "researcher") != 0 && strcmp(args[1], "participant") != 0 &&
+	    strcmp(args[1], "admin") != 0)
+		return refuse("unknown role: %s", args[1]);
+	if (resolve_owner(db, args[0], owner) != 0)
+		return 1;
+	if (owner[0] != 'a' || owner[1] != 'c')
+		return refuse("roles are for accounts: %s", args[0]);
+	if (DB_Q(db, q, NULL, &n, P_STR(args[1]), P_STR(owner)) != DB_OK)
+		return dberr(db);
+	printf("%s\n", owner);
+	return 0;
+}
+
+/* Top-up or cash-out in one transaction, through core's posting rules. */
+static int
+move(struct db *db, char **args, enum ledger_event ev)
+{
+	const char *party[LEDGER_P__MAX] = { 0 };
+	struct ledger_in li = { 0 };
+	struct ledger_entry le;
+	char owner[IDS_BUFSZ];
+	int64_t cents, avail, frozen;
+	int tries, crc;
+	enum db_rc rc;
+
+	if (parse_cents(args[1], &cents) != 0) {
+		fprintf(stderr, "arps-admin: CENTS must be a positive integer\n");
+		return 2;
+	}
+	if (resolve_owner(db, args[0], owner) != 0)
+		return 1;
+	party[LEDGER_P_WALLET] = owner;
+	for (tries = 0; tries < 5; tries++) {
+		if ((rc = db_begin(db)) != DB_OK)
+			return dberr(db);
+		if ((rc = db_wallet_create(db, owner)) != DB_OK ||
+		    (rc = db_wallet_lock(db, owner, &avail, &frozen)) != DB_OK)
+			goto fail;
+		li.ev = ev;
+		li.amount = cents;
+		li.available = avail;
+		if ((crc = ledger_build(&li, &le)) != ARPS_OK) {
+			db_rollback(db);
+			if (crc == ARPS_E_INSUFFICIENT_FUNDS)
+				return refuse("insufficient funds in %s", owner);
+			return refuse("refused: %s", arps_err_code(crc));
+		}
+		if ((rc = db_ledger_post(db, &le, party, NULL, ev, NULL, (int64_t)time(NULL))) != DB_OK ||
+		    (rc = db_commit(db)) != DB_OK)
+			goto fail;
+		if (db_wallet_get(db, owner, &avail, &frozen) != DB_OK)
+			return dberr(db);
+		printf("{\"owner_id\":\"%s\",\"available_cents\":%lld,\"frozen_cents\":%lld,"
+		    "\"total_cents\":%lld}\n", owner, (long long)avail, (long long)frozen,
+		    (long long)(avail + frozen));
+		return 0;
+fail:
+		db_rollback(db);
+		if (rc != DB_RETRY)
+			return dberr(db);
+	}
+	return dberr(db);
+}
+
+int
+admin_topup(struct db *db, const struct config *cfg, char **args)
+{
+	(void)cfg;
+	return move(db, args, LEDGER_EV_TOPUP);
+}
+
+int
+admin_cashout(struct db *db, const struct config *cfg, char **args)
+{
+	(void)cfg;
+	return move(db, args, LEDGER_EV_CASHOUT);
+}
+
+int
+admin_wallet(struct db *db, const struct config *cfg, char **args)
+{
+	char owner[IDS_BUFSZ];
+	int64_t avail = 0, frozen = 0;
+	enum db_rc rc;
+
+	(void)cfg;
+	if (resolve_owner(db, args[0], owner) != 0)
+		return 1;
+	rc = db_wallet_get(db, owner, &avail, &frozen);
+	if (rc != DB_OK && rc != DB_NOTFOUND)
+		return dberr(db);
+	printf("{\"available_cents\":%lld,\"frozen_cents\":%lld,\"total_cents\":%lld}\n",
+	    (long long)avail, (long long)frozen, (long long)(avail + frozen));
+	return 0;
+}
+
+static int
+set_suspended(struct db *db, const char *id, int suspend)
+{
+	struct agent a;
+	enum db_rc rc;
+
+	if (!ids_valid(IDS_AGENT, id))
+		return refuse("not an agent id: %s", id);
+	if ((rc = db_begin(db)) != DB_OK)
+		return dberr(db);
+	if ((rc = db_agent_get(db, id, 1, &a)) != DB_OK) {
+		db_rollback(db);
+		return rc == DB_NOTFOUND ? refuse("no such agent: %s", id) : dberr(db);
+	}
+	if (suspend && strcmp(a.status, "suspended") == 0) {
+		db_rollback(db);
+		return refuse("agent already suspended: %s", id);
+	}
+	if (!suspend && strcmp(a.status, "suspended") != 0) {
+		db_rollback(db);
+		return refuse("agent is not suspended: %s", id);
+	}
+	rc = suspend ? db_agent_set_status(db, id, "suspended", a.status)
+	    : db_agent_set_status(db, id, a.before_suspend[0] ? a.before_suspend :
+	    (a.account_id[0] ? "claimed" : "unclaimed"), NULL);
+	if (rc != DB_OK || (rc = db_commit(db)) != DB_OK) {
+		db_rollback(db);
+		return dberr(db);
+	}
+	printf("%s %s\n", id, suspend ? "suspended" : "reinstated");
+	return 0;
+}
+
+int
+admin_suspend(struct db *db, const struct config *cfg, char **args)
+{
+	(void)cfg;
+	return set_suspended(db, args[0], 1);
+}
+
+int
+admin_reinstate(struct db *db, const struct config *cfg, char **args)
+{
+	(void)cfg;
+	return set_suspended(db, args[0], 0);
+}
+
+/* Every invariant of design.md section 4; each violation is printed. */
+static const struct check {
+	const char *what;
+	const char *sql;	/* rows returned are violations: (subject, detail) */
+} checks[] = {
+	{ "postings sum to zero",
+	  "SELECT 'all', CAST(SUM(amount) AS CHAR) FROM ledger_postings HAVING SUM(amount) <> 0" },
+	{ "every entry balances",
+	  "SELECT entry_id, CAST(SUM(amount) AS CHAR) FROM ledger_postings GROUP BY entry_id"
+	  " HAVING SUM(amount) <> 0" },
+	{ "no balance is negative",
+	  "SELECT owner_id, CONCAT(available_cents, '/', frozen_cents) FROM wallets"
+	  " WHERE available_cents < 0 OR frozen_cents < 0" },
+	{ "platform accounts never go negative where they must not",
+	  "SELECT account, CAST(SUM(amount) AS CHAR) FROM ledger_postings"
+	  " WHERE account = 'platform:revenue' GROUP BY account HAVING SUM(amount) < 0" },
+	{ "every wallet equals the sum of its postings",
+	  "SELECT w.owner_id, CONCAT('wallet ', w.available_cents, '/', w.frozen_cents,"
+	  " ' postings ', COALESCE(p.av, 0), '/', COALESCE(p.fr, 0)) FROM wallets w LEFT JOIN"
+	  " (SELECT account, SUM(IF(sub = 'available', amount, 0)) av,"
+	  "  SUM(IF(sub = 'frozen', amount, 0)) fr FROM ledger_postings"
+	  "  WHERE sub <> 'platform' GROUP BY account) p ON p.account = w.owner_id"
+	  " WHERE w.available_cents <> COALESCE(p.av, 0) OR w.frozen_cents <> COALESCE(p.fr, 0)" },
+	{ "postings name existing wallets",
+	  "SELECT DISTINCT p.account, 'no wallet' FROM ledger_postings p"
+	  " LEFT JOIN wallets w ON w.owner_id = p.account"
+	  " WHERE p.sub <> 'platform' AND w.owner_id IS NULL" },
+	{ "each study's frozen remainder equals (reward + fee) x unsettled slots",
+	  "SELECT s.id, CONCAT('frozen ', s.frozen_cents, ' expected ',"
+	  " IF(s.status = 'completed', 0, (s.reward_cents + s.fee_cents) *"
+	  " (s.max_participants - s.refunded_slots - COALESCE(x.settled, 0))))"
+	  " FROM studies s LEFT JOIN (SELECT study_id, COUNT(*) settled FROM participations"
+	  " WHERE status IN ('approved', 'rejected') GROUP BY study_id) x ON x.study_id = s.id"
+	  " WHERE s.frozen_cents <> IF(s.status = 'completed', 0, (s.reward_cents + s.fee_cents) *"
+	  " (s.max_participants - s.refunded_slots - COALESCE(x.settled, 0)))" },
+	{ "each study's frozen remainder equals its frozen postings",
+	  "SELECT s.id, CONCAT('study ', s.frozen_cents, ' postings ', COALESCE(p.fr, 0))"
+	  " FROM studies s LEFT JOIN (SELECT study_id, SUM(amount) fr FROM ledger_postings"
+	  " WHERE sub = 'frozen' AND study_id IS NOT NULL GROUP BY study_id) p ON p.study_id = s.id"
+	  " WHERE s.frozen_cents <> COALESCE(p.fr, 0)" },
+	{ "each wallet's frozen balance equals its studies' remainders",
+	  "SELECT w.owner_id, CONCAT('wallet ', w.frozen_cents, ' studies ', COALESCE(s.fr, 0))"
+	  " FROM wallets w LEFT JOIN (SELECT researcher_id, SUM(frozen_cents) fr FROM studies"
+	  " GROUP BY researcher_id) s ON s.researcher_id = w.owner_id"
+	  " WHERE w.frozen_cents <> COALESCE(s.fr, 0)" },
+	{ "occupied slots match the participations",
+	  "SELECT s.id, CONCAT('occupied ', s.occupied, ' counted ', COALESCE(x.n, 0))"
+	  " FROM studies s LEFT JOIN (SELECT study_id, COUNT(*) n FROM participations"
+	  " WHERE status IN ('accepted','in_progress','submitted','approved','rejected')"
+	  " GROUP BY study_id) x ON x.study_id = s.id WHERE s.occupied <> COALESCE(x.n, 0)" },
+	{ "every transaction belongs to a posted entry",
+	  "SELECT t.id, 'no postings' FROM transactions t LEFT JOIN (SELECT DISTINCT entry_id"
+	  " FROM ledger_postings) p ON p.entry_id = t.entry_id WHERE p.entry_id IS NULL" },
+};
+
+int
+admin_verify_ledger(struct db *db, const struct config *cfg, char **args)
+{
+	struct dbres *res = NULL;
+	size_t i, j, bad = 0;
+
+	(void)cfg;
+	(void)args;
+	for (i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+		if (DB_Q0(db, checks[i].sql, &res, NULL) != DB_OK)
+			return dberr(db);
+		for (j = 0; j < res->nrows; j++, bad++)
+			printf("VIOLATION %s: %s %s\n", checks[i].what, dbres_str(res, j, 0),
+			    dbres_str(res, j, 1) ? dbres_str(res, j, 1) : "");
+		dbres_free(res);
+	}
+	if (bad > 0) {
+		fprintf(stderr, "arps-admin: verify-ledger: %zu violation(s)\n", bad);
 		return 1;
 	}
-	printf("schema up to date\n");
+	printf("ledger ok: %zu invariants hold\n", sizeof checks / sizeof checks[0]);
 	return 0;
 }

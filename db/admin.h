@@ -7,5 +7,13 @@ struct db;
 struct config;
 
 int admin_migrate(struct db *, const struct config *, char **);
+int admin_create_account(struct db *, const struct config *, char **);
+int admin_grant(struct db *, const struct config *, char **);
+int admin_topup(struct db *, const struct config *, char **);
+int admin_cashout(struct db *, const struct config *, char **);
+int admin_wallet(struct db *, const struct config *, char **);
+int admin_suspend(struct db *, const struct config *, char **);
+int admin_reinstate(struct db *, const struct config *, char **);
+int admin_verify_ledger(struct db *, const struct config *, char **);
 
 #endif

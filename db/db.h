@@ -19,6 +19,7 @@ struct config;
 enum db_rc {
 	DB_OK = 0,
 	DB_NOTFOUND,	/* no row matched (set by repositories, not db_exec) */
+	DB_ROLLBACK,	/* a db_tx function refused on purpose: rolled back, not retried */
 	DB_DUP,		/* duplicate key (1062) */
 	DB_CHECK,	/* CHECK constraint or trigger refused the row */
 	DB_RETRY,	/* deadlock, lock wait timeout, snapshot conflict */
@@ -40,9 +41,19 @@ struct dbp {
 #define P_NULL		((struct dbp){ .t = DBT_NULL })
 #define P_I64(x)	((struct dbp){ .t = DBT_I64, .i = (int64_t)(x) })
 #define P_F64(x)	((struct dbp){ .t = DBT_F64, .f = (double)(x) })
-#define P_STR(s)	((struct dbp){ .t = (s) ? DBT_STR : DBT_NULL, .p = (s), \
-			    .n = (s) ? strlen(s) : 0 })
-#define P_BLOB(b, len)	((struct dbp){ .t = DBT_BLOB, .p = (b), .n = (len) })
+
+/* A string parameter; NULL binds SQL NULL. */
+static inline struct dbp
+P_STR(const char *s)
+{
+	return (struct dbp){ .t = s ? DBT_STR : DBT_NULL, .p = s, .n = s ? strlen(s) : 0 };
+}
+
+static inline struct dbp
+P_BLOB(const void *b, size_t len)
+{
+	return (struct dbp){ .t = DBT_BLOB, .p = b, .n = len };
+}
 
 /* A result set, owned by the caller; free with dbres_free. */
 struct dbres {

@@ -63,6 +63,12 @@ struct req {
 	char *out;
 	size_t outlen;
 	char extra[256];		/* extra header lines, "Name: value\r\n" */
+	/* Idempotency-Key handling (design.md 6.16) */
+	char idem_principal[80];
+	char idem_hkey[65];		/* keyed hash of the key: what is stored */
+	unsigned char idem_skey[32];	/* seals the stored answer */
+	int idem_owned;		/* this request claimed the key */
+	int idem_stored;	/* its answer was stored with the effect */
 	/* deferred work run after the answer is sent (e.g. embedding) */
 	void (*after)(struct req *, void *);
 	void *after_arg;
@@ -103,6 +109,16 @@ struct json_object *req_json(struct req *r);
 
 /* Query-string parameter, URL-decoded into buf; NULL when absent. */
 const char *req_query(const struct req *r, const char *name, char *buf, size_t bufsz);
+
+/*
+ * Run fn(r, arg) as one database transaction (retried whole on deadlock),
+ * storing an owned Idempotency-Key answer in the same transaction.  fn sets
+ * the answer and returns DB_OK to commit, DB_ROLLBACK to roll back keeping
+ * its (error) answer, or another db code (answered 503/500).  Returns 0
+ * when an answer is set from fn, -1 after answering an infrastructure error.
+ */
+struct db;
+int req_tx(struct req *r, int (*fn)(struct req *, void *), void *arg);
 
 /* Handle one request already read into r: route, authenticate, dispatch. */
 void req_dispatch(struct req *r);

@@ -1,3 +1,6 @@
+#include <stdio.h>
+
+#include "core/timefmt.h"
 #include "fcgi/handlers.h"
 
 struct json_object *
@@ -7,4 +10,53 @@ json_pack_status(const char *s)
 
 	json_object_object_add(o, "status", json_object_new_string(s));
 	return o;
+}
+
+void
+jadd_str(struct json_object *o, const char *key, const char *s)
+{
+	json_object_object_add(o, key, s ? json_object_new_string(s) : NULL);
+}
+
+void
+jadd_int(struct json_object *o, const char *key, int64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+void
+jadd_time(struct json_object *o, const char *key, int64_t t)
+{
+	char buf[TIMEFMT_BUFSZ];
+
+	if (t <= 0 || timefmt_format(t, buf) != 0) {
+		json_object_object_add(o, key, NULL);
+		return;
+	}
+	json_object_object_add(o, key, json_object_new_string(buf));
+}
+
+void
+jadd_action(struct json_object *arr, const char *action, const char *endpoint, const char *desc)
+{
+	struct json_object *a = json_object_new_object();
+
+	jadd_str(a, "action", action);
+	jadd_str(a, "endpoint", endpoint);
+	if (desc != NULL)
+		jadd_str(a, "description", desc);
+	json_object_array_add(arr, a);
+}
+
+void
+jadd_cursor(struct json_object *o, int64_t next)
+{
+	char buf[32];
+
+	if (next <= 0) {
+		json_object_object_add(o, "next_cursor", NULL);
+		return;
+	}
+	snprintf(buf, sizeof buf, "%lld", (long long)next);
+	jadd_str(o, "next_cursor", buf);
 }

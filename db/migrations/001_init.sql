@@ -5,7 +5,7 @@
 CREATE TABLE IF NOT EXISTS accounts (
   seq         BIGINT NOT NULL AUTO_INCREMENT UNIQUE,
   id          VARCHAR(20) NOT NULL PRIMARY KEY,
-  email       VARCHAR(254) NOT NULL,
+  email       VARCHAR(254) NULL,
   roles       SET('researcher','participant','admin') NOT NULL DEFAULT 'researcher,participant',
   created_at  BIGINT NOT NULL,
   UNIQUE KEY accounts_email (email),
@@ -113,7 +113,7 @@ CREATE TABLE IF NOT EXISTS studies (
   frozen_cents        BIGINT NOT NULL,
   spent_cents         BIGINT NOT NULL DEFAULT 0,
   refunded_cents      BIGINT NOT NULL DEFAULT 0,
-  unused_refunded     TINYINT NOT NULL DEFAULT 0,
+  refunded_slots      INT NOT NULL DEFAULT 0,
   created_at          BIGINT NOT NULL,
   closed_at           BIGINT NULL,
   completed_at        BIGINT NULL,
@@ -125,6 +125,7 @@ CREATE TABLE IF NOT EXISTS studies (
   CONSTRAINT studies_fee CHECK (fee_cents >= 0),
   CONSTRAINT studies_max CHECK (max_participants >= 1),
   CONSTRAINT studies_occupied CHECK (occupied BETWEEN 0 AND max_participants),
+  CONSTRAINT studies_refunded CHECK (refunded_slots BETWEEN 0 AND max_participants),
   CONSTRAINT studies_money CHECK (frozen_cents >= 0 AND spent_cents >= 0 AND refunded_cents >= 0),
   CONSTRAINT studies_completed CHECK (status <> 'completed' OR frozen_cents = 0),
   CONSTRAINT studies_id CHECK (id LIKE 'std\_%')
@@ -205,7 +206,7 @@ CREATE TRIGGER IF NOT EXISTS transactions_no_delete BEFORE DELETE ON transaction
 
 -- Idempotency-Key records: the first answer, stored in the effect's transaction.
 CREATE TABLE IF NOT EXISTS idempotency_keys (
-  principal    VARCHAR(20) NOT NULL,
+  principal    VARCHAR(80) NOT NULL,
   idem_key     VARBINARY(255) NOT NULL,
   request_hash BINARY(32) NOT NULL,
   state        ENUM('in_flight','done') NOT NULL DEFAULT 'in_flight',

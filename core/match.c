@@ -1,0 +1,133 @@
+/* Match scoring and ranking (see match.h). */
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "errors.h"
+#include "match.h"
+
+static const double tier_weight[REP_TIER__MAX] = {
+	[REP_TIER_SUSPENDED] = 0.0,
+	[REP_TIER_BASIC] = 0.4,
+	[REP_TIER_STANDARD] = 0.7,
+	[REP_TIER_PRIORITY] = 1.0,
+};
+
+int
+match_cosine(const float *a, const float *b, size_t n, double *out)
+{
+	double	 dot = 0, na = 0, nb = 0, c;
+	size_t	 i;
+
+	if (a == NULL || b == NULL || out == NULL || n == 0)
+		return ARPS_E_VALIDATION;
+	for (i = 0; i < n; i++) {
+		if (!isfinite(a[i]) || !isfinite(b[i]))
+			return ARPS_E_VALIDATION;
+		dot += (double)a[i] * b[i];
+		na += (double)a[i] * a[i];
+		nb += (double)b[i] * b[i];
+	}
+	if (na == 0 || nb == 0)
+		return ARPS_E_VALIDATION;
+	c = dot / (sqrt(na) * sqrt(nb));
+	*out = c > 1 ? 1 : c < -1 ? -1 : c;
+	return ARPS_OK;
+}
+
+static double
+clamp01(double v)
+{
+	if (isnan(v) || v < 0)
+		return 0;
+	return v > 1 ? 1 : v;
+}
+
+double
+match_similarity(double cosine)
+{
+	return clamp01((cosine + 1) / 2);
+}
+
+double
+match_tier_weight(enum rep_tier tier)
+{
+	if ((unsigned)tier >= REP_TIER__MAX)
+		return 0;
+	return tier_weight[tier];
+}
+
+double
+match_score(double similarity, enum rep_tier tier)
+{
+	double	 s;
+
+	s = MATCH_W_SIMILARITY * clamp01(similarity) +
+	    MATCH_W_TIER * match_tier_weight(tier);
+	return s > MATCH_SCORE_CAP ? MATCH_SCORE_CAP : s;
+}
+
+bool
+match_visible(enum rep_tier tier, int64_t created_at, int64_t now,
+    int64_t first_access_minutes)
+{
+	int64_t	 delay;
+
+	switch (tier) {
+	case REP_TIER_PRIORITY:
+		return true;
+	case REP_TIER_BASIC:
+	case REP_TIER_STANDARD:
+		break;
+	default:
+		return false;
+	}
+	if (first_access_minutes <= 0)
+		return true;
+	if (first_access_minutes > INT64_MAX / 60)
+		return false;
+	delay = first_access_minutes * 60;
+	if (created_at > INT64_MAX - delay)
+		return false;
+	return now >= created_at + delay;
+}
+
+static int
+cmp_cand(const void *va, const void *vb)
+{
+	const struct match_cand	*a = va, *b = vb;
+
+	if (a->score != b->score)
+		return a->score > b->score ? -1 : 1;
+	if (a->created_at != b->created_at)
+		return a->created_at > b->created_at ? -1 : 1;
+	return a->ref < b->ref ? -1 : a->ref > b->ref;
+}
+
+size_t
+match_rank(struct match_cand *c, size_t n, enum rep_tier tier, int64_t now,
+    const struct match_params *p)
+{
+	size_t	 i, kept = 0, cap;
+
+	if (c == NULL || p == NULL || tier == REP_TIER_SUSPENDED ||
+	    (unsigned)tier >= REP_TIER__MAX)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!match_visible(tier, c[i].created_at, now,
+		    p->first_access_minutes))
+			continue;
+		c[kept] = c[i];
+		c[kept].score = match_score(c[i].similarity, tier);
+		kept++;
+	}
+	qsort(c, kept, sizeof(*c), cmp_cand);
+	cap = kept;
+	if (tier == REP_TIER_BASIC && p->basic_max_studies < cap)
+		cap = p->basic_max_studies;
+	if (p->limit > 0 && p->limit < cap)
+		cap = p->limit;
+	return cap;
+}

@@ -1,0 +1,58 @@
+/*
+ * Matching (design.md section 7): similarity, tier weight, match score,
+ * first-access visibility, and ranking of candidate studies for an agent.
+ * Pure arithmetic; ranking works in place in caller storage.
+ */
+#ifndef ARPS_CORE_MATCH_H
+#define ARPS_CORE_MATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reputation.h"
+
+#define MATCH_SCORE_CAP			0.9999
+#define MATCH_W_SIMILARITY		0.75
+#define MATCH_W_TIER			0.25
+#define MATCH_FIRST_ACCESS_DEFAULT	15	/* minutes */
+#define MATCH_BASIC_MAX_DEFAULT		5
+
+/* One candidate study; the caller fills the inputs, match_rank the rest. */
+struct match_cand {
+	size_t	 ref;		/* in: caller's index/handle, carried along */
+	double	 similarity;	/* in: mapped similarity in [0,1] (match_similarity) */
+	int64_t	 created_at;	/* in: publication time, unix seconds */
+	double	 score;		/* out: match_score in [0, 0.9999] */
+};
+
+struct match_params {
+	int64_t	 first_access_minutes;	/* non-priority delay, >= 0 */
+	size_t	 basic_max_studies;	/* cap for basic tier */
+	size_t	 limit;			/* page size cap (0: no cap) */
+};
+
+/* Cosine of a[0..n) and b[0..n) into *out, in [-1,1].  Returns ARPS_OK;
+ * ARPS_E_VALIDATION for n == 0, NULL, a zero vector or a non-finite value. */
+int	 match_cosine(const float *a, const float *b, size_t n, double *out);
+/* clamp((cosine + 1) / 2, 0, 1); NaN gives 0. */
+double	 match_similarity(double cosine);
+/* basic 0.4, standard 0.7, priority 1.0, suspended/invalid 0. */
+double	 match_tier_weight(enum rep_tier tier);
+/* min(0.75 * clamp(similarity,0,1) + 0.25 * tier_weight, 0.9999). */
+double	 match_score(double similarity, enum rep_tier tier);
+/* True when an agent of `tier` may see a study published at created_at:
+ * priority at once, basic/standard from created_at + first_access_minutes,
+ * suspended never. */
+bool	 match_visible(enum rep_tier tier, int64_t created_at, int64_t now,
+	    int64_t first_access_minutes);
+/*
+ * Rank c[0..n) for an agent of `tier` at `now`: drop the invisible, score
+ * the rest, sort by score descending (ties: newer created_at first, then
+ * lower ref), cap to basic_max_studies for basic and to limit.  Compacts
+ * c in place; returns the number kept at c[0..).  Suspended: 0.
+ */
+size_t	 match_rank(struct match_cand *c, size_t n, enum rep_tier tier,
+	    int64_t now, const struct match_params *p);
+
+#endif

@@ -1,0 +1,250 @@
+/* Study transition table and accept preconditions (see study.h). */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "errors.h"
+#include "reputation.h"
+#include "study.h"
+
+enum guard {
+	GUARD_NONE,
+	GUARD_FULL,	/* occupied >= max and none accepted/in_progress */
+	GUARD_NOTHING_OPEN, /* none accepted, in_progress or submitted */
+};
+
+struct trans {
+	bool			 ok;
+	enum study_state	 to;
+	enum guard		 guard;
+	enum ledger_event	 money;
+};
+
+#define T(to_, g_, m_)	{ true, to_, g_, m_ }
+
+/* Allowed rows; every zero row answers ARPS_E_INVALID_STATE. */
+static const struct trans table[STUDY__MAX][STUDY_EV__MAX] = {
+	[STUDY_ACTIVE] = {
+		[STUDY_EV_PAUSE] =    T(STUDY_PAUSED, GUARD_NONE, LEDGER_EV_NONE),
+		[STUDY_EV_STOP] =     T(STUDY_AWAITING_REVIEW, GUARD_NONE, LEDGER_EV_REFUND_UNUSED),
+		[STUDY_EV_DEADLINE] = T(STUDY_AWAITING_REVIEW, GUARD_NONE, LEDGER_EV_REFUND_UNUSED),
+		[STUDY_EV_FULL] =     T(STUDY_AWAITING_REVIEW, GUARD_FULL, LEDGER_EV_NONE),
+	},
+	[STUDY_PAUSED] = {
+		[STUDY_EV_RESUME] =   T(STUDY_ACTIVE, GUARD_NONE, LEDGER_EV_NONE),
+		[STUDY_EV_STOP] =     T(STUDY_AWAITING_REVIEW, GUARD_NONE, LEDGER_EV_REFUND_UNUSED),
+		[STUDY_EV_DEADLINE] = T(STUDY_AWAITING_REVIEW, GUARD_NONE, LEDGER_EV_REFUND_UNUSED),
+		[STUDY_EV_FULL] =     T(STUDY_AWAITING_REVIEW, GUARD_FULL, LEDGER_EV_NONE),
+	},
+	[STUDY_AWAITING_REVIEW] = {
+		[STUDY_EV_COMPLETE] = T(STUDY_COMPLETED, GUARD_NOTHING_OPEN, LEDGER_EV_COMPLETE),
+	},
+};
+
+static const char *const statenames[STUDY__MAX] = {
+	[STUDY_ACTIVE] = "active",
+	[STUDY_PAUSED] = "paused",
+	[STUDY_AWAITING_REVIEW] = "awaiting_review",
+	[STUDY_COMPLETED] = "completed",
+};
+
+static const char *const evnames[STUDY_EV__MAX] = {
+	[STUDY_EV_PAUSE] = "pause",
+	[STUDY_EV_RESUME] = "resume",
+	[STUDY_EV_STOP] = "stop",
+	[STUDY_EV_DEADLINE] = "deadline",
+	[STUDY_EV_FULL] = "full",
+	[STUDY_EV_COMPLETE] = "complete",
+};
+
+static const struct study_counts nocounts;
+
+int64_t
+study_occupied(const struct study_counts *c)
+{
+	if (c == NULL)
+		return 0;
+	return c->accepted + c->in_progress + c->submitted + c->approved +
+	    c->rejected;
+}
+
+int64_t
+study_open(const struct study_counts *c)
+{
+	if (c == NULL)
+		return 0;
+	return c->accepted + c->in_progress + c->submitted;
+}
+
+int64_t
+study_spots_remaining(int64_t max_participants, const struct study_counts *c)
+{
+	int64_t	 occ = study_occupied(c);
+
+	return occ >= max_participants ? 0 : max_participants - occ;
+}
+
+int64_t
+study_unsettled(int64_t max_participants, const struct study_counts *c,
+    int64_t refunded_unused)
+{
+	int64_t	 n = max_participants;
+
+	if (c != NULL)
+		n -= c->approved + c->rejected;
+	n -= refunded_unused;
+	return n < 0 ? 0 : n;
+}
+
+bool
+study_deadline_passed(bool has_deadline, int64_t deadline, int64_t now)
+{
+	return has_deadline && now >= deadline;
+}
+
+int
+study_transition(enum study_state from, enum study_event ev,
+    int64_t max_participants, const struct study_counts *c,
+    struct study_result *out)
+{
+	const struct trans	*t;
+
+	if (out == NULL)
+		return ARPS_E_INTERNAL;
+	out->to = from;
+	out->money = LEDGER_EV_NONE;
+	out->unused_slots = 0;
+	if ((unsigned)from >= STUDY__MAX || (unsigned)ev >= STUDY_EV__MAX ||
+	    max_participants < 0)
+		return ARPS_E_INTERNAL;
+	if (c == NULL)
+		c = &nocounts;
+	t = &table[from][ev];
+	if (!t->ok)
+		return ARPS_E_INVALID_STATE;
+	switch (t->guard) {
+	case GUARD_FULL:
+		if (study_occupied(c) < max_participants ||
+		    c->accepted + c->in_progress > 0)
+			return ARPS_E_INVALID_STATE;
+		break;
+	case GUARD_NOTHING_OPEN:
+		if (study_open(c) > 0)
+			return ARPS_E_INVALID_STATE;
+		break;
+	default:
+		break;
+	}
+	out->to = t->to;
+	out->money = t->money;
+	if (t->money == LEDGER_EV_REFUND_UNUSED) {
+		out->unused_slots = study_spots_remaining(max_participants, c);
+		if (out->unused_slots == 0)
+			out->money = LEDGER_EV_NONE;
+	}
+	return ARPS_OK;
+}
+
+const char *
+study_state_name(enum study_state s)
+{
+	if ((unsigned)s >= STUDY__MAX)
+		return NULL;
+	return statenames[s];
+}
+
+bool
+study_state_from_name(const char *name, enum study_state *s)
+{
+	unsigned	 i;
+
+	if (name == NULL)
+		return false;
+	for (i = 0; i < STUDY__MAX; i++)
+		if (strcmp(name, statenames[i]) == 0) {
+			if (s != NULL)
+				*s = (enum study_state)i;
+			return true;
+		}
+	return false;
+}
+
+const char *
+study_event_name(enum study_event ev)
+{
+	if ((unsigned)ev >= STUDY_EV__MAX)
+		return NULL;
+	return evnames[ev];
+}
+
+/* One accept rule: true when it holds. */
+typedef bool (*accept_rule)(const struct accept_facts *);
+
+static bool
+r_claimed(const struct accept_facts *f)
+{
+	return f->agent_claimed;
+}
+
+static bool
+r_not_suspended(const struct accept_facts *f)
+{
+	return !f->agent_status_suspended && rep_may_accept(f->agent_reputation);
+}
+
+static bool
+r_no_active(const struct accept_facts *f)
+{
+	return !f->has_active_participation;
+}
+
+static bool
+r_not_participated(const struct accept_facts *f)
+{
+	return !f->already_participated;
+}
+
+static bool
+r_study_active(const struct accept_facts *f)
+{
+	return f->study_state == STUDY_ACTIVE;
+}
+
+static bool
+r_before_deadline(const struct accept_facts *f)
+{
+	return !study_deadline_passed(f->has_deadline, f->deadline, f->now);
+}
+
+static bool
+r_free_slot(const struct accept_facts *f)
+{
+	return f->occupied < f->max_participants;
+}
+
+static const struct {
+	accept_rule	 holds;
+	enum arps_err	 err;
+} accept_rules[] = {
+	{ r_claimed,		ARPS_E_AGENT_NOT_CLAIMED },
+	{ r_not_suspended,	ARPS_E_AGENT_SUSPENDED },
+	{ r_no_active,		ARPS_E_ACTIVE_PARTICIPATION },
+	{ r_not_participated,	ARPS_E_ALREADY_PARTICIPATED },
+	{ r_study_active,	ARPS_E_STUDY_NOT_ACTIVE },
+	{ r_before_deadline,	ARPS_E_STUDY_NOT_ACTIVE },
+	{ r_free_slot,		ARPS_E_STUDY_FULL },
+};
+
+int
+study_accept_check(const struct accept_facts *f)
+{
+	size_t	 i;
+
+	if (f == NULL)
+		return ARPS_E_INTERNAL;
+	for (i = 0; i < sizeof(accept_rules) / sizeof(accept_rules[0]); i++)
+		if (!accept_rules[i].holds(f))
+			return accept_rules[i].err;
+	return ARPS_OK;
+}

@@ -1,0 +1,79 @@
+/*
+ * Validation of client-supplied values, and the API's field bounds.
+ * Functions returning int answer ARPS_OK or ARPS_E_VALIDATION (the fcgi
+ * layer names the field in `detail`).  Strings are (pointer, byte length)
+ * and are validated as given: nothing is trimmed or rewritten.
+ */
+#ifndef ARPS_CORE_VALIDATE_H
+#define ARPS_CORE_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Field bounds decided for the API (the spec shows none).  String bounds
+ * count Unicode code points (characters), not bytes; every string must be
+ * valid UTF-8 without NUL.  Integers are inclusive ranges.
+ */
+#define VAL_AGENT_NAME_MIN		1
+#define VAL_AGENT_NAME_MAX		100
+#define VAL_AGENT_DESC_MIN		0
+#define VAL_AGENT_DESC_MAX		1000
+#define VAL_BIO_MIN			1
+#define VAL_BIO_MAX			5000
+#define VAL_STUDY_TITLE_MIN		1
+#define VAL_STUDY_TITLE_MAX		200
+#define VAL_STUDY_DESC_MIN		1
+#define VAL_STUDY_DESC_MAX		10000
+#define VAL_SCREENING_MIN		1
+#define VAL_SCREENING_MAX		5000
+#define VAL_COMPLETION_CODE_MIN		1
+#define VAL_COMPLETION_CODE_MAX		64
+#define VAL_REASON_MIN			0
+#define VAL_REASON_MAX			1000
+#define VAL_REWARD_MIN			1		/* cents */
+#define VAL_REWARD_MAX			1000000		/* cents: 10,000 USD */
+#define VAL_MAX_PARTICIPANTS_MIN	1
+#define VAL_MAX_PARTICIPANTS_MAX	10000
+#define VAL_DURATION_MIN		1		/* minutes */
+#define VAL_DURATION_MAX		1440
+#define VAL_URL_MAX			2048		/* bytes */
+#define VAL_EMAIL_MAX			254		/* bytes */
+#define VAL_EMAIL_LOCAL_MAX		64		/* bytes */
+#define VAL_TOKEN_MAX			8192		/* provider token, bytes */
+#define VAL_PROVIDER_MAX		32		/* provider name, bytes */
+#define VAL_LIST_LIMIT_MIN		1
+#define VAL_LIST_LIMIT_MAX		200		/* §6.15 lists, default 50 */
+#define VAL_LIST_LIMIT_DEFAULT		50
+#define VAL_AVAILABLE_LIMIT_MAX		100		/* §6.6, default 20 */
+#define VAL_AVAILABLE_LIMIT_DEFAULT	20
+
+/* True when s[0..len) is valid UTF-8 (no overlongs, no surrogates, nothing
+ * above U+10FFFF) with no NUL byte; *nchars, if not NULL, gets the number
+ * of code points (set only on success). */
+bool	 val_utf8(const char *s, size_t len, size_t *nchars);
+/* Valid UTF-8, no NUL, and minc <= code points <= maxc. */
+int	 val_string(const char *s, size_t len, size_t minc, size_t maxc);
+/* Valid UTF-8, no NUL, and minb <= bytes <= maxb. */
+int	 val_string_bytes(const char *s, size_t len, size_t minb, size_t maxb);
+/* lo <= v <= hi. */
+int	 val_int_range(int64_t v, int64_t lo, int64_t hi);
+/* Parse s[0..len) as an optional '-' then 1..19 decimal digits (no spaces,
+ * no '+', no leading zeros except "0") into *out, within lo..hi; *out set
+ * only on success.  For query parameters such as `limit`. */
+int	 val_parse_int64(const char *s, size_t len, int64_t lo, int64_t hi,
+	    int64_t *out);
+/* Absolute URL: scheme http or https (any case), "://", a host (DNS name,
+ * IPv4 or [IPv6]), optional :port 1..65535, then optional path/query/
+ * fragment; no userinfo, only printable ASCII (no space, control or
+ * non-ASCII byte); at most VAL_URL_MAX bytes. */
+int	 val_url(const char *s, size_t len);
+/* Pragmatic e-mail: local@domain, at most 254 bytes, local 1..64 bytes of
+ * atext and non-adjacent, non-edge dots; domain of >= 2 dot-separated
+ * labels of [A-Za-z0-9-] 1..63 bytes, no edge hyphen. ASCII only. */
+int	 val_email(const char *s, size_t len);
+/* ISO 8601 timestamp (see timefmt_parse) into *out. */
+int	 val_iso8601(const char *s, size_t len, int64_t *out);
+
+#endif

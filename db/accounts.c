@@ -1,0 +1,449 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "db/accounts.h"
+#include "db/ledger.h"
+#include "lib/secret.h"
+
+#define AGENT_COLS "id, name, description, status, COALESCE(status_before_suspend, ''),"\
+	" COALESCE(account_id, ''), reputation, streak, COALESCE(last_heartbeat, 0), created_at"
+
+static const char q_agent_by_key[] = "SELECT " AGENT_COLS " FROM agents WHERE api_key_hash = ?";
+static const char q_agent_get[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ?";
+static const char q_agent_lock[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ? FOR UPDATE";
+static const char q_agent_by_claim[] =
+    "SELECT " AGENT_COLS " FROM agents WHERE claim_code_hash = ? FOR UPDATE";
+static const char q_agent_ins[] =
+    "INSERT INTO agents (id, name, description, api_key_hash, claim_code_hash, status,"
+    " reputation, streak, created_ip, created_at) VALUES (?, ?, ?, ?, ?, 'unclaimed', ?, 0, ?, ?)";
+static const char q_agent_name[] = "UPDATE agents SET name = ? WHERE id = ?";
+static const char q_agent_desc[] = "UPDATE agents SET description = ? WHERE id = ?";
+static const char q_agent_hb[] =
+    "UPDATE agents SET last_heartbeat = ? WHERE id = ?"
+    " AND (last_heartbeat IS NULL OR last_heartbeat <= ?)";
+static const char q_agent_hb_get[] = "SELECT COALESCE(last_heartbeat, 0) FROM agents WHERE id = ?";
+static const char q_agent_current[] =
+    "SELECT study_id, id, status, accepted_at FROM participations"
+    " WHERE active_agent = ?";
+static const char q_agent_claim[] =
+    "UPDATE agents SET account_id = ?,"
+    " status = IF(status = 'suspended', 'suspended', 'claimed'),"
+    " status_before_suspend = IF(status = 'suspended', 'claimed', NULL) WHERE id = ?";
+static const char q_agent_status[] =
+    "UPDATE agents SET status = ?, status_before_suspend = ? WHERE id = ?";
+static const char q_agent_rep[] = "UPDATE agents SET reputation = ?, streak = ? WHERE id = ?";
+static const char q_bio_set[] = "UPDATE agents SET bio = ?, bio_updated_at = ? WHERE id = ?";
+static const char q_emb_set[] =
+    "INSERT INTO embeddings (subject_id, status, text_hash, vector, error, attempts, updated_at)"
+    " VALUES (?, 'processing', ?, NULL, NULL, 0, ?) ON DUPLICATE KEY UPDATE"
+    " status = 'processing', text_hash = VALUES(text_hash), vector = NULL, error = NULL,"
+    " attempts = 0, updated_at = VALUES(updated_at)";
+static const char q_bio_get[] =
+    "SELECT a.bio, COALESCE(e.status, 'processing'), COALESCE(a.bio_updated_at, 0)"
+    " FROM agents a LEFT JOIN embeddings e ON e.subject_id = a.id WHERE a.id = ?";
+
+#define ACC_COLS "id, email, FIND_IN_SET('researcher', roles) > 0,"\
+	" FIND_IN_SET('participant', roles) > 0, FIND_IN_SET('admin', roles) > 0, created_at"
+static const char q_acc_get[] = "SELECT " ACC_COLS " FROM accounts WHERE id = ?";
+static const char q_acc_email[] = "SELECT " ACC_COLS " FROM accounts WHERE email = ?";
+static const char q_acc_email_lock[] = "SELECT " ACC_COLS " FROM accounts WHERE email = ? FOR UPDATE";
+static const char q_acc_ins[] =
+    "INSERT INTO accounts (id, email, roles, created_at) VALUES (?, ?, ?, ?)";
+static const char q_acc_agents[] =
+    "SELECT id, name, status, reputation FROM agents WHERE account_id = ? ORDER BY seq DESC";
+
+static const char q_tok_ins[] =
+    "INSERT INTO access_tokens (token_hash, account_id, created_at, last_used_at, expires_at)"
+    " VALUES (?, ?, ?, ?, ?)";
+static const char q_tok_get[] =
+    "SELECT a.id, a.email, FIND_IN_SET('researcher', a.roles) > 0,"
+    " FIND_IN_SET('participant', a.roles) > 0, FIND_IN_SET('admin', a.roles) > 0, a.created_at,"
+    " t.expires_at, t.last_used_at, t.revoked_at IS NOT NULL"
+    " FROM access_tokens t JOIN accounts a ON a.id = t.account_id WHERE t.token_hash = ?";
+static const char q_tok_touch[] = "UPDATE access_tokens SET last_used_at = ? WHERE token_hash = ?";
+static const char q_tok_revoke[] =
+    "UPDATE access_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL";
+
+static const char q_code_set[] =
+    "REPLACE INTO login_codes (email, code_hash, created_at, expires_at, tries)"
+    " VALUES (?, ?, ?, ?, 0)";
+static const char q_code_get[] =
+    "SELECT code_hash, expires_at, tries FROM login_codes WHERE email = ? FOR UPDATE";
+static const char q_code_fail[] = "UPDATE login_codes SET tries = tries + 1 WHERE email = ?";
+static const char q_code_del[] = "DELETE FROM login_codes WHERE email = ?";
+
+static const char q_ident_get[] =
+    "SELECT account_id FROM account_identities WHERE issuer = ? AND subject = ?";
+static const char q_ident_ins[] =
+    "INSERT INTO account_identities (issuer, subject, account_id, created_at) VALUES (?, ?, ?, ?)";
+
+static void
+copy(char *dst, size_t n, const char *src)
+{
+	snprintf(dst, n, "%s", src ? src : "");
+}
+
+static enum db_rc
+agent_one(struct db *db, const char *sql, struct dbp p, struct agent *a)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	if ((rc = db_exec(db, sql, &p, 1, &res, NULL)) != DB_OK)
+		return rc;
+	if (res->nrows == 0) {
+		dbres_free(res);
+		return DB_NOTFOUND;
+	}
+	memset(a, 0, sizeof *a);
+	copy(a->id, sizeof a->id, dbres_str(res, 0, 0));
+	copy(a->name, sizeof a->name, dbres_str(res, 0, 1));
+	a->has_description = !dbres_isnull(res, 0, 2);
+	copy(a->description, sizeof a->description, dbres_str(res, 0, 2));
+	copy(a->status, sizeof a->status, dbres_str(res, 0, 3));
+	copy(a->before_suspend, sizeof a->before_suspend, dbres_str(res, 0, 4));
+	copy(a->account_id, sizeof a->account_id, dbres_str(res, 0, 5));
+	a->reputation = (int)dbres_i64(res, 0, 6);
+	a->streak = (int)dbres_i64(res, 0, 7);
+	a->last_heartbeat = dbres_i64(res, 0, 8);
+	a->created_at = dbres_i64(res, 0, 9);
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_agent_by_keyhash(struct db *db, const unsigned char h[32], struct agent *a)
+{
+	return agent_one(db, q_agent_by_key, P_BLOB(h, 32), a);
+}
+
+enum db_rc
+db_agent_get(struct db *db, const char *id, int for_update, struct agent *a)
+{
+	return agent_one(db, for_update ? q_agent_lock : q_agent_get, P_STR(id), a);
+}
+
+enum db_rc
+db_agent_by_claimhash(struct db *db, const unsigned char h[32], struct agent *a)
+{
+	return agent_one(db, q_agent_by_claim, P_BLOB(h, 32), a);
+}
+
+enum db_rc
+db_agent_insert(struct db *db, const struct agent *a, const unsigned char keyhash[32],
+    const unsigned char claimhash[32], const char *ip)
+{
+	enum db_rc rc;
+
+	rc = DB_Q(db, q_agent_ins, NULL, NULL, P_STR(a->id), P_STR(a->name),
+	    P_STR(a->has_description ? a->description : NULL), P_BLOB(keyhash, 32),
+	    P_BLOB(claimhash, 32), P_I64(a->reputation), P_STR(ip ? ip : ""), P_I64(a->created_at));
+	if (rc != DB_OK)
+		return rc;
+	return db_wallet_create(db, a->id);
+}
+
+enum db_rc
+db_agent_update(struct db *db, const char *id, const char *name, const char *desc, int clear_desc)
+{
+	enum db_rc rc = DB_OK;
+
+	if (name != NULL && (rc = DB_Q(db, q_agent_name, NULL, NULL, P_STR(name), P_STR(id))) != DB_OK)
+		return rc;
+	if ((desc != NULL || clear_desc) &&
+	    (rc = DB_Q(db, q_agent_desc, NULL, NULL, P_STR(clear_desc ? NULL : desc), P_STR(id))) != DB_OK)
+		return rc;
+	return rc;
+}
+
+enum db_rc
+db_agent_heartbeat(struct db *db, const char *id, int64_t now, int64_t interval, int *ok,
+    int64_t *last)
+{
+	struct dbres *res = NULL;
+	uint64_t n = 0;
+	enum db_rc rc;
+
+	*ok = 0;
+	*last = 0;
+	if ((rc = DB_Q(db, q_agent_hb, NULL, &n, P_I64(now), P_STR(id), P_I64(now - interval))) != DB_OK)
+		return rc;
+	if (n == 1) {
+		*ok = 1;
+		return DB_OK;
+	}
+	if ((rc = DB_Q(db, q_agent_hb_get, &res, NULL, P_STR(id))) != DB_OK)
+		return rc;
+	*last = dbres_i64(res, 0, 0);
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_agent_current(struct db *db, const char *id, struct agent_current *c)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	memset(c, 0, sizeof *c);
+	if ((rc = DB_Q(db, q_agent_current, &res, NULL, P_STR(id))) != DB_OK)
+		return rc;
+	if (res->nrows > 0) {
+		copy(c->study_id, sizeof c->study_id, dbres_str(res, 0, 0));
+		copy(c->participation_id, sizeof c->participation_id, dbres_str(res, 0, 1));
+		copy(c->status, sizeof c->status, dbres_str(res, 0, 2));
+		c->accepted_at = dbres_i64(res, 0, 3);
+	}
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_agent_claim(struct db *db, const char *agent_id, const char *account_id)
+{
+	return DB_Q(db, q_agent_claim, NULL, NULL, P_STR(account_id), P_STR(agent_id));
+}
+
+enum db_rc
+db_agent_set_status(struct db *db, const char *id, const char *status, const char *before)
+{
+	return DB_Q(db, q_agent_status, NULL, NULL, P_STR(status),
+	    P_STR(before && *before ? before : NULL), P_STR(id));
+}
+
+enum db_rc
+db_agent_set_reputation(struct db *db, const char *id, int reputation, int streak)
+{
+	return DB_Q(db, q_agent_rep, NULL, NULL, P_I64(reputation), P_I64(streak), P_STR(id));
+}
+
+enum db_rc
+db_bio_set(struct db *db, const char *agent_id, const char *bio, int64_t now)
+{
+	unsigned char h[32];
+	enum db_rc rc;
+
+	crypto_generichash(h, 32, (const unsigned char *)bio, strlen(bio), NULL, 0);
+	if ((rc = DB_Q(db, q_bio_set, NULL, NULL, P_STR(bio), P_I64(now), P_STR(agent_id))) != DB_OK)
+		return rc;
+	return DB_Q(db, q_emb_set, NULL, NULL, P_STR(agent_id), P_BLOB(h, 32), P_I64(now));
+}
+
+enum db_rc
+db_bio_get(struct db *db, const char *agent_id, char **bio, char status[16], int64_t *updated_at)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	*bio = NULL;
+	*updated_at = 0;
+	strcpy(status, "none");
+	if ((rc = DB_Q(db, q_bio_get, &res, NULL, P_STR(agent_id))) != DB_OK)
+		return rc;
+	if (res->nrows > 0 && !dbres_isnull(res, 0, 0)) {
+		if ((*bio = strdup(dbres_str(res, 0, 0))) == NULL) {
+			dbres_free(res);
+			return DB_ERR;
+		}
+		copy(status, 16, dbres_str(res, 0, 1));
+		*updated_at = dbres_i64(res, 0, 2);
+	}
+	dbres_free(res);
+	return DB_OK;
+}
+
+static void
+account_row(const struct dbres *res, size_t row, struct account *a)
+{
+	memset(a, 0, sizeof *a);
+	copy(a->id, sizeof a->id, dbres_str(res, row, 0));
+	copy(a->email, sizeof a->email, dbres_str(res, row, 1));
+	a->roles = (dbres_i64(res, row, 2) ? ACC_ROLE_RESEARCHER : 0) |
+	    (dbres_i64(res, row, 3) ? ACC_ROLE_PARTICIPANT : 0) |
+	    (dbres_i64(res, row, 4) ? ACC_ROLE_ADMIN : 0);
+	a->created_at = dbres_i64(res, row, 5);
+}
+
+static enum db_rc
+account_one(struct db *db, const char *sql, const char *key, struct account *a)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, sql, &res, NULL, P_STR(key))) != DB_OK)
+		return rc;
+	if (res->nrows == 0) {
+		dbres_free(res);
+		return DB_NOTFOUND;
+	}
+	account_row(res, 0, a);
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_account_get(struct db *db, const char *id, struct account *a)
+{
+	return account_one(db, q_acc_get, id, a);
+}
+
+enum db_rc
+db_account_by_email(struct db *db, const char *email, struct account *a)
+{
+	return account_one(db, q_acc_email, email, a);
+}
+
+enum db_rc
+db_account_create(struct db *db, const char *email, unsigned roles, int64_t now,
+    struct account *out)
+{
+	char set[64] = "";
+	enum db_rc rc;
+
+	memset(out, 0, sizeof *out);
+	if (ids_new(IDS_ACCOUNT, &secret_rng, out->id) != 0)
+		return DB_ERR;
+	if (roles & ACC_ROLE_RESEARCHER)
+		strcat(set, "researcher,");
+	if (roles & ACC_ROLE_PARTICIPANT)
+		strcat(set, "participant,");
+	if (roles & ACC_ROLE_ADMIN)
+		strcat(set, "admin,");
+	if (set[0] != '\0')
+		set[strlen(set) - 1] = '\0';
+	copy(out->email, sizeof out->email, email);
+	out->roles = roles;
+	out->created_at = now;
+	if ((rc = DB_Q(db, q_acc_ins, NULL, NULL, P_STR(out->id), P_STR(email), P_STR(set),
+	    P_I64(now))) != DB_OK)
+		return rc;
+	return db_wallet_create(db, out->id);
+}
+
+enum db_rc
+db_account_for_email(struct db *db, const char *email, int64_t now, struct account *out)
+{
+	enum db_rc rc = account_one(db, q_acc_email_lock, email, out);
+
+	if (rc != DB_NOTFOUND)
+		return rc;
+	rc = db_account_create(db, email, ACC_ROLE_RESEARCHER | ACC_ROLE_PARTICIPANT, now, out);
+	/* A concurrent first login created it: the caller's retry finds it. */
+	return rc == DB_DUP ? DB_RETRY : rc;
+}
+
+enum db_rc
+db_account_agents(struct db *db, const char *account_id, struct dbres **res)
+{
+	return DB_Q(db, q_acc_agents, res, NULL, P_STR(account_id));
+}
+
+enum db_rc
+db_token_insert(struct db *db, const unsigned char h[32], const char *account_id,
+    int64_t now, int64_t expires)
+{
+	return DB_Q(db, q_tok_ins, NULL, NULL, P_BLOB(h, 32), P_STR(account_id), P_I64(now),
+	    P_I64(now), P_I64(expires));
+}
+
+enum db_rc
+db_token_lookup(struct db *db, const unsigned char h[32], struct account *acc,
+    int64_t *expires, int64_t *last_used, int *revoked)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, q_tok_get, &res, NULL, P_BLOB(h, 32))) != DB_OK)
+		return rc;
+	if (res->nrows == 0) {
+		dbres_free(res);
+		return DB_NOTFOUND;
+	}
+	account_row(res, 0, acc);
+	*expires = dbres_i64(res, 0, 6);
+	*last_used = dbres_i64(res, 0, 7);
+	*revoked = (int)dbres_i64(res, 0, 8);
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_token_touch(struct db *db, const unsigned char h[32], int64_t now)
+{
+	return DB_Q(db, q_tok_touch, NULL, NULL, P_I64(now), P_BLOB(h, 32));
+}
+
+enum db_rc
+db_token_revoke(struct db *db, const unsigned char h[32], int64_t now)
+{
+	return DB_Q(db, q_tok_revoke, NULL, NULL, P_I64(now), P_BLOB(h, 32));
+}
+
+enum db_rc
+db_code_set(struct db *db, const char *email, const unsigned char h[32], int64_t now,
+    int64_t expires)
+{
+	return DB_Q(db, q_code_set, NULL, NULL, P_STR(email), P_BLOB(h, 32), P_I64(now),
+	    P_I64(expires));
+}
+
+enum db_rc
+db_code_get(struct db *db, const char *email, unsigned char h[32], int64_t *expires, int *tries)
+{
+	struct dbres *res = NULL;
+	const void *b;
+	size_t n;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, q_code_get, &res, NULL, P_STR(email))) != DB_OK)
+		return rc;
+	if (res->nrows == 0 || (b = dbres_blob(res, 0, 0, &n)) == NULL || n != 32) {
+		dbres_free(res);
+		return DB_NOTFOUND;
+	}
+	memcpy(h, b, 32);
+	*expires = dbres_i64(res, 0, 1);
+	*tries = (int)dbres_i64(res, 0, 2);
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_code_fail(struct db *db, const char *email)
+{
+	return DB_Q(db, q_code_fail, NULL, NULL, P_STR(email));
+}
+
+enum db_rc
+db_code_delete(struct db *db, const char *email)
+{
+	return DB_Q(db, q_code_del, NULL, NULL, P_STR(email));
+}
+
+enum db_rc
+db_identity_get(struct db *db, const char *issuer, const char *subject, char account_id[IDS_BUFSZ])
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, q_ident_get, &res, NULL, P_STR(issuer), P_STR(subject))) != DB_OK)
+		return rc;
+	if (res->nrows == 0) {
+		dbres_free(res);
+		return DB_NOTFOUND;
+	}
+	copy(account_id, IDS_BUFSZ, dbres_str(res, 0, 0));
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_identity_link(struct db *db, const char *issuer, const char *subject,
+    const char *account_id, int64_t now)
+{
+	return DB_Q(db, q_ident_ins, NULL, NULL, P_STR(issuer), P_STR(subject), P_STR(account_id),
+	    P_I64(now));
+}

@@ -1,0 +1,138 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ids.h"
+#include "db/ledger.h"
+#include "lib/secret.h"
+
+static const char q_posting[] =
+    "INSERT INTO ledger_postings (entry_id, account, sub, amount, study_id, event, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)";
+static const char q_txn[] =
+    "INSERT INTO transactions (id, owner_id, type, amount_cents, study_id, entry_id,"
+    " description, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+static const char q_wallet_add[] =
+    "UPDATE wallets SET available_cents = available_cents + ?, frozen_cents = frozen_cents + ?"
+    " WHERE owner_id = ?";
+static const char q_wallet_create[] =
+    "INSERT IGNORE INTO wallets (owner_id, available_cents, frozen_cents) VALUES (?, 0, 0)";
+static const char q_wallet_lock[] =
+    "SELECT available_cents, frozen_cents FROM wallets WHERE owner_id = ? FOR UPDATE";
+static const char q_wallet_get[] =
+    "SELECT available_cents, frozen_cents FROM wallets WHERE owner_id = ?";
+
+static const char *const subname[LEDGER_SUB__MAX] = { "platform", "available", "frozen" };
+
+struct wdelta {
+	const char *owner;
+	int64_t avail, frozen;
+};
+
+static int
+wcmp(const void *a, const void *b)
+{
+	return strcmp(((const struct wdelta *)a)->owner, ((const struct wdelta *)b)->owner);
+}
+
+enum db_rc
+db_ledger_post(struct db *db, const struct ledger_entry *e,
+    const char *const party[LEDGER_P__MAX], const char *study_id, enum ledger_event ev,
+    const char *desc, int64_t now)
+{
+	struct wdelta w[LEDGER_MAX_POSTINGS];
+	char entry[IDS_BUFSZ], txn[IDS_BUFSZ];
+	size_t i, j, nw = 0;
+	enum db_rc rc;
+
+	if (!ledger_balanced(e))
+		return DB_ERR;
+	if (e->nposting == 0 && e->ntxn == 0)
+		return DB_OK;
+	if (ids_new(IDS_TRANSACTION, &secret_rng, entry) != 0)
+		return DB_ERR;
+	memcpy(entry, "ent_", 4);
+	for (i = 0; i < e->nposting; i++) {
+		const struct ledger_posting *p = &e->posting[i];
+		const char *acct = ledger_party_is_wallet(p->party) ? party[p->party]
+		    : ledger_party_name(p->party);
+
+		if (acct == NULL)
+			return DB_ERR;
+		rc = DB_Q(db, q_posting, NULL, NULL, P_STR(entry), P_STR(acct),
+		    P_STR(subname[p->sub]), P_I64(p->amount), P_STR(study_id),
+		    P_STR(ledger_event_name(ev)), P_I64(now));
+		if (rc != DB_OK)
+			return rc;
+		if (!ledger_party_is_wallet(p->party))
+			continue;
+		for (j = 0; j < nw && strcmp(w[j].owner, acct) != 0; j++)
+			;
+		if (j == nw) {
+			w[nw].owner = acct;
+			w[nw].avail = w[nw].frozen = 0;
+			nw++;
+		}
+		if (p->sub == LEDGER_SUB_AVAILABLE)
+			w[j].avail += p->amount;
+		else
+			w[j].frozen += p->amount;
+	}
+	qsort(w, nw, sizeof w[0], wcmp);
+	for (j = 0; j < nw; j++) {
+		uint64_t n = 0;
+		if ((rc = DB_Q(db, q_wallet_add, NULL, &n, P_I64(w[j].avail), P_I64(w[j].frozen),
+		    P_STR(w[j].owner))) != DB_OK)
+			return rc;
+		if (n != 1 && (w[j].avail != 0 || w[j].frozen != 0))
+			return DB_ERR;	/* a wallet that does not exist */
+	}
+	for (i = 0; i < e->ntxn; i++) {
+		const struct ledger_txn *t = &e->txn[i];
+
+		if (ids_new(IDS_TRANSACTION, &secret_rng, txn) != 0 || party[t->party] == NULL)
+			return DB_ERR;
+		rc = DB_Q(db, q_txn, NULL, NULL, P_STR(txn), P_STR(party[t->party]),
+		    P_STR(ledger_txn_type_name(t->type)), P_I64(t->amount), P_STR(study_id),
+		    P_STR(entry), P_STR(desc ? desc : ledger_txn_type_description(t->type)), P_I64(now));
+		if (rc != DB_OK)
+			return rc;
+	}
+	return DB_OK;
+}
+
+enum db_rc
+db_wallet_create(struct db *db, const char *owner)
+{
+	return DB_Q(db, q_wallet_create, NULL, NULL, P_STR(owner));
+}
+
+static enum db_rc
+wallet_read(struct db *db, const char *sql, const char *owner, int64_t *available, int64_t *frozen)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, sql, &res, NULL, P_STR(owner))) != DB_OK)
+		return rc;
+	if (res->nrows == 0) {
+		dbres_free(res);
+		return DB_NOTFOUND;
+	}
+	*available = dbres_i64(res, 0, 0);
+	*frozen = dbres_i64(res, 0, 1);
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_wallet_lock(struct db *db, const char *owner, int64_t *available, int64_t *frozen)
+{
+	return wallet_read(db, q_wallet_lock, owner, available, frozen);
+}
+
+enum db_rc
+db_wallet_get(struct db *db, const char *owner, int64_t *available, int64_t *frozen)
+{
+	return wallet_read(db, q_wallet_get, owner, available, frozen);
+}

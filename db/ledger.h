@@ -1,0 +1,31 @@
+/* Writing money events: postings, transactions and wallet balances. */
+#ifndef ARPS_DB_LEDGER_H
+#define ARPS_DB_LEDGER_H
+
+#include <stdint.h>
+
+#include "core/ledger.h"
+#include "db/db.h"
+
+/*
+ * Write one money event inside the caller's transaction: every posting
+ * (append-only), every user-visible transaction, and the wallet balances,
+ * updated once per wallet in owner-id order (the fixed lock order).
+ * party[] maps the symbolic wallet parties to owner ids (NULL when
+ * unused).  study_id and desc may be NULL.  A balance that would go
+ * negative is refused by the database: DB_CHECK.
+ */
+enum db_rc db_ledger_post(struct db *db, const struct ledger_entry *e,
+    const char *const party[LEDGER_P__MAX], const char *study_id, enum ledger_event ev,
+    const char *desc, int64_t now);
+
+/* Create the wallet of an owner (agt_ or acc_) if it does not exist. */
+enum db_rc db_wallet_create(struct db *db, const char *owner);
+
+/* Lock a wallet row (SELECT ... FOR UPDATE) and read its balances. */
+enum db_rc db_wallet_lock(struct db *db, const char *owner, int64_t *available, int64_t *frozen);
+
+/* Read a wallet's balances (no lock); DB_NOTFOUND when there is none. */
+enum db_rc db_wallet_get(struct db *db, const char *owner, int64_t *available, int64_t *frozen);
+
+#endif

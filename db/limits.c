@@ -1,0 +1,141 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "db/limits.h"
+
+static const char q_bucket[] = "INSERT IGNORE INTO rate_buckets (bucket) VALUES (?)";
+static const char q_lock[] = "SELECT bucket FROM rate_buckets WHERE bucket = ? FOR UPDATE";
+static const char q_prune[] = "DELETE FROM rate_events WHERE bucket = ? AND at <= ?";
+static const char q_count[] =
+    "SELECT COUNT(*), MIN(at) FROM rate_events WHERE bucket = ? AND at > ?";
+static const char q_event[] = "INSERT INTO rate_events (bucket, at) VALUES (?, ?)";
+
+enum db_rc
+db_rate_take(struct db *db, const char *bucket, int64_t window, int64_t max,
+    int64_t now, int *allowed, int64_t *retry_after)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+	int64_t n, oldest;
+
+	*allowed = 0;
+	*retry_after = 0;
+	if ((rc = DB_Q(db, q_bucket, NULL, NULL, P_STR(bucket))) != DB_OK ||
+	    (rc = DB_Q(db, q_lock, &res, NULL, P_STR(bucket))) != DB_OK)
+		return rc;
+	dbres_free(res);
+	if ((rc = DB_Q(db, q_prune, NULL, NULL, P_STR(bucket), P_I64(now - window))) != DB_OK ||
+	    (rc = DB_Q(db, q_count, &res, NULL, P_STR(bucket), P_I64(now - window))) != DB_OK)
+		return rc;
+	n = dbres_i64(res, 0, 0);
+	oldest = dbres_i64(res, 0, 1);
+	dbres_free(res);
+	if (n >= max) {
+		*retry_after = oldest + window - now;
+		if (*retry_after < 1)
+			*retry_after = 1;
+		return DB_OK;
+	}
+	if ((rc = DB_Q(db, q_event, NULL, NULL, P_STR(bucket), P_I64(now))) != DB_OK)
+		return rc;
+	*allowed = 1;
+	return DB_OK;
+}
+
+static const char q_idem_ins[] =
+    "INSERT INTO idempotency_keys (principal, idem_key, request_hash, state, created_at)"
+    " VALUES (?, ?, ?, 'in_flight', ?)";
+static const char q_idem_get[] =
+    "SELECT request_hash, state, status, body, created_at FROM idempotency_keys"
+    " WHERE principal = ? AND idem_key = ?";
+static const char q_idem_expire[] =
+    "DELETE FROM idempotency_keys WHERE principal = ? AND idem_key = ? AND created_at <= ?";
+static const char q_idem_done[] =
+    "UPDATE idempotency_keys SET state = 'done', status = ?, body = ?"
+    " WHERE principal = ? AND idem_key = ? AND state = 'in_flight'";
+static const char q_idem_del[] =
+    "DELETE FROM idempotency_keys WHERE principal = ? AND idem_key = ? AND state = 'in_flight'";
+
+/* An in-flight record older than this was abandoned by a dead worker. */
+#define IDEM_STALE 120
+
+enum db_rc
+db_idem_claim(struct db *db, const char *principal, const char *key,
+    const unsigned char hash[32], int64_t now, int64_t ttl, enum idem_state *st,
+    int *status, char **body, size_t *blen)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+	int tries;
+
+	*body = NULL;
+	*blen = 0;
+	for (tries = 0; tries < 3; tries++) {
+		rc = DB_Q(db, q_idem_ins, NULL, NULL, P_STR(principal), P_STR(key),
+		    P_BLOB(hash, 32), P_I64(now));
+		if (rc == DB_OK) {
+			*st = IDEM_NEW;
+			return DB_OK;
+		}
+		if (rc != DB_DUP)
+			return rc;
+		if ((rc = DB_Q(db, q_idem_get, &res, NULL, P_STR(principal), P_STR(key))) != DB_OK)
+			return rc;
+		if (res->nrows == 0) {
+			dbres_free(res);
+			continue;	/* expired and removed meanwhile */
+		}
+		{
+			size_t hl, bl;
+			const void *h = dbres_blob(res, 0, 0, &hl);
+			const char *state = dbres_str(res, 0, 1);
+			const void *b = dbres_blob(res, 0, 3, &bl);
+			int64_t created = dbres_i64(res, 0, 4);
+			int stale = created <= now - ttl ||
+			    (strcmp(state, "in_flight") == 0 && created <= now - IDEM_STALE);
+
+			if (stale) {
+				dbres_free(res);
+				if ((rc = DB_Q(db, q_idem_expire, NULL, NULL, P_STR(principal), P_STR(key),
+				    P_I64(strcmp(state, "in_flight") == 0 ? now - IDEM_STALE : now - ttl))) != DB_OK)
+					return rc;
+				continue;
+			}
+			if (hl != 32 || sodium_memcmp(h, hash, 32) != 0)
+				*st = IDEM_CONFLICT;
+			else if (strcmp(state, "in_flight") == 0)
+				*st = IDEM_BUSY;
+			else {
+				*st = IDEM_REPLAY;
+				*status = (int)dbres_i64(res, 0, 2);
+				if ((*body = malloc(bl + 1)) == NULL) {
+					dbres_free(res);
+					return DB_ERR;
+				}
+				memcpy(*body, b, bl);
+				(*body)[bl] = '\0';
+				*blen = bl;
+			}
+			dbres_free(res);
+			return DB_OK;
+		}
+	}
+	*st = IDEM_BUSY;
+	return DB_OK;
+}
+
+enum db_rc
+db_idem_finish(struct db *db, const char *principal, const char *key, int status,
+    const char *body, size_t blen)
+{
+	return DB_Q(db, q_idem_done, NULL, NULL, P_I64(status), P_BLOB(body, blen),
+	    P_STR(principal), P_STR(key));
+}
+
+enum db_rc
+db_idem_release(struct db *db, const char *principal, const char *key)
+{
+	return DB_Q(db, q_idem_del, NULL, NULL, P_STR(principal), P_STR(key));
+}

@@ -1,0 +1,383 @@
+/* Account and login endpoints: e-mail codes, identity providers, tokens,
+ * claiming agents, the account view. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "core/ids.h"
+#include "core/ledger.h"
+#include "core/reputation.h"
+#include "core/validate.h"
+#include "db/accounts.h"
+#include "db/ledger.h"
+#include "db/limits.h"
+#include "fcgi/fields.h"
+#include "fcgi/handlers.h"
+#include "fcgi/oidc.h"
+#include "lib/config.h"
+#include "lib/log.h"
+#include "lib/mail.h"
+#include "lib/secret.h"
+
+#define CODE_TTL	600		/* e-mail codes live 10 minutes */
+#define CODE_TRIES	5		/* wrong tries that burn a code */
+#define CODE_WINDOW	3600		/* 5 codes per address per hour */
+#define CODE_MAX	5
+#define TOKEN_TTL	(30 * 24 * 3600)	/* access tokens: 30 days absolute */
+
+/* Addresses are compared case-insensitively: stored lowercase. */
+static void
+lower(char *dst, size_t n, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n && src[i] != '\0'; i++)
+		dst[i] = (char)tolower((unsigned char)src[i]);
+	dst[i] = '\0';
+}
+
+struct email_in {
+	const char *email;
+};
+
+static const struct field send_fields[] = {
+	{ "email", F_EMAIL, F_REQUIRED, 0, 0, offsetof(struct email_in, email) },
+};
+
+struct send_ctx {
+	char email[256];
+	char code[LOGIN_CODE_BUFSZ];
+	unsigned char hash[32];
+};
+
+static int
+send_tx(struct req *r, void *arg)
+{
+	struct send_ctx *c = arg;
+	char bucket[300];
+	int64_t retry;
+	int allowed;
+	enum db_rc rc;
+
+	snprintf(bucket, sizeof bucket, "mail:%.90s", c->email);
+	if ((rc = db_rate_take(r->db, bucket, CODE_WINDOW, CODE_MAX, r->now, &allowed, &retry)) != DB_OK)
+		return rc;
+	if (!allowed) {
+		reply_header(r, "Retry-After", "%lld", (long long)retry);
+		reply_err(r, ARPS_E_RATE_LIMITED,
+		    "at most %d codes per address per hour; retry in %lld seconds", CODE_MAX,
+		    (long long)retry);
+		return DB_ROLLBACK;
+	}
+	if ((rc = db_code_set(r->db, c->email, c->hash, r->now, r->now + CODE_TTL)) != DB_OK)
+		return rc;
+	reply_json(r, 202, json_pack_status("sent"));
+	return DB_OK;
+}
+
+/* POST /auth/email/send-code: 202 whether or not the address is known. */
+int
+h_send_code(struct req *r)
+{
+	struct email_in in = { 0 };
+	struct send_ctx c;
+	char body[512];
+	unsigned present;
+
+	if (decode_body(r, send_fields, NFIELDS(send_fields), &in, &present) != 0)
+		return 0;
+	memset(&c, 0, sizeof c);
+	lower(c.email, sizeof c.email, in.email);
+	if (login_code_new(&secret_rng, c.code) != 0)
+		return reply_err(r, ARPS_E_INTERNAL, "cannot generate a code");
+	secret_hash(r->cfg, c.email, c.code, strlen(c.code), c.hash);
+	if (req_tx(r, send_tx, &c) == 0 && r->status == 202) {
+		snprintf(body, sizeof body,
+		    "Your arps login code is %s\n\nIt is valid for 10 minutes. If you did not ask "
+		    "for it, ignore this message.", c.code);
+		if (mail_send(r->cfg, c.email, "Your arps login code", body) != 0)
+			log_msg("%s: login code mail not sent", r->reqid ? r->reqid : "-");
+		sodium_memzero(body, sizeof body);
+	}
+	sodium_memzero(c.code, sizeof c.code);
+	return 0;
+}
+
+struct login_in {
+	const char *provider, *email, *code, *token;
+};
+
+static const struct field login_fields[] = {
+	{ "provider", F_STR, F_REQUIRED, 1, VAL_PROVIDER_MAX, offsetof(struct login_in, provider) },
+	{ "email", F_EMAIL, 0, 0, 0, offsetof(struct login_in, email) },
+	{ "code", F_STR, 0, 1, 16, offsetof(struct login_in, code) },
+	{ "token", F_STR, 0, 1, VAL_TOKEN_MAX, offsetof(struct login_in, token) },
+};
+
+struct login_ctx {
+	char email[256];
+	const char *code;
+	struct oidc_claims claims;	/* identity-provider login */
+	int idp;
+	struct account acc;
+	char token[TOKEN_BUFSZ];
+	unsigned char tokhash[32];
+};
+
+static void
+answer_login(struct req *r, struct login_ctx *c)
+{
+	struct json_object *o = json_object_new_object(), *acc = json_object_new_object();
+	struct json_object *roles = json_object_new_array();
+
+	jadd_str(o, "access_token", c->token);
+	jadd_str(o, "token_type", "bearer");
+	jadd_int(o, "expires_in", TOKEN_TTL);
+	jadd_str(acc, "id", c->acc.id);
+	jadd_str(acc, "email", c->acc.email[0] ? c->acc.email : NULL);
+	if (c->acc.roles & ACC_ROLE_RESEARCHER)
+		json_object_array_add(roles, json_object_new_string("researcher"));
+	if (c->acc.roles & ACC_ROLE_PARTICIPANT)
+		json_object_array_add(roles, json_object_new_string("participant"));
+	if (c->acc.roles & ACC_ROLE_ADMIN)
+		json_object_array_add(roles, json_object_new_string("admin"));
+	json_object_object_add(acc, "roles", roles);
+	json_object_object_add(o, "account", acc);
+	reply_json(r, 200, o);
+}
+
+static enum db_rc
+issue_token(struct req *r, struct login_ctx *c)
+{
+	return db_token_insert(r->db, c->tokhash, c->acc.id, r->now, r->now + TOKEN_TTL);
+}
+
+static int
+email_login_tx(struct req *r, void *arg)
+{
+	struct login_ctx *c = arg;
+	unsigned char want[32], got[32];
+	int64_t expires;
+	int tries;
+	enum db_rc rc;
+
+	rc = db_code_get(r->db, c->email, want, &expires, &tries);
+	if (rc == DB_NOTFOUND || (rc == DB_OK && (expires <= r->now || tries >= CODE_TRIES))) {
+		reply_err(r, ARPS_E_INVALID_CODE, "invalid or expired code; request a new one");
+		return DB_ROLLBACK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	secret_hash(r->cfg, c->email, c->code, strlen(c->code), got);
+	if (sodium_memcmp(want, got, 32) != 0) {
+		/* The fifth wrong try burns the code. */
+		rc = tries + 1 >= CODE_TRIES ? db_code_delete(r->db, c->email) : db_code_fail(r->db, c->email);
+		if (rc != DB_OK)
+			return rc;
+		reply_err(r, ARPS_E_INVALID_CODE, "invalid or expired code");
+		return DB_OK;
+	}
+	if ((rc = db_code_delete(r->db, c->email)) != DB_OK ||
+	    (rc = db_account_for_email(r->db, c->email, r->now, &c->acc)) != DB_OK ||
+	    (rc = issue_token(r, c)) != DB_OK)
+		return rc;
+	answer_login(r, c);
+	return DB_OK;
+}
+
+/* Find the account of a verified identity: by (issuer, subject), else by
+ * verified e-mail (linking the identity), else a new account. */
+static int
+idp_login_tx(struct req *r, void *arg)
+{
+	struct login_ctx *c = arg;
+	char accid[IDS_BUFSZ];
+	enum db_rc rc;
+
+	rc = db_identity_get(r->db, c->claims.iss, c->claims.sub, accid);
+	if (rc == DB_OK)
+		rc = db_account_get(r->db, accid, &c->acc);
+	else if (rc == DB_NOTFOUND) {
+		if (c->email[0] != '\0')
+			rc = db_account_for_email(r->db, c->email, r->now, &c->acc);
+		else
+			rc = db_account_create(r->db, NULL, ACC_ROLE_RESEARCHER | ACC_ROLE_PARTICIPANT,
+			    r->now, &c->acc);
+		if (rc == DB_OK)
+			rc = db_identity_link(r->db, c->claims.iss, c->claims.sub, c->acc.id, r->now);
+		if (rc == DB_DUP)
+			rc = DB_RETRY;	/* a concurrent first login: retry finds it */
+	}
+	if (rc != DB_OK || (rc = issue_token(r, c)) != DB_OK)
+		return rc;
+	answer_login(r, c);
+	return DB_OK;
+}
+
+/* POST /auth/login: provider "email" with email + code, or an identity
+ * provider's name with its ID token. */
+int
+h_login(struct req *r)
+{
+	const struct config_idp *idp;
+	struct login_in in = { 0 };
+	struct login_ctx c;
+	char why[128];
+	unsigned present;
+	int rc;
+
+	if (decode_body(r, login_fields, NFIELDS(login_fields), &in, &present) != 0)
+		return 0;
+	memset(&c, 0, sizeof c);
+	if (token_new(&secret_rng, c.token) != 0)
+		return reply_err(r, ARPS_E_INTERNAL, "cannot generate a token");
+	secret_hash(r->cfg, "token", c.token, strlen(c.token), c.tokhash);
+	if (strcmp(in.provider, "email") == 0) {
+		if (in.email == NULL)
+			return reply_err(r, ARPS_E_VALIDATION, "email: is required");
+		if (in.code == NULL)
+			return reply_err(r, ARPS_E_VALIDATION, "code: is required");
+		lower(c.email, sizeof c.email, in.email);
+		c.code = in.code;
+		if (!login_code_valid(in.code))
+			return reply_err(r, ARPS_E_INVALID_CODE, "invalid or expired code");
+		rc = req_tx(r, email_login_tx, &c);
+	} else {
+		if ((idp = config_idp(r->cfg, in.provider)) == NULL)
+			return reply_err(r, ARPS_E_VALIDATION, "provider: unknown identity provider");
+		if (in.token == NULL)
+			return reply_err(r, ARPS_E_VALIDATION, "token: is required");
+		if (oidc_verify(idp, in.token, r->now, &c.claims, why, sizeof why) != ARPS_OK)
+			return reply_err(r, ARPS_E_INVALID_TOKEN, "invalid identity token: %s", why);
+		if (c.claims.email_verified && c.claims.email[0] != '\0' &&
+		    val_email(c.claims.email, strlen(c.claims.email)) == 0)
+			lower(c.email, sizeof c.email, c.claims.email);
+		c.idp = 1;
+		rc = req_tx(r, idp_login_tx, &c);
+	}
+	sodium_memzero(c.token, sizeof c.token);
+	return rc;
+}
+
+/* POST /auth/logout: revoke the bearer token used. */
+int
+h_logout(struct req *r)
+{
+	enum db_rc rc;
+
+	if ((rc = db_token_revoke(r->db, r->who.token_hash, r->now)) != DB_OK)
+		return reply_db(r, rc);
+	return reply_json(r, 200, json_pack_status("ok"));
+}
+
+struct claim_in {
+	const char *claim_code;
+};
+
+static const struct field claim_fields[] = {
+	{ "claim_code", F_STR, F_REQUIRED, 1, 64, offsetof(struct claim_in, claim_code) },
+};
+
+struct claim_ctx {
+	unsigned char hash[32];
+};
+
+static int
+claim_tx(struct req *r, void *arg)
+{
+	struct claim_ctx *c = arg;
+	const char *party[LEDGER_P__MAX] = { 0 };
+	struct ledger_in li = { 0 };
+	struct ledger_entry le;
+	struct json_object *o;
+	struct agent a;
+	enum db_rc rc;
+
+	rc = db_agent_by_claimhash(r->db, c->hash, &a);
+	if (rc == DB_NOTFOUND) {
+		reply_err(r, ARPS_E_NOT_FOUND, "unknown claim code");
+		return DB_ROLLBACK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	if (a.account_id[0] != '\0') {
+		reply_err(r, ARPS_E_ALREADY_CLAIMED, "this agent is already claimed");
+		return DB_ROLLBACK;
+	}
+	if ((rc = db_agent_claim(r->db, a.id, r->who.id)) != DB_OK)
+		return rc;
+	li.ev = LEDGER_EV_CLAIM_BONUS;
+	li.amount = r->cfg->signup_bonus_cents;
+	if (ledger_build(&li, &le) != ARPS_OK)
+		return DB_ERR;
+	party[LEDGER_P_AGENT] = a.id;
+	if ((rc = db_ledger_post(r->db, &le, party, NULL, LEDGER_EV_CLAIM_BONUS, NULL, r->now)) != DB_OK)
+		return rc;
+	o = json_object_new_object();
+	jadd_str(o, "agent_id", a.id);
+	jadd_str(o, "status", strcmp(a.status, "suspended") == 0 ? "suspended" : "claimed");
+	jadd_str(o, "account_id", r->who.id);
+	jadd_int(o, "signup_bonus_cents", r->cfg->signup_bonus_cents);
+	reply_json(r, 200, o);
+	return DB_OK;
+}
+
+/* POST /auth/claim (design.md 6.3): link an agent to the caller's account. */
+int
+h_claim(struct req *r)
+{
+	struct claim_in in = { 0 };
+	struct claim_ctx c;
+	char norm[CLAIM_BUFSZ];
+	unsigned present;
+
+	if (decode_body(r, claim_fields, NFIELDS(claim_fields), &in, &present) != 0)
+		return 0;
+	if (!claim_code_normalize(in.claim_code, norm))
+		return reply_err(r, ARPS_E_NOT_FOUND, "unknown claim code");
+	secret_hash(r->cfg, "claim", norm, strlen(norm), c.hash);
+	return req_tx(r, claim_tx, &c);
+}
+
+/* GET /account (design.md 6.12). */
+int
+h_account(struct req *r)
+{
+	struct json_object *o, *roles, *agents, *ag;
+	struct dbres *res = NULL;
+	struct account acc;
+	enum db_rc rc;
+	size_t i;
+
+	if ((rc = db_account_get(r->db, r->who.id, &acc)) != DB_OK ||
+	    (rc = db_account_agents(r->db, acc.id, &res)) != DB_OK)
+		return reply_db(r, rc == DB_NOTFOUND ? DB_ERR : rc);
+	o = json_object_new_object();
+	jadd_str(o, "id", acc.id);
+	jadd_str(o, "email", acc.email[0] ? acc.email : NULL);
+	roles = json_object_new_array();
+	if (acc.roles & ACC_ROLE_RESEARCHER)
+		json_object_array_add(roles, json_object_new_string("researcher"));
+	if (acc.roles & ACC_ROLE_PARTICIPANT)
+		json_object_array_add(roles, json_object_new_string("participant"));
+	if (acc.roles & ACC_ROLE_ADMIN)
+		json_object_array_add(roles, json_object_new_string("admin"));
+	json_object_object_add(o, "roles", roles);
+	jadd_time(o, "created_at", acc.created_at);
+	agents = json_object_new_array();
+	for (i = 0; i < res->nrows; i++) {
+		int rep = (int)dbres_i64(res, i, 3);
+		ag = json_object_new_object();
+		jadd_str(ag, "agent_id", dbres_str(res, i, 0));
+		jadd_str(ag, "name", dbres_str(res, i, 1));
+		jadd_str(ag, "status", dbres_str(res, i, 2));
+		jadd_int(ag, "reputation", rep);
+		jadd_str(ag, "tier", rep_tier_name(rep_tier_of(rep)));
+		json_object_array_add(agents, ag);
+	}
+	dbres_free(res);
+	json_object_object_add(o, "agents", agents);
+	return reply_json(r, 200, o);
+}

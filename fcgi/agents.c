@@ -1,0 +1,275 @@
+/* Agent endpoints: register, profile, bio, heartbeat. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "core/ids.h"
+#include "core/reputation.h"
+#include "core/validate.h"
+#include "db/accounts.h"
+#include "db/limits.h"
+#include "fcgi/fields.h"
+#include "fcgi/handlers.h"
+#include "lib/config.h"
+#include "lib/secret.h"
+
+#define REGISTER_WINDOW		3600	/* design.md 6.9: 10 per client IP per rolling hour */
+#define REGISTER_MAX		10
+#define HEARTBEAT_INTERVAL	600	/* 1 per agent per 10 minutes */
+
+struct profile_in {
+	const char *name, *description;
+};
+
+static const struct field register_fields[] = {
+	{ "name", F_STR, F_REQUIRED, VAL_AGENT_NAME_MIN, VAL_AGENT_NAME_MAX,
+	    offsetof(struct profile_in, name) },
+	{ "description", F_STR, F_NULLABLE, VAL_AGENT_DESC_MIN, VAL_AGENT_DESC_MAX,
+	    offsetof(struct profile_in, description) },
+};
+
+static const struct field patch_fields[] = {
+	{ "name", F_STR, 0, VAL_AGENT_NAME_MIN, VAL_AGENT_NAME_MAX,
+	    offsetof(struct profile_in, name) },
+	{ "description", F_STR, F_NULLABLE, VAL_AGENT_DESC_MIN, VAL_AGENT_DESC_MAX,
+	    offsetof(struct profile_in, description) },
+};
+
+struct register_ctx {
+	struct agent a;
+	char key[APIKEY_BUFSZ];
+	char claim[CLAIM_BUFSZ];
+	unsigned char keyhash[32], claimhash[32];
+};
+
+static int
+register_tx(struct req *r, void *arg)
+{
+	struct register_ctx *c = arg;
+	struct json_object *o, *next;
+	char bucket[96], what[160];
+	int64_t retry;
+	int allowed;
+	enum db_rc rc;
+
+	snprintf(bucket, sizeof bucket, "register:%.80s", r->ip ? r->ip : "-");
+	if ((rc = db_rate_take(r->db, bucket, REGISTER_WINDOW, REGISTER_MAX, r->now, &allowed,
+	    &retry)) != DB_OK)
+		return rc;
+	if (!allowed) {
+		reply_header(r, "Retry-After", "%lld", (long long)retry);
+		reply_err(r, ARPS_E_RATE_LIMITED,
+		    "at most %d registrations per address per hour; retry in %lld seconds",
+		    REGISTER_MAX, (long long)retry);
+		return DB_ROLLBACK;
+	}
+	if ((rc = db_agent_insert(r->db, &c->a, c->keyhash, c->claimhash, r->ip)) != DB_OK)
+		return rc == DB_DUP ? DB_RETRY : rc;
+	o = json_object_new_object();
+	jadd_str(o, "agent_id", c->a.id);
+	jadd_str(o, "api_key", c->key);
+	jadd_str(o, "status", "unclaimed");
+	jadd_int(o, "reputation", REP_START);
+	jadd_str(o, "tier", rep_tier_name(rep_tier_of(REP_START)));
+	jadd_str(o, "claim_code", c->claim);
+	next = json_object_new_array();
+	jadd_action(next, "setup_bio", "POST /profile/bio",
+	    "Describe your owner in natural language (demographics, interests, tools, "
+	    "background) so studies can be matched to you.");
+	snprintf(what, sizeof what, "Your owner logs in and sends POST /auth/claim with "
+	    "{\"claim_code\": \"%s\"} and a Bearer token to link you to their account.", c->claim);
+	jadd_action(next, "claim_ownership", "POST /auth/claim", what);
+	json_object_object_add(o, "nextActions", next);
+	reply_json(r, 201, o);
+	return DB_OK;
+}
+
+/* POST /agents/register */
+int
+h_register(struct req *r)
+{
+	struct register_ctx c;
+	struct profile_in in = { 0 };
+	unsigned present;
+
+	if (decode_body(r, register_fields, NFIELDS(register_fields), &in, &present) != 0)
+		return 0;
+	memset(&c, 0, sizeof c);
+	if (ids_new(IDS_AGENT, &secret_rng, c.a.id) != 0 || apikey_new(&secret_rng, c.key) != 0 ||
+	    claim_code_new(&secret_rng, c.claim) != 0)
+		return reply_err(r, ARPS_E_INTERNAL, "cannot generate identifiers");
+	snprintf(c.a.name, sizeof c.a.name, "%s", in.name);
+	if (in.description != NULL) {
+		c.a.has_description = 1;
+		snprintf(c.a.description, sizeof c.a.description, "%s", in.description);
+	}
+	c.a.reputation = REP_START;
+	c.a.created_at = r->now;
+	secret_hash(r->cfg, "apikey", c.key, strlen(c.key), c.keyhash);
+	secret_hash(r->cfg, "claim", c.claim, strlen(c.claim), c.claimhash);
+	req_tx(r, register_tx, &c);
+	sodium_memzero(c.key, sizeof c.key);
+	return 0;
+}
+
+/* The answer of GET and PATCH /agents/me (design.md 6.4). */
+static int
+reply_me(struct req *r)
+{
+	struct agent_current cur;
+	struct json_object *o, *cs;
+	struct agent a;
+	enum db_rc rc;
+
+	if ((rc = db_agent_get(r->db, r->who.id, 0, &a)) != DB_OK ||
+	    (rc = db_agent_current(r->db, r->who.id, &cur)) != DB_OK)
+		return reply_db(r, rc == DB_NOTFOUND ? DB_ERR : rc);
+	o = json_object_new_object();
+	jadd_str(o, "agent_id", a.id);
+	jadd_str(o, "name", a.name);
+	jadd_str(o, "description", a.has_description ? a.description : NULL);
+	jadd_str(o, "status", a.status);
+	jadd_int(o, "reputation", a.reputation);
+	jadd_str(o, "tier", rep_tier_name(rep_tier_of(a.reputation)));
+	if (cur.study_id[0] != '\0') {
+		cs = json_object_new_object();
+		jadd_str(cs, "study_id", cur.study_id);
+		jadd_str(cs, "participation_id", cur.participation_id);
+		jadd_str(cs, "status", cur.status);
+		jadd_time(cs, "accepted_at", cur.accepted_at);
+		json_object_object_add(o, "current_study", cs);
+	} else
+		json_object_object_add(o, "current_study", NULL);
+	jadd_time(o, "last_heartbeat", a.last_heartbeat);
+	jadd_time(o, "created_at", a.created_at);
+	return reply_json(r, 200, o);
+}
+
+/* GET /agents/me */
+int
+h_me_get(struct req *r)
+{
+	return reply_me(r);
+}
+
+struct patch_ctx {
+	struct profile_in in;
+	unsigned present;
+};
+
+static int
+patch_tx(struct req *r, void *arg)
+{
+	struct patch_ctx *c = arg;
+	int clear = (c->present & 2) == 0 && req_json(r) != NULL &&
+	    json_object_object_get_ex(r->json, "description", NULL);
+	enum db_rc rc;
+
+	if ((rc = db_agent_update(r->db, r->who.id, c->in.name, c->in.description, clear)) != DB_OK)
+		return rc;
+	reply_me(r);
+	return r->status == 200 ? DB_OK : DB_ROLLBACK;
+}
+
+/* PATCH /agents/me: name and/or description; "description": null clears it. */
+int
+h_me_patch(struct req *r)
+{
+	struct patch_ctx c;
+
+	memset(&c, 0, sizeof c);
+	if (decode_body(r, patch_fields, NFIELDS(patch_fields), &c.in, &c.present) != 0)
+		return 0;
+	return req_tx(r, patch_tx, &c);
+}
+
+struct bio_in {
+	const char *bio;
+};
+
+static const struct field bio_fields[] = {
+	{ "bio", F_STR, F_REQUIRED, VAL_BIO_MIN, VAL_BIO_MAX, offsetof(struct bio_in, bio) },
+};
+
+static int
+bio_tx(struct req *r, void *arg)
+{
+	struct bio_in *in = arg;
+	struct json_object *o;
+	enum db_rc rc;
+
+	if ((rc = db_bio_set(r->db, r->who.id, in->bio, r->now)) != DB_OK)
+		return rc;
+	o = json_object_new_object();
+	jadd_str(o, "bio", in->bio);
+	jadd_str(o, "embedding_status", "processing");
+	jadd_time(o, "updated_at", r->now);
+	reply_json(r, 200, o);
+	return DB_OK;
+}
+
+/* Set after the answer is sent to embed the bio (the matching module). */
+void (*bio_embed_hook)(struct req *, void *);
+
+/* POST /profile/bio: stored as processing; embedded after the answer. */
+int
+h_bio_set(struct req *r)
+{
+	struct bio_in in = { 0 };
+	unsigned present;
+
+	if (decode_body(r, bio_fields, NFIELDS(bio_fields), &in, &present) != 0)
+		return 0;
+	if (req_tx(r, bio_tx, &in) == 0 && r->status == 200 && bio_embed_hook != NULL) {
+		r->after = bio_embed_hook;
+		r->after_arg = NULL;
+	}
+	return 0;
+}
+
+/* GET /profile/bio (design.md 6.5). */
+int
+h_bio_get(struct req *r)
+{
+	struct json_object *o;
+	char status[16], *bio = NULL;
+	int64_t updated;
+	enum db_rc rc;
+
+	if ((rc = db_bio_get(r->db, r->who.id, &bio, status, &updated)) != DB_OK)
+		return reply_db(r, rc);
+	o = json_object_new_object();
+	jadd_str(o, "bio", bio);
+	jadd_str(o, "embedding_status", status);
+	jadd_time(o, "updated_at", updated);
+	free(bio);
+	return reply_json(r, 200, o);
+}
+
+/* POST /heartbeat: at most one per agent per 10 minutes. */
+int
+h_heartbeat(struct req *r)
+{
+	struct json_object *o;
+	int64_t last, retry;
+	int ok;
+	enum db_rc rc;
+
+	if ((rc = db_agent_heartbeat(r->db, r->who.id, r->now, HEARTBEAT_INTERVAL, &ok, &last)) != DB_OK)
+		return reply_db(r, rc);
+	if (!ok) {
+		retry = last + HEARTBEAT_INTERVAL - r->now;
+		if (retry < 1)
+			retry = 1;
+		reply_header(r, "Retry-After", "%lld", (long long)retry);
+		return reply_err(r, ARPS_E_RATE_LIMITED,
+		    "one heartbeat per 10 minutes; retry in %lld seconds", (long long)retry);
+	}
+	o = json_object_new_object();
+	jadd_str(o, "status", "ok");
+	jadd_time(o, "last_heartbeat", r->now);
+	jadd_time(o, "next_heartbeat_at", r->now + HEARTBEAT_INTERVAL);
+	return reply_json(r, 200, o);
+}

@@ -1,0 +1,107 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "core/validate.h"
+#include "fcgi/fields.h"
+
+static int
+bad(struct req *r, const char *name, const char *why)
+{
+	return reply_err(r, ARPS_E_VALIDATION, "%s: %s", name, why);
+}
+
+int
+decode_body(struct req *r, const struct field *fields, size_t n, void *out,
+    unsigned *present)
+{
+	struct json_object *body, *v;
+	size_t i, len, nchars;
+	const char *s;
+	int64_t t;
+
+	*present = 0;
+	if ((body = req_json(r)) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		const struct field *f = &fields[i];
+		char *dst = (char *)out + f->off;
+
+		if (!json_object_object_get_ex(body, f->name, &v) ||
+		    (v == NULL && (f->flags & F_NULLABLE))) {
+			if (f->flags & F_REQUIRED)
+				return bad(r, f->name, "is required");
+			continue;
+		}
+		if (v == NULL)
+			return bad(r, f->name, "must not be null");
+		if (f->type == F_INT) {
+			if (!json_object_is_type(v, json_type_int))
+				return bad(r, f->name, "must be an integer");
+			t = json_object_get_int64(v);
+			/* json-c saturates at INT64 bounds: treat them as out of range. */
+			if (t < f->min || t > f->max || t == INT64_MAX || t == INT64_MIN) {
+				reply_err(r, ARPS_E_VALIDATION, "%s: must be between %lld and %lld",
+				    f->name, (long long)f->min, (long long)f->max);
+				return -1;
+			}
+			memcpy(dst, &t, sizeof t);
+			*present |= 1u << i;
+			continue;
+		}
+		if (!json_object_is_type(v, json_type_string))
+			return bad(r, f->name, "must be a string");
+		s = json_object_get_string(v);
+		len = (size_t)json_object_get_string_len(v);
+		if (memchr(s, '\0', len) != NULL)
+			return bad(r, f->name, "must not contain NUL bytes");
+		if (!val_utf8(s, len, &nchars))
+			return bad(r, f->name, "must be valid UTF-8");
+		switch (f->type) {
+		case F_STR:
+			if ((int64_t)nchars < f->min || (int64_t)nchars > f->max) {
+				reply_err(r, ARPS_E_VALIDATION,
+				    "%s: must be %lld to %lld characters long", f->name,
+				    (long long)f->min, (long long)f->max);
+				return -1;
+			}
+			break;
+		case F_URL:
+			if (val_url(s, len) != 0)
+				return bad(r, f->name, "must be an absolute http or https URL");
+			break;
+		case F_EMAIL:
+			if (val_email(s, len) != 0)
+				return bad(r, f->name, "must be an e-mail address");
+			break;
+		case F_TIME:
+			if (val_iso8601(s, len, &t) != 0)
+				return bad(r, f->name, "must be an ISO 8601 timestamp");
+			memcpy(dst, &t, sizeof t);
+			*present |= 1u << i;
+			continue;
+		case F_INT:
+			break;
+		}
+		memcpy(dst, &s, sizeof s);
+		*present |= 1u << i;
+	}
+	return 0;
+}
+
+int
+decode_page(struct req *r, int64_t def, int64_t max, int64_t *limit, int64_t *cursor)
+{
+	char buf[64];
+	const char *v;
+
+	*limit = def;
+	*cursor = 0;
+	if ((v = req_query(r, "limit", buf, sizeof buf)) != NULL &&
+	    val_parse_int64(v, strlen(v), 1, max, limit) != 0)
+		return reply_err(r, ARPS_E_VALIDATION, "limit: must be an integer from 1 to %lld",
+		    (long long)max);
+	if ((v = req_query(r, "cursor", buf, sizeof buf)) != NULL &&
+	    (val_parse_int64(v, strlen(v), 1, INT64_MAX - 1, cursor) != 0))
+		return reply_err(r, ARPS_E_VALIDATION, "cursor: not a cursor from this list");
+	return 0;
+}

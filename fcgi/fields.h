@@ -1,0 +1,47 @@
+/*
+ * Declarative body decoding: a handler lists its fields once (name, type,
+ * bounds, where the value goes) and sees only parsed, validated values.
+ * String values point into the request's JSON and live as long as it.
+ */
+#ifndef ARPS_FCGI_FIELDS_H
+#define ARPS_FCGI_FIELDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fcgi/http.h"
+
+enum ftype {
+	F_STR,		/* string, min..max code points */
+	F_INT,		/* integer, min..max */
+	F_TIME,		/* ISO 8601 string -> int64 unix seconds */
+	F_URL,		/* http(s) URL string */
+	F_EMAIL,	/* e-mail address string */
+};
+
+#define F_REQUIRED	0x1
+#define F_NULLABLE	0x2	/* JSON null counts as absent */
+
+struct field {
+	const char *name;
+	enum ftype type;
+	unsigned flags;
+	int64_t min, max;
+	size_t off;		/* offsetof the destination: const char * or int64_t */
+};
+
+#define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Decode r's JSON body into out by the field table.  *present gets one bit
+ * per field (bit i for fields[i]) that was given.  On any problem answers
+ * 400/415/422 (the detail names the field) and returns -1.
+ */
+int decode_body(struct req *r, const struct field *fields, size_t n, void *out,
+    unsigned *present);
+
+/* `limit` and `cursor` query parameters of a list (design.md 6.15);
+ * answers 422 and returns -1 on a bad value.  cursor is 0 when absent. */
+int decode_page(struct req *r, int64_t def, int64_t max, int64_t *limit, int64_t *cursor);
+
+#endif

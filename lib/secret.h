@@ -1,0 +1,29 @@
+/* Secrets and randomness for every binary (libsodium). */
+#ifndef ARPS_LIB_SECRET_H
+#define ARPS_LIB_SECRET_H
+
+#include <stddef.h>
+
+#include "core/ids.h"
+
+struct config;
+
+/* The process's random source for core/ (randombytes_buf). */
+extern const struct arps_rng secret_rng;
+
+/* Initialise libsodium; 0 or -1. */
+int secret_init(void);
+
+/*
+ * Keyed BLAKE2b-256 of a secret (API key, access token, claim code, login
+ * code) under the server pepper, with a purpose tag for domain separation.
+ * Only this hash is ever stored.
+ */
+void secret_hash(const struct config *cfg, const char *purpose, const char *s, size_t n,
+    unsigned char out[32]);
+
+/* anon_ + 16 hex of HMAC-SHA256(id_secret, study_id "/" agent_id). */
+void secret_anon_id(const struct config *cfg, const char *study_id, const char *agent_id,
+    char out[ANON_BUFSZ]);
+
+#endif

@@ -1,0 +1,42 @@
+/* Multi-step flows the API tests share: register, log in, claim, admin. */
+#ifndef ARPS_TESTS_FLOWS_H
+#define ARPS_TESTS_FLOWS_H
+
+#include "core/ids.h"
+#include "tests/api/client.h"
+
+struct test_agent {
+	char id[IDS_BUFSZ];
+	char key[APIKEY_BUFSZ];
+	char claim[CLAIM_BUFSZ];
+	char hdr[80];		/* "X-API-Key: ..." */
+};
+
+struct test_user {
+	char email[128];
+	char id[IDS_BUFSZ];
+	char token[TOKEN_BUFSZ];
+	char hdr[80];		/* "Authorization: Bearer ..." */
+};
+
+/* A unique e-mail address for this run. */
+void uniq_email(char *buf, size_t n, const char *tag);
+/* Register an agent from a fresh random source address; asserts 201. */
+void agent_new(struct test_agent *a, const char *name);
+/* The newest login code mailed to email (dev mail sink); asserts found. */
+void mail_code(const char *email, char code[8]);
+/* Log in by e-mail code (creating the account); asserts 200. */
+void user_login(struct test_user *u, const char *tag);
+/* Claim agent a for user u; asserts 200. */
+void agent_claim(struct test_agent *a, const struct test_user *u);
+/* A claimed agent with a fresh owner. */
+void agent_claimed(struct test_agent *a, struct test_user *owner, const char *name);
+/* Run arps-admin with the stack's config; returns its exit status.  When
+ * out is not NULL it gets the first line of standard output. */
+int admin(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Run SQL against the stack's database as the service user; exit status. */
+int sql(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The wallet balance via arps-admin: available, frozen. */
+void admin_wallet(const char *owner, long long *available, long long *frozen);
+
+#endif

@@ -1,0 +1,112 @@
+/* Configuration: every key validated, with a message naming the key. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "lib/config.h"
+
+#define BASE "listen = /tmp/x.sock\ndb_user = u\ndb_name = n\n" \
+	"pepper = 0000000000000000000000000000000000000000000000000000000000000000\n" \
+	"id_secret = 1111111111111111111111111111111111111111111111111111111111111111\n"
+
+static int
+load(const char *text, struct config *cfg, char *err, size_t n)
+{
+	char path[] = "/tmp/arps-conf-XXXXXX";
+	int fd = mkstemp(path), rc;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	rc = config_load(cfg, path, err, n);
+	unlink(path);
+	return rc;
+}
+
+static void
+good_file(void **state)
+{
+	static struct config cfg;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(load(BASE "workers = 8\n# comment\n\nfee_bps = 250\n"
+	    "idp.google.issuer = https://accounts.google.com\nidp.google.audience = x\n"
+	    "idp.google.jwks = /etc/arps/google.json\n", &cfg, err, sizeof err), 0);
+	assert_int_equal(cfg.workers, 8);
+	assert_int_equal(cfg.fee_bps, 250);
+	assert_int_equal(cfg.signup_bonus_cents, 100);	/* default */
+	assert_int_equal(cfg.pepper[0], 0);
+	assert_int_equal(cfg.id_secret[31], 0x11);
+	assert_non_null(config_idp(&cfg, "google"));
+	assert_null(config_idp(&cfg, "dev"));
+}
+
+static void
+bad_files(void **state)
+{
+	static const struct { const char *text, *needle; } rows[] = {
+		{ BASE "workers = 0\n", "workers: out of range" },
+		{ BASE "workers = 9x\n", "workers: not an integer" },
+		{ BASE "fee_bps = 10001\n", "fee_bps: out of range" },
+		{ BASE "colour = blue\n", "colour: unknown key" },
+		{ BASE "just words\n", "expected key = value" },
+		{ "db_user = u\ndb_name = n\n", "required key" },
+		{ BASE "pepper = abc\n", "pepper: must be 64 hex" },
+		{ BASE "idp.dev.issuer = x\n", "idp.dev needs issuer, audience and jwks" },
+		{ BASE "idp.Dev.issuer = x\n", "lowercase" },
+		{ BASE "mail_transport = smtp\n", "mail_transport" },
+		{ BASE "db_port = 70000\n", "db_port: out of range" },
+	};
+	static struct config cfg;
+	char err[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		err[0] = '\0';
+		assert_int_equal(load(rows[i].text, &cfg, err, sizeof err), -1);
+		if (strstr(err, rows[i].needle) == NULL)
+			fail_msg("row %zu: '%s' does not mention '%s'", i, err, rows[i].needle);
+	}
+}
+
+static void
+path_order(void **state)
+{
+	char *argv[] = { "x", "--config", "/a.conf", NULL };
+
+	(void)state;
+	setenv("ARPS_CONFIG", "/b.conf", 1);
+	assert_string_equal(config_path(3, argv), "/a.conf");
+	assert_string_equal(config_path(1, argv), "/b.conf");
+	unsetenv("ARPS_CONFIG");
+	assert_string_equal(config_path(1, argv), "/etc/arps/arps.conf");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(good_file),
+		cmocka_unit_test(bad_files),
+		cmocka_unit_test(path_order),
+	};
+	const char *keep = getenv("ARPS_CONFIG");
+	char saved[1024] = "";
+	int rc;
+
+	if (keep)
+		snprintf(saved, sizeof saved, "%s", keep);
+	rc = cmocka_run_group_tests_name("config", tests, NULL, NULL);
+	if (saved[0])
+		setenv("ARPS_CONFIG", saved, 1);
+	return rc;
+}

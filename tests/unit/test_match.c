@@ -1,0 +1,200 @@
+/* Unit tests: core/match (cosine, scores, visibility, ranking). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "core/errors.h"
+#include "core/match.h"
+
+#define EPS	1e-9
+
+static void
+test_cosine(void **state)
+{
+	static const struct {
+		float	 a[3], b[3];
+		size_t	 n;
+		int	 rc;
+		double	 c;
+	} rows[] = {
+		{ { 1, 0, 0 }, { 1, 0, 0 }, 3, ARPS_OK, 1 },
+		{ { 1, 0, 0 }, { 0, 1, 0 }, 3, ARPS_OK, 0 },
+		{ { 1, 0, 0 }, { -1, 0, 0 }, 3, ARPS_OK, -1 },
+		{ { 1, 1, 0 }, { 1, 0, 0 }, 3, ARPS_OK, 0.70710678118654752 },
+		{ { 3, 4, 0 }, { 6, 8, 0 }, 3, ARPS_OK, 1 },
+		{ { 2, 0, 0 }, { 5, 0, 0 }, 1, ARPS_OK, 1 },
+		{ { 0, 0, 0 }, { 1, 0, 0 }, 3, ARPS_E_VALIDATION, 0 },
+		{ { 1, 0, 0 }, { 0, 0, 0 }, 3, ARPS_E_VALIDATION, 0 },
+		{ { 1, 0, 0 }, { 1, 0, 0 }, 0, ARPS_E_VALIDATION, 0 },
+		{ { 1, NAN, 0 }, { 1, 0, 0 }, 3, ARPS_E_VALIDATION, 0 },
+		{ { 1, 0, 0 }, { INFINITY, 0, 0 }, 3, ARPS_E_VALIDATION, 0 },
+	};
+	size_t	 i;
+	double	 c;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		c = 42;
+		assert_int_equal(match_cosine(rows[i].a, rows[i].b, rows[i].n, &c),
+		    rows[i].rc);
+		if (rows[i].rc == ARPS_OK)
+			assert_true(fabs(c - rows[i].c) < 1e-6);
+		else
+			assert_true(c == 42);
+	}
+	assert_int_equal(match_cosine(NULL, rows[0].b, 3, &c), ARPS_E_VALIDATION);
+	assert_int_equal(match_cosine(rows[0].a, NULL, 3, &c), ARPS_E_VALIDATION);
+	assert_int_equal(match_cosine(rows[0].a, rows[0].b, 3, NULL),
+	    ARPS_E_VALIDATION);
+}
+
+static void
+test_scores(void **state)
+{
+	static const struct {
+		double		 cosine;
+		enum rep_tier	 tier;
+		double		 sim, score;
+	} rows[] = {
+		{ 1, REP_TIER_PRIORITY, 1, 0.9999 },
+		{ 1, REP_TIER_STANDARD, 1, 0.925 },
+		{ 1, REP_TIER_BASIC, 1, 0.85 },
+		{ 0, REP_TIER_STANDARD, 0.5, 0.55 },
+		{ 0, REP_TIER_PRIORITY, 0.5, 0.625 },
+		{ -1, REP_TIER_BASIC, 0, 0.1 },
+		{ -1, REP_TIER_PRIORITY, 0, 0.25 },
+		{ 0.6, REP_TIER_STANDARD, 0.8, 0.775 },
+		{ 2, REP_TIER_STANDARD, 1, 0.925 },		/* clamped */
+		{ -3, REP_TIER_STANDARD, 0, 0.175 },		/* clamped */
+		{ NAN, REP_TIER_STANDARD, 0, 0.175 },
+		{ 1, REP_TIER_SUSPENDED, 1, 0.75 },
+		{ 0.9999, REP_TIER_PRIORITY, 0.99995, 0.9999 },
+	};
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		double s = match_similarity(rows[i].cosine);
+
+		assert_true(fabs(s - rows[i].sim) < EPS);
+		assert_true(fabs(match_score(s, rows[i].tier) - rows[i].score) < EPS);
+		assert_true(match_score(s, rows[i].tier) < 1.0);
+	}
+	assert_true(match_tier_weight(REP_TIER_SUSPENDED) == 0);
+	assert_true(fabs(match_tier_weight(REP_TIER_BASIC) - 0.4) < EPS);
+	assert_true(fabs(match_tier_weight(REP_TIER_STANDARD) - 0.7) < EPS);
+	assert_true(match_tier_weight(REP_TIER_PRIORITY) == 1.0);
+	assert_true(match_tier_weight(REP_TIER__MAX) == 0);
+	/* similarity outside [0,1] passed straight to match_score is clamped */
+	assert_true(fabs(match_score(5, REP_TIER_BASIC) - 0.85) < EPS);
+	assert_true(fabs(match_score(-5, REP_TIER_BASIC) - 0.1) < EPS);
+}
+
+static void
+test_visible(void **state)
+{
+	static const struct {
+		enum rep_tier	 tier;
+		int64_t		 created, now, fam;
+		bool		 vis;
+	} rows[] = {
+		{ REP_TIER_PRIORITY, 1000, 1000, 15, true },
+		{ REP_TIER_PRIORITY, 1000, 999, 15, true },
+		{ REP_TIER_STANDARD, 1000, 1000, 15, false },
+		{ REP_TIER_STANDARD, 1000, 1000 + 899, 15, false },
+		{ REP_TIER_STANDARD, 1000, 1000 + 900, 15, true },
+		{ REP_TIER_BASIC, 1000, 1000 + 899, 15, false },
+		{ REP_TIER_BASIC, 1000, 1000 + 900, 15, true },
+		{ REP_TIER_BASIC, 1000, 1000, 0, true },
+		{ REP_TIER_BASIC, 1000, 1000, -5, true },
+		{ REP_TIER_SUSPENDED, 0, 100000, 15, false },
+		{ REP_TIER__MAX, 0, 100000, 15, false },
+		{ REP_TIER_STANDARD, INT64_MAX - 10, INT64_MAX, 15, false },
+		{ REP_TIER_STANDARD, 0, INT64_MAX, INT64_MAX, false },
+	};
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		assert_int_equal(match_visible(rows[i].tier, rows[i].created,
+		    rows[i].now, rows[i].fam), rows[i].vis);
+}
+
+#define NOW	100000
+
+/* Eight candidates: ref, cosine-mapped similarity, created_at. */
+static const struct match_cand base[] = {
+	{ 0, 0.90, NOW - 3600, 0 },
+	{ 1, 0.50, NOW - 3600, 0 },
+	{ 2, 0.95, NOW - 60, 0 },	/* fresh: priority only */
+	{ 3, 0.70, NOW - 7200, 0 },
+	{ 4, 0.70, NOW - 3600, 0 },	/* ties 3: newer first */
+	{ 5, 0.10, NOW - 900, 0 },	/* exactly at 15 min: visible */
+	{ 6, 0.80, NOW - 899, 0 },	/* one second short */
+	{ 7, 0.70, NOW - 3600, 0 },	/* ties 4 fully: lower ref first */
+};
+
+static void
+test_rank(void **state)
+{
+	static const struct {
+		enum rep_tier	 tier;
+		size_t		 basic_max, limit;
+		size_t		 n;
+		size_t		 order[8];
+	} rows[] = {
+		{ REP_TIER_PRIORITY, 5, 0, 8, { 2, 0, 6, 4, 7, 3, 1, 5 } },
+		{ REP_TIER_STANDARD, 5, 0, 6, { 0, 4, 7, 3, 1, 5 } },
+		{ REP_TIER_STANDARD, 5, 3, 3, { 0, 4, 7 } },
+		{ REP_TIER_BASIC, 5, 0, 5, { 0, 4, 7, 3, 1 } },
+		{ REP_TIER_BASIC, 5, 2, 2, { 0, 4 } },
+		{ REP_TIER_BASIC, 0, 0, 0, { 0 } },
+		{ REP_TIER_BASIC, 100, 0, 6, { 0, 4, 7, 3, 1, 5 } },
+		{ REP_TIER_SUSPENDED, 5, 0, 0, { 0 } },
+		{ REP_TIER__MAX, 5, 0, 0, { 0 } },
+	};
+	struct match_cand	 c[8];
+	struct match_params	 p;
+	size_t			 i, j, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		for (j = 0; j < 8; j++)
+			c[j] = base[j];
+		p.first_access_minutes = 15;
+		p.basic_max_studies = rows[i].basic_max;
+		p.limit = rows[i].limit;
+		n = match_rank(c, 8, rows[i].tier, NOW, &p);
+		assert_int_equal(n, rows[i].n);
+		for (j = 0; j < n; j++) {
+			assert_int_equal(c[j].ref, rows[i].order[j]);
+			assert_true(fabs(c[j].score - match_score(
+			    base[c[j].ref].similarity, rows[i].tier)) < EPS);
+			if (j > 0)
+				assert_true(c[j - 1].score >= c[j].score);
+		}
+	}
+	p.first_access_minutes = 15;
+	p.basic_max_studies = 5;
+	p.limit = 0;
+	assert_int_equal(match_rank(NULL, 8, REP_TIER_PRIORITY, NOW, &p), 0);
+	assert_int_equal(match_rank(c, 8, REP_TIER_PRIORITY, NOW, NULL), 0);
+	assert_int_equal(match_rank(c, 0, REP_TIER_PRIORITY, NOW, &p), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cosine),
+		cmocka_unit_test(test_scores),
+		cmocka_unit_test(test_visible),
+		cmocka_unit_test(test_rank),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,374 @@
+/* Unit tests: core/validate (UTF-8, lengths, ints, URL, e-mail, ISO). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/errors.h"
+#include "core/validate.h"
+
+/* Strings with explicit byte lengths (they may hold NUL). */
+#define S(lit)	lit, sizeof(lit) - 1
+
+static void
+test_utf8(void **state)
+{
+	static const struct {
+		const char	*s;
+		size_t		 len;
+		bool		 ok;
+		size_t		 nchars;
+	} rows[] = {
+		{ S(""), true, 0 },
+		{ S("abc"), true, 3 },
+		{ S("\x7f"), true, 1 },
+		{ S("h\xc3\xa9llo"), true, 5 },			/* é */
+		{ S("\xc2\x80"), true, 1 },			/* U+0080 */
+		{ S("\xdf\xbf"), true, 1 },			/* U+07FF */
+		{ S("\xe0\xa0\x80"), true, 1 },			/* U+0800 */
+		{ S("\xe2\x82\xac"), true, 1 },			/* € */
+		{ S("\xed\x9f\xbf"), true, 1 },			/* U+D7FF */
+		{ S("\xee\x80\x80"), true, 1 },			/* U+E000 */
+		{ S("\xef\xbf\xbd"), true, 1 },			/* U+FFFD */
+		{ S("\xef\xbf\xbf"), true, 1 },			/* U+FFFF */
+		{ S("\xf0\x90\x80\x80"), true, 1 },		/* U+10000 */
+		{ S("\xf0\x9f\x98\x80"), true, 1 },		/* emoji */
+		{ S("\xf3\xbf\xbf\xbf"), true, 1 },
+		{ S("\xf4\x8f\xbf\xbf"), true, 1 },		/* U+10FFFF */
+		{ S("a\xf0\x9f\x98\x80" "b\xc3\xa9"), true, 4 },
+		/* NUL anywhere */
+		{ S("\0"), false, 0 },
+		{ S("ab\0c"), false, 0 },
+		{ S("abc\0"), false, 0 },
+		/* stray continuation, bad leads */
+		{ S("\x80"), false, 0 },
+		{ S("\xbf"), false, 0 },
+		{ S("a\x80z"), false, 0 },
+		{ S("\xfe"), false, 0 },
+		{ S("\xff"), false, 0 },
+		{ S("\xf5\x80\x80\x80"), false, 0 },		/* > U+10FFFF */
+		{ S("\xf8\x88\x80\x80\x80"), false, 0 },
+		/* overlongs */
+		{ S("\xc0\x80"), false, 0 },			/* overlong NUL */
+		{ S("\xc0\xaf"), false, 0 },
+		{ S("\xc1\xbf"), false, 0 },
+		{ S("\xe0\x80\xaf"), false, 0 },
+		{ S("\xe0\x9f\xbf"), false, 0 },
+		{ S("\xf0\x80\x80\xaf"), false, 0 },
+		{ S("\xf0\x8f\xbf\xbf"), false, 0 },
+		/* surrogates */
+		{ S("\xed\xa0\x80"), false, 0 },		/* U+D800 */
+		{ S("\xed\xbf\xbf"), false, 0 },		/* U+DFFF */
+		{ S("\xed\xa0\xbd\xed\xb8\x80"), false, 0 },	/* CESU pair */
+		/* above U+10FFFF */
+		{ S("\xf4\x90\x80\x80"), false, 0 },
+		/* truncated and bad continuations */
+		{ S("\xc3"), false, 0 },
+		{ S("\xe2\x82"), false, 0 },
+		{ S("\xf0\x9f\x98"), false, 0 },
+		{ S("\xc3\x41"), false, 0 },
+		{ S("\xe2\x41\xac"), false, 0 },
+		{ S("\xe2\x82\x41"), false, 0 },
+		{ S("\xf0\x9f\x41\x80"), false, 0 },
+		{ S("\xf0\x9f\x98\xc0"), false, 0 },
+	};
+	size_t	 i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		n = 999;
+		assert_int_equal(val_utf8(rows[i].s, rows[i].len, &n), rows[i].ok);
+		assert_int_equal(n, rows[i].ok ? rows[i].nchars : 999);
+		assert_int_equal(val_utf8(rows[i].s, rows[i].len, NULL), rows[i].ok);
+	}
+	assert_false(val_utf8(NULL, 1, NULL));
+	assert_true(val_utf8(NULL, 0, NULL));
+}
+
+static void
+test_strings(void **state)
+{
+	static const struct {
+		const char	*s;
+		size_t		 len, min, max;
+		int		 chars_rc, bytes_rc;
+	} rows[] = {
+		{ S(""), 0, 10, ARPS_OK, ARPS_OK },
+		{ S(""), 1, 10, ARPS_E_VALIDATION, ARPS_E_VALIDATION },
+		{ S("a"), 1, 1, ARPS_OK, ARPS_OK },
+		{ S("ab"), 1, 1, ARPS_E_VALIDATION, ARPS_E_VALIDATION },
+		/* 3 chars, 6 bytes */
+		{ S("\xc3\xa9\xc3\xa9\xc3\xa9"), 3, 3, ARPS_OK, ARPS_E_VALIDATION },
+		{ S("\xc3\xa9\xc3\xa9\xc3\xa9"), 1, 5, ARPS_OK, ARPS_E_VALIDATION },
+		{ S("\xc3\xa9\xc3\xa9\xc3\xa9"), 4, 6, ARPS_E_VALIDATION, ARPS_OK },
+		{ S("\xf0\x9f\x98\x80"), 1, 1, ARPS_OK, ARPS_E_VALIDATION },
+		{ S("a\0b"), 0, 10, ARPS_E_VALIDATION, ARPS_E_VALIDATION },
+		{ S("\xc0\x80"), 0, 10, ARPS_E_VALIDATION, ARPS_E_VALIDATION },
+	};
+	char	 big[VAL_BIO_MAX + 2];
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		assert_int_equal(val_string(rows[i].s, rows[i].len, rows[i].min,
+		    rows[i].max), rows[i].chars_rc);
+		assert_int_equal(val_string_bytes(rows[i].s, rows[i].len,
+		    rows[i].min, rows[i].max), rows[i].bytes_rc);
+	}
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(val_string(big, VAL_BIO_MAX, VAL_BIO_MIN, VAL_BIO_MAX),
+	    ARPS_OK);
+	assert_int_equal(val_string(big, VAL_BIO_MAX + 1, VAL_BIO_MIN,
+	    VAL_BIO_MAX), ARPS_E_VALIDATION);
+}
+
+static void
+test_int_range(void **state)
+{
+	static const struct {
+		int64_t	 v, lo, hi;
+		int	 rc;
+	} rows[] = {
+		{ 1, VAL_REWARD_MIN, VAL_REWARD_MAX, ARPS_OK },
+		{ 0, VAL_REWARD_MIN, VAL_REWARD_MAX, ARPS_E_VALIDATION },
+		{ -1, VAL_REWARD_MIN, VAL_REWARD_MAX, ARPS_E_VALIDATION },
+		{ 1000000, VAL_REWARD_MIN, VAL_REWARD_MAX, ARPS_OK },
+		{ 1000001, VAL_REWARD_MIN, VAL_REWARD_MAX, ARPS_E_VALIDATION },
+		{ 10000, VAL_MAX_PARTICIPANTS_MIN, VAL_MAX_PARTICIPANTS_MAX, ARPS_OK },
+		{ 10001, VAL_MAX_PARTICIPANTS_MIN, VAL_MAX_PARTICIPANTS_MAX,
+		    ARPS_E_VALIDATION },
+		{ 1440, VAL_DURATION_MIN, VAL_DURATION_MAX, ARPS_OK },
+		{ 1441, VAL_DURATION_MIN, VAL_DURATION_MAX, ARPS_E_VALIDATION },
+		{ INT64_MAX, INT64_MIN, INT64_MAX, ARPS_OK },
+		{ INT64_MIN, INT64_MIN, INT64_MAX, ARPS_OK },
+	};
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		assert_int_equal(val_int_range(rows[i].v, rows[i].lo, rows[i].hi),
+		    rows[i].rc);
+}
+
+static void
+test_parse_int(void **state)
+{
+	static const struct {
+		const char	*s;
+		int64_t		 lo, hi;
+		int		 rc;
+		int64_t		 v;
+	} rows[] = {
+		{ "50", 1, 200, ARPS_OK, 50 },
+		{ "1", 1, 200, ARPS_OK, 1 },
+		{ "200", 1, 200, ARPS_OK, 200 },
+		{ "0", 1, 200, ARPS_E_VALIDATION, 0 },
+		{ "201", 1, 200, ARPS_E_VALIDATION, 0 },
+		{ "0", 0, 1, ARPS_OK, 0 },
+		{ "-5", -10, 10, ARPS_OK, -5 },
+		{ "-0", -10, 10, ARPS_E_VALIDATION, 0 },
+		{ "-", -10, 10, ARPS_E_VALIDATION, 0 },
+		{ "", 0, 10, ARPS_E_VALIDATION, 0 },
+		{ "+5", 0, 10, ARPS_E_VALIDATION, 0 },
+		{ " 5", 0, 10, ARPS_E_VALIDATION, 0 },
+		{ "5 ", 0, 10, ARPS_E_VALIDATION, 0 },
+		{ "05", 0, 10, ARPS_E_VALIDATION, 0 },
+		{ "5a", 0, 10, ARPS_E_VALIDATION, 0 },
+		{ "1e3", 0, 10000, ARPS_E_VALIDATION, 0 },
+		{ "0x10", 0, 100, ARPS_E_VALIDATION, 0 },
+		{ "9223372036854775807", INT64_MIN, INT64_MAX, ARPS_OK, INT64_MAX },
+		{ "9223372036854775808", INT64_MIN, INT64_MAX, ARPS_E_VALIDATION, 0 },
+		{ "-9223372036854775808", INT64_MIN, INT64_MAX, ARPS_OK, INT64_MIN },
+		{ "-9223372036854775809", INT64_MIN, INT64_MAX, ARPS_E_VALIDATION, 0 },
+		{ "99999999999999999999", INT64_MIN, INT64_MAX, ARPS_E_VALIDATION, 0 },
+		{ "18446744073709551617", INT64_MIN, INT64_MAX, ARPS_E_VALIDATION, 0 },
+	};
+	size_t	 i;
+	int64_t	 v;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		v = 42;
+		assert_int_equal(val_parse_int64(rows[i].s, strlen(rows[i].s),
+		    rows[i].lo, rows[i].hi, &v), rows[i].rc);
+		assert_int_equal(v, rows[i].rc == ARPS_OK ? rows[i].v : 42);
+	}
+	assert_int_equal(val_parse_int64(NULL, 0, 0, 1, &v), ARPS_E_VALIDATION);
+	assert_int_equal(val_parse_int64("1", 1, 0, 1, NULL), ARPS_E_VALIDATION);
+	assert_int_equal(val_parse_int64("1\0", 2, 0, 1, &v), ARPS_E_VALIDATION);
+}
+
+static void
+test_url(void **state)
+{
+	static const struct {
+		const char	*s;
+		int		 rc;
+	} rows[] = {
+		{ "https://example.com", ARPS_OK },
+		{ "http://example.com", ARPS_OK },
+		{ "HTTPS://Example.COM/Path", ARPS_OK },
+		{ "https://example.com/", ARPS_OK },
+		{ "https://survey.example.org/s/abc?x=1&y=%20z#frag", ARPS_OK },
+		{ "https://example.com?x=1", ARPS_OK },
+		{ "https://example.com#top", ARPS_OK },
+		{ "https://localhost:8080/x", ARPS_OK },
+		{ "http://127.0.0.1/", ARPS_OK },
+		{ "http://[::1]:8080/", ARPS_OK },
+		{ "http://[2001:db8::1]/", ARPS_OK },
+		{ "https://a-b.c-d.example/", ARPS_OK },
+		{ "https://example.com:65535", ARPS_OK },
+		{ "https://example.com:1/", ARPS_OK },
+		{ "ftp://example.com/", ARPS_E_VALIDATION },
+		{ "javascript:alert(1)", ARPS_E_VALIDATION },
+		{ "file:///etc/passwd", ARPS_E_VALIDATION },
+		{ "https:/example.com", ARPS_E_VALIDATION },
+		{ "https//example.com", ARPS_E_VALIDATION },
+		{ "example.com", ARPS_E_VALIDATION },
+		{ "//example.com", ARPS_E_VALIDATION },
+		{ "https://", ARPS_E_VALIDATION },
+		{ "https:///path", ARPS_E_VALIDATION },
+		{ "https://?q", ARPS_E_VALIDATION },
+		{ "https://:80/", ARPS_E_VALIDATION },
+		{ "https://example.com:0/", ARPS_E_VALIDATION },
+		{ "https://example.com:65536/", ARPS_E_VALIDATION },
+		{ "https://example.com:/", ARPS_E_VALIDATION },
+		{ "https://example.com:8a/", ARPS_E_VALIDATION },
+		{ "https://user:pw@example.com/", ARPS_E_VALIDATION },
+		{ "https://evil.com@example.com/", ARPS_E_VALIDATION },
+		{ "https://exa mple.com/", ARPS_E_VALIDATION },
+		{ "https://example.com/a b", ARPS_E_VALIDATION },
+		{ "https://example.com/\t", ARPS_E_VALIDATION },
+		{ "https://example.com/\x7f", ARPS_E_VALIDATION },
+		{ "https://example.com/\r\nX: y", ARPS_E_VALIDATION },
+		{ "https://ex\xc3\xa4mple.com/", ARPS_E_VALIDATION },
+		{ "https://-example.com/", ARPS_E_VALIDATION },
+		{ "https://example-.com/", ARPS_E_VALIDATION },
+		{ "https://example..com/", ARPS_E_VALIDATION },
+		{ "https://.example.com/", ARPS_E_VALIDATION },
+		{ "https://exa_mple.com/", ARPS_E_VALIDATION },
+		{ "http://[::1/", ARPS_E_VALIDATION },
+		{ "http://[]/", ARPS_E_VALIDATION },
+		{ "http://[zz::1]/", ARPS_E_VALIDATION },
+		{ "http://[1]/", ARPS_E_VALIDATION },
+		{ "http://[::1]x/", ARPS_E_VALIDATION },
+		{ "", ARPS_E_VALIDATION },
+	};
+	char	 big[VAL_URL_MAX + 2];
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		assert_int_equal(val_url(rows[i].s, strlen(rows[i].s)), rows[i].rc);
+	/* length bound: exactly 2048 bytes passes, 2049 fails */
+	memset(big, 'a', sizeof(big));
+	memcpy(big, "https://example.com/", 20);
+	assert_int_equal(val_url(big, VAL_URL_MAX), ARPS_OK);
+	assert_int_equal(val_url(big, VAL_URL_MAX + 1), ARPS_E_VALIDATION);
+	/* a label over 63 bytes */
+	memset(big, 'a', sizeof(big));
+	memcpy(big, "https://", 8);
+	assert_int_equal(val_url(big, 8 + 63), ARPS_OK);
+	assert_int_equal(val_url(big, 8 + 64), ARPS_E_VALIDATION);
+	assert_int_equal(val_url(S("https://example.com/\0")), ARPS_E_VALIDATION);
+	assert_int_equal(val_url(NULL, 0), ARPS_E_VALIDATION);
+}
+
+static void
+test_email(void **state)
+{
+	static const struct {
+		const char	*s;
+		int		 rc;
+	} rows[] = {
+		{ "a@b.co", ARPS_OK },
+		{ "alice@example.com", ARPS_OK },
+		{ "Alice.Smith+tag@Mail.Example.ORG", ARPS_OK },
+		{ "o'brien@example.ie", ARPS_OK },
+		{ "x_y-z!#$%&*/=?^`{|}~@sub-domain.example.com", ARPS_OK },
+		{ "1@2.3", ARPS_OK },
+		{ "", ARPS_E_VALIDATION },
+		{ "a@", ARPS_E_VALIDATION },
+		{ "@b.co", ARPS_E_VALIDATION },
+		{ "alice", ARPS_E_VALIDATION },
+		{ "alice@localhost", ARPS_E_VALIDATION },
+		{ "alice@@example.com", ARPS_E_VALIDATION },
+		{ "a@b@example.com", ARPS_E_VALIDATION },
+		{ ".alice@example.com", ARPS_E_VALIDATION },
+		{ "alice.@example.com", ARPS_E_VALIDATION },
+		{ "al..ice@example.com", ARPS_E_VALIDATION },
+		{ "al ice@example.com", ARPS_E_VALIDATION },
+		{ "alice@exa mple.com", ARPS_E_VALIDATION },
+		{ "\"alice\"@example.com", ARPS_E_VALIDATION },
+		{ "alice(x)@example.com", ARPS_E_VALIDATION },
+		{ "alice@example..com", ARPS_E_VALIDATION },
+		{ "alice@.example.com", ARPS_E_VALIDATION },
+		{ "alice@example.com.", ARPS_E_VALIDATION },
+		{ "alice@-example.com", ARPS_E_VALIDATION },
+		{ "alice@example-.com", ARPS_E_VALIDATION },
+		{ "alice@[127.0.0.1]", ARPS_E_VALIDATION },
+		{ "al\xc3\xaf" "ce@example.com", ARPS_E_VALIDATION },
+		{ "alice@ex\xc3\xa4mple.com", ARPS_E_VALIDATION },
+		{ "alice@example.com\n", ARPS_E_VALIDATION },
+	};
+	char	 big[300];
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		assert_int_equal(val_email(rows[i].s, strlen(rows[i].s)),
+		    rows[i].rc);
+	/* local part 64 ok, 65 not */
+	memset(big, 'a', sizeof(big));
+	memcpy(big + 64, "@example.com", 12);
+	assert_int_equal(val_email(big, 76), ARPS_OK);
+	memset(big, 'a', sizeof(big));
+	memcpy(big + 65, "@example.com", 12);
+	assert_int_equal(val_email(big, 77), ARPS_E_VALIDATION);
+	/* total 254 ok, 255 not: a@ + labels of 63 */
+	memset(big, 'b', sizeof(big));
+	memcpy(big, "a@", 2);
+	big[2 + 63] = '.';
+	big[2 + 127] = '.';
+	big[2 + 191] = '.';
+	assert_int_equal(val_email(big, 254), ARPS_OK);
+	assert_int_equal(val_email(big, 255), ARPS_E_VALIDATION);
+	assert_int_equal(val_email(S("a\0@example.com")), ARPS_E_VALIDATION);
+	assert_int_equal(val_email(NULL, 5), ARPS_E_VALIDATION);
+}
+
+static void
+test_iso_and_bounds(void **state)
+{
+	int64_t	 t = 0;
+
+	(void)state;
+	assert_int_equal(val_iso8601(S("2026-01-01T00:00:00Z"), &t), ARPS_OK);
+	assert_int_equal(t, 1767225600);
+	assert_int_equal(val_iso8601(S("2026-02-30T00:00:00Z"), &t),
+	    ARPS_E_VALIDATION);
+	/* the decided bounds are sane */
+	assert_true(VAL_AGENT_NAME_MIN == 1 && VAL_AGENT_NAME_MAX == 100);
+	assert_true(VAL_REWARD_MIN == 1 && VAL_REWARD_MAX == 1000000);
+	assert_true(VAL_LIST_LIMIT_DEFAULT <= VAL_LIST_LIMIT_MAX);
+	assert_true(VAL_AVAILABLE_LIMIT_DEFAULT <= VAL_AVAILABLE_LIMIT_MAX);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_strings),
+		cmocka_unit_test(test_int_range),
+		cmocka_unit_test(test_parse_int),
+		cmocka_unit_test(test_url),
+		cmocka_unit_test(test_email),
+		cmocka_unit_test(test_iso_and_bounds),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
