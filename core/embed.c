@@ -25,12 +25,11 @@ enum { G_ACCUM = 1, G_RELU = 2 };
  * Each panel (K x 64 floats, <= 384 KiB) is streamed once per MR rows of X;
  * the MR x 64 accumulator block lives in registers. */
 
-static void gemm_store(float *y, const v16 *acc, const float *bias, int flags)
+static void gemm_store(float *y, const float *acc, const float *bias, size_t n,
+		       int flags)
 {
-	float tmp[NR];
-	memcpy(tmp, acc, sizeof tmp);
-	for (unsigned j = 0; j < NR; j++) {
-		float v = tmp[j] + bias[j];
+	for (size_t j = 0; j < n; j++) {
+		float v = acc[j] + bias[j];
 		if (flags & G_ACCUM)
 			v += y[j];
 		if ((flags & G_RELU) && v < 0)
@@ -39,25 +38,36 @@ static void gemm_store(float *y, const v16 *acc, const float *bias, int flags)
 	}
 }
 
-#define GEMM_KERNEL(NAME, ATTR, MR)                                            \
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v4 __attribute__((vector_size(16)));
+typedef float v8u __attribute__((vector_size(32), aligned(4)));
+typedef float v4u __attribute__((vector_size(16), aligned(4)));
+
+/* One kernel per instruction set: VT is the native vector (VW floats), a
+ * column block is 4 vectors (COLS = 4 * VW columns of a 64-wide panel), and
+ * MR rows of X share each loaded block of W. */
+#define GEMM_KERNEL(NAME, ATTR, VT, VW, MR)                                    \
 	ATTR static void NAME(float *Y, const float *X, size_t T, size_t K,    \
 			      const float *W, size_t N, const float *bias,     \
 			      int flags)                                       \
 	{                                                                      \
-		for (size_t p = 0; p < N / NR; p++) {                          \
-			const float *wp = W + p * K * NR;                      \
+		const size_t cols = 4 * VW;                                    \
+		for (size_t p = 0; p < N / NR; p++)                            \
+		for (size_t cb = 0; cb < NR; cb += cols) {                     \
+			const float *wp = W + p * K * NR + cb;                 \
+			size_t col = p * NR + cb;                              \
 			size_t t = 0;                                          \
 			for (; t + MR <= T; t += MR) {                         \
-				v16 acc[MR][4];                                \
+				VT acc[MR][4];                                 \
 				_Pragma("GCC unroll 8")                        \
 				for (size_t r = 0; r < MR; r++)                \
 					acc[r][0] = acc[r][1] = acc[r][2] =    \
-						acc[r][3] = (v16){ 0 };        \
+						acc[r][3] = (VT){ 0 };         \
 				const float *x = X + t * K;                    \
 				for (size_t k = 0; k < K; k++) {               \
-					const v16 *w = (const v16 *)(wp + k * NR); \
-					v16 w0 = w[0], w1 = w[1], w2 = w[2],   \
-					    w3 = w[3];                         \
+					const VT *w = (const VT *)(wp + k * NR); \
+					VT w0 = w[0], w1 = w[1], w2 = w[2],    \
+					   w3 = w[3];                          \
 					_Pragma("GCC unroll 8")                \
 					for (size_t r = 0; r < MR; r++) {      \
 						float xv = x[r * K + k];       \
@@ -68,33 +78,32 @@ static void gemm_store(float *y, const v16 *acc, const float *bias, int flags)
 					}                                      \
 				}                                              \
 				for (size_t r = 0; r < MR; r++)                \
-					gemm_store(Y + (t + r) * N + p * NR,   \
-						   acc[r], bias + p * NR,      \
-						   flags);                     \
+					gemm_store(Y + (t + r) * N + col,      \
+						   (const float *)acc[r],      \
+						   bias + col, cols, flags);   \
 			}                                                      \
 			for (; t < T; t++) {                                   \
-				v16 acc[4];                                    \
-				memset(acc, 0, sizeof acc);                    \
+				VT acc[4] = { { 0 } };                         \
 				const float *x = X + t * K;                    \
 				for (size_t k = 0; k < K; k++) {               \
-					const v16 *w = (const v16 *)(wp + k * NR); \
+					const VT *w = (const VT *)(wp + k * NR); \
 					float xv = x[k];                       \
 					acc[0] += w[0] * xv;                   \
 					acc[1] += w[1] * xv;                   \
 					acc[2] += w[2] * xv;                   \
 					acc[3] += w[3] * xv;                   \
 				}                                              \
-				gemm_store(Y + t * N + p * NR, acc,            \
-					   bias + p * NR, flags);              \
+				gemm_store(Y + t * N + col, (const float *)acc, \
+					   bias + col, cols, flags);           \
 			}                                                      \
 		}                                                              \
 	}
 
-GEMM_KERNEL(gemm_generic, , 2)
+GEMM_KERNEL(gemm_generic, , v4, 4, 2)
 #if defined(__GNUC__) && defined(__x86_64__)
 #define HAVE_X86_KERNELS 1
-GEMM_KERNEL(gemm_avx2, __attribute__((target("avx2,fma"))), 2)
-GEMM_KERNEL(gemm_avx512, __attribute__((target("avx512f,fma"))), 6)
+GEMM_KERNEL(gemm_avx2, __attribute__((target("avx2,fma"))), v8, 8, 2)
+GEMM_KERNEL(gemm_avx512, __attribute__((target("avx512f,fma"))), v16, 16, 6)
 #endif
 
 static void gemm(const struct embed_model *m, float *Y, const float *X, size_t T,
@@ -137,62 +146,85 @@ static void layer_norm(float *y, const float *x, size_t T, size_t d,
 	}
 }
 
-static float dot16(const float *a, const float *b, size_t n)
-{
-	v16 acc = { 0 };
-	for (size_t i = 0; i < n; i += 16)
-		acc += *(const v16u *)(a + i) * *(const v16u *)(b + i);
-	float t[16];
-	memcpy(t, &acc, sizeof t);
-	float s = 0;
-	for (int i = 0; i < 16; i++)
-		s += t[i];
-	return s;
-}
+/* Multi-head self attention of one layer over qkv = LN(x) Wqkv + b (rows of
+ * 3*din: q | k | v, head h at columns h*dh of each):
+ *   out[T][din] = concat_h softmax((q_h * scale) k_h^T) v_h.
+ * K of the head is transposed into kt[dh][tp] (tp = T rounded up to 16) so
+ * both products are broadcast-multiply-add loops over whole vectors. */
+#define ATT_KERNEL(NAME, ATTR, VT, VTU, VW)                                                 \
+	ATTR static void NAME(const float *qkv, size_t T, size_t din,          \
+			      float scale, float *out, float *prob, float *kt) \
+	{                                                                      \
+		size_t dh = din / HEADS, st = 3 * din;                         \
+		size_t tp = (T + 15) & ~(size_t)15, nv = tp / VW;              \
+		for (size_t h = 0; h < HEADS; h++) {                           \
+			for (size_t j = 0; j < tp; j++)                        \
+				for (size_t d = 0; d < dh; d++)                \
+					kt[d * tp + j] = j < T ?               \
+						qkv[j * st + din + h * dh + d] : 0; \
+			for (size_t i = 0; i < T; i++) {                       \
+				const float *qi = qkv + i * st + h * dh;       \
+				VT *sv = (VT *)prob;                         \
+				for (size_t c = 0; c < nv; c++)                \
+					sv[c] = (VT){ 0 };                    \
+				for (size_t d = 0; d < dh; d++) {              \
+					float qd = qi[d] * scale;              \
+					const VT *kr = (const VT *)(kt + d * tp); \
+					for (size_t c = 0; c < nv; c++)        \
+						sv[c] += kr[c] * qd;           \
+				}                                              \
+				float mx = prob[0];                            \
+				for (size_t j = 1; j < T; j++)                 \
+					if (prob[j] > mx)                      \
+						mx = prob[j];                  \
+				float sum = 0;                                 \
+				for (size_t j = 0; j < T; j++) {               \
+					prob[j] = expf(prob[j] - mx);          \
+					sum += prob[j];                        \
+				}                                              \
+				float inv = 1.0f / sum;                        \
+				VT acc[128 / VW];                                    \
+				size_t nc = dh / VW;                           \
+				for (size_t c = 0; c < nc; c++)                \
+					acc[c] = (VT){ 0 };                   \
+				for (size_t j = 0; j < T; j++) {               \
+					const float *vj = qkv + j * st + 2 * din + h * dh; \
+					float p = prob[j] * inv;               \
+					for (size_t c = 0; c < nc; c++)        \
+						acc[c] += *(const VTU *)(vj + VW * c) * p; \
+				}                                              \
+				memcpy(out + i * din + h * dh, acc, dh * sizeof(float)); \
+			}                                                      \
+		}                                                              \
+	}
 
-/* Multi-head self attention of one layer: qkv = X Wqkv + b (done by the
- * caller), out[T][din] = concat_h softmax(q_h k_h^T * scale) v_h. */
-static void attention(const float *qkv, size_t T, size_t din, float scale,
-		      float *out, float *prob)
+ATT_KERNEL(att_generic, , v4, v4u, 4)
+#ifdef HAVE_X86_KERNELS
+ATT_KERNEL(att_avx2, __attribute__((target("avx2,fma"))), v8, v8u, 8)
+ATT_KERNEL(att_avx512, __attribute__((target("avx512f,fma"))), v16, v16u, 16)
+#endif
+
+static void attention(const struct embed_model *m, const float *qkv, size_t T,
+		      size_t din, float scale, float *out, float *prob, float *kt)
 {
-	size_t dh = din / HEADS, st = 3 * din;
-	float q[128];
-	for (size_t h = 0; h < HEADS; h++) {
-		for (size_t i = 0; i < T; i++) {
-			const float *qi = qkv + i * st + h * dh;
-			for (size_t j = 0; j < dh; j++)
-				q[j] = qi[j] * scale;
-			float mx = -INFINITY;
-			for (size_t j = 0; j < T; j++) {
-				float s = dot16(q, qkv + j * st + din + h * dh, dh);
-				prob[j] = s;
-				if (s > mx)
-					mx = s;
-			}
-			float sum = 0;
-			for (size_t j = 0; j < T; j++) {
-				prob[j] = expf(prob[j] - mx);
-				sum += prob[j];
-			}
-			float inv = 1.0f / sum;
-			float *o = out + i * din + h * dh;
-			v16 acc[8];
-			memset(acc, 0, sizeof acc);
-			for (size_t j = 0; j < T; j++) {
-				const float *vj = qkv + j * st + 2 * din + h * dh;
-				float p = prob[j] * inv;
-				for (size_t c = 0; c < dh / 16; c++)
-					acc[c] += *(const v16u *)(vj + 16 * c) * p;
-			}
-			memcpy(o, acc, dh * sizeof(float));
-		}
+	switch (m->kernel) {
+#ifdef HAVE_X86_KERNELS
+	case 2:
+		att_avx512(qkv, T, din, scale, out, prob, kt);
+		return;
+	case 1:
+		att_avx2(qkv, T, din, scale, out, prob, kt);
+		return;
+#endif
+	default:
+		att_generic(qkv, T, din, scale, out, prob, kt);
 	}
 }
 
 /* ------------------------------------------------------------ forward */
 
 struct scratch {
-	float *x0, *h, *ln, *qkv, *att, *ff, *prob, *mff, *pool, *proj, *acc;
+	float *x0, *h, *ln, *qkv, *att, *ff, *prob, *kt, *mff, *pool, *proj, *acc;
 	int32_t *ids;
 };
 
@@ -207,6 +239,7 @@ static void carve(void *mem, struct scratch *s)
 	s->att = f; f += EMBED_MAX_SEQ * D1;
 	s->ff = f; f += EMBED_MAX_SEQ * FF;
 	s->prob = f; f += EMBED_MAX_SEQ;
+	s->kt = f; f += EMBED_MAX_SEQ * (D1 / HEADS);
 	s->mff = f; f += FF;
 	s->pool = f; f += D1;
 	s->proj = f; f += D1;
@@ -217,7 +250,7 @@ static void carve(void *mem, struct scratch *s)
 size_t embed_scratch_size(const struct embed_model *m)
 {
 	(void)m;
-	size_t floats = EMBED_MAX_SEQ * (D0 + D1 + D1 + 3 * D1 + D1 + FF + 1) +
+	size_t floats = EMBED_MAX_SEQ * (D0 + D1 + D1 + 3 * D1 + D1 + FF + 1 + D1 / HEADS) +
 			FF + 4 * D1;
 	return 64 + floats * sizeof(float) + EMBED_MAX_TOKENS * sizeof(int32_t);
 }
@@ -230,19 +263,17 @@ static void forward(const struct embed_model *m, const int32_t *ids, size_t T,
 	/* token + timing signal: E + (E + timing) as the graph adds them */
 	for (size_t t = 0; t < T; t++) {
 		const float *e = m->emb + (size_t)ids[t] * D0;
+		const float *ts = m->timing + t * D0;
 		float *x = s->x0 + t * D0;
-		for (size_t j = 0; j < D0 / 2; j++) {
-			float ang = (float)t * m->timescale[j];
-			x[j] = e[j] + (e[j] + sinf(ang));
-			x[j + D0 / 2] = e[j + D0 / 2] + (e[j + D0 / 2] + cosf(ang));
-		}
+		for (size_t j = 0; j < D0; j++)
+			x[j] = e[j] + (e[j] + ts[j]);
 	}
 
 	/* layer 0 */
 	gemm(m, s->h, s->x0, T, D0, m->res_w, D1, m->res_b, 0);
 	layer_norm(s->ln, s->x0, T, D0, L0->p[EMBED_L_LN1_G], L0->p[EMBED_L_LN1_B], m->ln_eps);
 	gemm(m, s->qkv, s->ln, T, D0, L0->p[EMBED_L_QKV_W], 3 * D0, L0->p[EMBED_L_QKV_B], 0);
-	attention(s->qkv, T, D0, L0->scale, s->att, s->prob);
+	attention(m, s->qkv, T, D0, L0->scale, s->att, s->prob, s->kt);
 	gemm(m, s->h, s->att, T, D0, L0->p[EMBED_L_OUT_W], D1, L0->p[EMBED_L_OUT_B], G_ACCUM);
 	layer_norm(s->ln, s->h, T, D1, L0->p[EMBED_L_LN2_G], L0->p[EMBED_L_LN2_B], m->ln_eps);
 	gemm(m, s->ff, s->ln, T, D1, L0->p[EMBED_L_FF1_W], FF, L0->p[EMBED_L_FF1_B], G_RELU);
@@ -251,7 +282,7 @@ static void forward(const struct embed_model *m, const int32_t *ids, size_t T,
 	/* layer 1 */
 	layer_norm(s->ln, s->h, T, D1, L1->p[EMBED_L_LN1_G], L1->p[EMBED_L_LN1_B], m->ln_eps);
 	gemm(m, s->qkv, s->ln, T, D1, L1->p[EMBED_L_QKV_W], 3 * D1, L1->p[EMBED_L_QKV_B], 0);
-	attention(s->qkv, T, D1, L1->scale, s->att, s->prob);
+	attention(m, s->qkv, T, D1, L1->scale, s->att, s->prob, s->kt);
 	gemm(m, s->h, s->att, T, D1, L1->p[EMBED_L_OUT_W], D1, L1->p[EMBED_L_OUT_B], G_ACCUM);
 	layer_norm(s->ln, s->h, T, D1, L1->p[EMBED_L_LN2_G], L1->p[EMBED_L_LN2_B], m->ln_eps);
 	gemm(m, s->ff, s->ln, T, D1, L1->p[EMBED_L_FF1_W], FF, L1->p[EMBED_L_FF1_B], G_RELU);
@@ -452,6 +483,7 @@ int embed_init(struct embed_model *m, const void *blob, size_t len)
 	} while (0)
 	F(EMBED_SEC_EMB, (uint64_t)rows * D0, m->emb);
 	F(EMBED_SEC_TIMESCALE, D0 / 2, m->timescale);
+	F(EMBED_SEC_TIMING, EMBED_MAX_SEQ * D0, m->timing);
 	F(EMBED_SEC_L0_RES_W, D0 * D1, m->res_w);
 	F(EMBED_SEC_L0_RES_B, D1, m->res_b);
 	for (unsigned l = 0; l < 2; l++) {

@@ -63,6 +63,7 @@ enum embed_section {
 	EMBED_SEC_CCC = 37,       /* u32 pairs {cp, rank}, sorted, rank>0 */
 	EMBED_SEC_COMPOSE = 38,   /* u32 triples {first, second, composite} */
 	EMBED_SEC_SECOND = 39,    /* u32 sorted set of composition seconds */
+	EMBED_SEC_TIMING = 40,    /* f32 [128][256] sin | cos timing signal */
 };
 
 enum embed_layer_part {   /* offsets from EMBED_SEC_L0 / EMBED_SEC_L1 */
@@ -80,7 +81,7 @@ struct embed_layer {
 
 struct embed_model {
 	/* network */
-	const float *emb, *timescale, *res_w, *res_b, *tanh_w, *tanh_b;
+	const float *emb, *timescale, *timing, *res_w, *res_b, *tanh_w, *tanh_b;
 	struct embed_layer layer[2];
 	float ln_eps, l2_eps;
 	uint32_t emb_rows;

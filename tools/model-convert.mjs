@@ -80,7 +80,18 @@ function put(i, buf) { sections[i] = buf; }
 
 const emb = get('module/Embeddings_en', [8002, 256]);
 put(0, f32(emb));
-put(1, f32(get(P + 'TransformerStack/Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1', [1, 128])));
+const ts = get(P + 'TransformerStack/Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1', [1, 128]);
+put(1, f32(ts));
+// Timing signal table [128 positions][sin 128 | cos 128], float32 like the
+// graph: sin/cos of fround(position * inv_timescale).
+const timing = new Float32Array(128 * 256);
+for (let t = 0; t < 128; t++)
+  for (let j = 0; j < 128; j++) {
+    const a = Math.fround(t * ts[j]);
+    timing[t * 256 + j] = Math.sin(a);
+    timing[t * 256 + 128 + j] = Math.cos(a);
+  }
+put(40, f32(timing));
 function layer(L, din, base) {
   const d = 512, ff = 1536;
   const lp = P + `Layer_${L}/TransformerLayer/`;

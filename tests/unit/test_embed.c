@@ -220,8 +220,31 @@ static void test_vectors(void **state)
 			}
 		}
 	}
-	fprintf(stderr, "embed: %zu vectors, worst cosine to JS %.6f\n", checked, worst);
+	fprintf(stderr, "embed: %zu vectors, worst cosine to JS %.7f\n", checked, worst);
 	assert_int_equal(bad, 0);
+}
+
+/* Every matmul kernel this CPU can run (generic, avx2, avx512) agrees. */
+static void test_kernels(void **state)
+{
+	(void)state;
+	struct embed_model m = g_model.enc;
+	float v[EMBED_DIM];
+	float worst = 2;
+	for (int k = 0; k <= g_model.enc.kernel; k++) {
+		m.kernel = k;
+		for (size_t i = 0; i < g_nrefs; i++) {
+			struct ref *e = &g_refs[i];
+			if (!e->has_vec)
+				continue;
+			assert_int_equal(embed_text(&m, e->text, e->len, g_scratch, v), EMBED_OK);
+			float c = embed_cosine(v, e->vec);
+			if (c < worst)
+				worst = c;
+			assert_true(c >= MIN_COS);
+		}
+	}
+	fprintf(stderr, "embed: kernels 0..%d, worst cosine %.7f\n", g_model.enc.kernel, worst);
 }
 
 static void test_tokenize_truncation(void **state)
@@ -304,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_reference_count),
 		cmocka_unit_test(test_token_ids),
 		cmocka_unit_test(test_vectors),
+		cmocka_unit_test(test_kernels),
 		cmocka_unit_test(test_tokenize_truncation),
 		cmocka_unit_test(test_invalid_utf8),
 		cmocka_unit_test(test_nfkc),
