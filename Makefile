@@ -55,7 +55,7 @@ $(B)/arps-fcgi: $(B)/cmd/arps-fcgi.o $(FCGI_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ -lfcgi $(PKGLIBS) -lcrypto -lm
 
 $(B)/arps-sweep: $(B)/cmd/arps-sweep.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
-	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lm
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 $(B)/arps-admin: $(B)/cmd/arps-admin.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/errors.h"
 #include "core/ids.h"
 #include "core/ledger.h"
 #include "core/validate.h"

@@ -12,6 +12,7 @@
 #include "db/limits.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
+#include "fcgi/match.h"
 #include "lib/config.h"
 #include "lib/secret.h"
 
@@ -210,9 +211,6 @@ bio_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-/* Set after the answer is sent to embed the bio (the matching module). */
-void (*bio_embed_hook)(struct req *, void *);
-
 /* POST /profile/bio: stored as processing; embedded after the answer. */
 int
 h_bio_set(struct req *r)
@@ -222,10 +220,8 @@ h_bio_set(struct req *r)
 
 	if (decode_body(r, bio_fields, NFIELDS(bio_fields), &in, &present) != 0)
 		return 0;
-	if (req_tx(r, bio_tx, &in) == 0 && r->status == 200 && bio_embed_hook != NULL) {
-		r->after = bio_embed_hook;
-		r->after_arg = NULL;
-	}
+	if (req_tx(r, bio_tx, &in) == 0 && r->status == 200)
+		match_embed_after(r, r->who.id, in.bio);
 	return 0;
 }
 

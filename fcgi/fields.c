@@ -54,8 +54,11 @@ decode_body(struct req *r, const struct field *fields, size_t n, void *out,
 		len = (size_t)json_object_get_string_len(v);
 		if (memchr(s, '\0', len) != NULL)
 			return bad(r, f->name, "must not contain NUL bytes");
-		if (!val_utf8(s, len, &nchars))
-			return bad(r, f->name, "must be valid UTF-8");
+		if (!val_utf8(s, len, &nchars)) {
+			/* an escaped lone surrogate decodes to invalid UTF-8 */
+			reply_err(r, ARPS_E_INVALID_JSON, "%s: not valid UTF-8", f->name);
+			return -1;
+		}
 		switch (f->type) {
 		case F_STR:
 			if ((int64_t)nchars < f->min || (int64_t)nchars > f->max) {

@@ -12,6 +12,7 @@
 
 #include "db/db.h"
 #include "fcgi/http.h"
+#include "fcgi/match.h"
 #include "fcgi/pool.h"
 #include "lib/config.h"
 #include "lib/log.h"
@@ -181,6 +182,7 @@ worker(const struct config *cfg, int sock)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &term, NULL);
 
+	match_worker_init();
 	if ((db = db_open(cfg)) == NULL)
 		_exit(1);
 	if (FCGX_InitRequest(&fx, sock, FCGI_FAIL_ACCEPT_ON_INTR) != 0)
@@ -258,6 +260,7 @@ pool_run(const struct config *cfg)
 	}
 	if ((sock = open_listener(cfg)) < 0)
 		return 1;
+	(void)match_init(cfg);	/* shared read-only pages for every worker */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);

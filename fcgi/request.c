@@ -8,6 +8,7 @@
 #include <sodium.h>
 
 #include "db/db.h"
+#include "core/validate.h"
 #include "db/limits.h"
 #include "fcgi/http.h"
 #include "lib/config.h"
@@ -99,6 +100,11 @@ req_json(struct req *r)
 	if (r->ctype == NULL || strncasecmp(r->ctype, "application/json", clen) != 0 ||
 	    (r->ctype[clen] != '\0' && r->ctype[clen] != ';' && r->ctype[clen] != ' ')) {
 		reply_err(r, ARPS_E_UNSUPPORTED_MEDIA_TYPE, "the body must be application/json");
+		return NULL;
+	}
+	/* Strict UTF-8 over the whole body (json-c lets overlongs through). */
+	if (!val_utf8(r->body, r->blen, NULL)) {
+		reply_err(r, ARPS_E_INVALID_JSON, "the body is not valid UTF-8 JSON");
 		return NULL;
 	}
 	if ((tok = json_tokener_new_ex(32)) == NULL) {

@@ -143,7 +143,7 @@ start_pool() {
 }
 
 start_nginx() {
-    sed -e "s|@SOCKET@|$VAR/run/arps.sock|g" -e "s|@BURST@|4000|g" nginx/arps-api.inc > "$VAR/nginx/arps-api.inc"
+    sed -e "s|@SOCKET@|$VAR/run/arps.sock|g" -e "s|@BURST@|100000|g" nginx/arps-api.inc > "$VAR/nginx/arps-api.inc"
     sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@USER@|$(id -un) $(id -gn)|g" \
         nginx/arps-dev.conf.in > "$VAR/nginx/nginx.conf"
     nginx -p "$VAR/nginx" -c "$VAR/nginx/nginx.conf" -e "$VAR/log/nginx-error.log" -g 'daemon off;' </dev/null >/dev/null 2>&1 &
@@ -174,7 +174,7 @@ stop_all() {
 
 up() {
     deps
-    make -s all
+    make -s all model
     config
     start_mariadb
     start_pool
@@ -189,6 +189,10 @@ suite() {
     local kind=$1 t out rc
     for t in build/tests/"$kind"/test_*; do
         [ -x "$t" ] || continue
+        # ARPS_ONLY="test_agents test_accounts" runs only those binaries.
+        if [ -n "${ARPS_ONLY:-}" ] && ! printf ' %s ' "$ARPS_ONLY" | grep -q " $(basename "$t") "; then
+            continue
+        fi
         say "suite $t"
         out=$(mktemp)
         set +e
@@ -219,7 +223,7 @@ run)
 test)
     kind=${2:-all}
     deps
-    make -s all tests
+    make -s all model tests
     [ -x tools/check-core-purity.sh ] && { tools/check-core-purity.sh || BROKEN+=("core purity"); }
     if [ "$kind" = all ] || [ "$kind" = unit ]; then suite unit; fi
     if [ "$kind" != unit ]; then

@@ -73,9 +73,16 @@ http_req(const char *method, const char *path, const char *body,
 	if (src_ip != NULL)
 		curl_easy_setopt(c, CURLOPT_INTERFACE, src_ip);
 	if (body != NULL) {
+		const char *const *h;
+		int ctype = 0;
+
+		for (h = hdrs; h != NULL && *h != NULL; h++)
+			if (strncasecmp(*h, "Content-Type:", 13) == 0)
+				ctype = 1;
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-		hl = curl_slist_append(hl, "Content-Type: application/json");
+		if (!ctype)
+			hl = curl_slist_append(hl, "Content-Type: application/json");
 	} else if (strcmp(method, "POST") == 0 || strcmp(method, "PATCH") == 0) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
