@@ -1,23 +1,115 @@
-/* arps-sweep: the cron-invoked jobs.  Usage: arps-sweep [--config PATH] [--now ISO8601] */
+/*
+ * arps-sweep: the cron-invoked jobs (timeouts, auto-approval, deadlines,
+ * study completion, embedding retries).
+ * Usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock]
+ * Exit 0 when every job ran (or another sweep holds the lock), 1 on a
+ * database error, 2 on usage errors.  One summary line per job to stderr.
+ */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "core/timefmt.h"
+#include "core/validate.h"
 #include "db/db.h"
+#include "db/sweep.h"
 #include "lib/config.h"
 #include "lib/log.h"
+#include "lib/model.h"
+#include "lib/secret.h"
 
 static struct config cfg;
+
+static int
+usage(void)
+{
+	fprintf(stderr, "usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock]\n");
+	return 2;
+}
+
+static int64_t
+msec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 int
 main(int argc, char *argv[])
 {
+	struct sweep sw = { .batch = 200 };
+	struct model model = { 0 };
 	char err[1024];
+	int i, nolock = 0, got = 0, status = 0;
+	int64_t batch;
+	enum db_rc rc;
+	size_t j;
 
 	log_init("arps-sweep");
+	sw.now = (int64_t)time(NULL);
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			i++;
+		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (timefmt_parse(argv[i + 1], strlen(argv[i + 1]), &sw.now) != 0) {
+				fprintf(stderr, "arps-sweep: --now: not an ISO 8601 time: %s\n", argv[i + 1]);
+				return 2;
+			}
+			i++;
+		} else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
+			if (val_parse_int64(argv[i + 1], strlen(argv[i + 1]), 1, 1000, &batch) != 0)
+				return usage();
+			sw.batch = (size_t)batch;
+			i++;
+		} else if (strcmp(argv[i], "--no-lock") == 0)
+			nolock = 1;
+		else
+			return usage();
+	}
 	if (config_load(&cfg, config_path(argc, argv), err, sizeof err) != 0) {
 		fprintf(stderr, "arps-sweep: %s\n", err);
 		return 2;
 	}
-	fprintf(stderr, "arps-sweep: no jobs yet\n");
-	return 0;
+	if (secret_init() != 0 || (sw.db = db_open(&cfg)) == NULL)
+		return 1;
+	if ((rc = db_ensure(sw.db)) != DB_OK) {
+		log_msg("cannot connect to the database: %s", db_error(sw.db));
+		db_close(sw.db);
+		return 1;
+	}
+	if (!nolock) {
+		if ((rc = sweep_lock(sw.db, &got)) != DB_OK) {
+			log_msg("cannot take the sweep lock: %s", db_error(sw.db));
+			db_close(sw.db);
+			return 1;
+		}
+		if (!got) {
+			log_msg("skipped: another sweep holds the lock");
+			db_close(sw.db);
+			return 0;
+		}
+	}
+	if (cfg.model_path[0] != '\0' && model_map(cfg.model_path, &model) == 0 &&
+	    (sw.scratch = malloc(embed_scratch_size(&model.enc))) != NULL)
+		sw.enc = &model.enc;
+	for (j = 0; j < sweep_njobs; j++) {
+		size_t moved = 0, batches = 0;
+		int64_t t0 = msec();
+
+		rc = sweep_jobs[j].run(&sw, &moved, &batches);
+		log_msg("%s: moved %zu in %zu batch(es), %lld ms%s%s", sweep_jobs[j].name, moved,
+		    batches, (long long)(msec() - t0), rc == DB_OK ? "" : ", failed: ",
+		    rc == DB_OK ? "" : db_error(sw.db));
+		if (rc != DB_OK)
+			status = 1;
+	}
+	if (!nolock)
+		sweep_unlock(sw.db);
+	free(sw.scratch);
+	model_unmap(&model);
+	db_close(sw.db);
+	return status;
 }

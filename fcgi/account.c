@@ -113,7 +113,7 @@ static const struct field login_fields[] = {
 	{ "provider", F_STR, F_REQUIRED, 1, VAL_PROVIDER_MAX, offsetof(struct login_in, provider) },
 	{ "email", F_EMAIL, 0, 0, 0, offsetof(struct login_in, email) },
 	{ "code", F_STR, 0, 1, 16, offsetof(struct login_in, code) },
-	{ "token", F_STR, 0, 1, VAL_TOKEN_MAX, offsetof(struct login_in, token) },
+	{ "token", F_STR, 0, 1, 4 * VAL_TOKEN_MAX, offsetof(struct login_in, token) },	/* oidc_verify refuses > 8 KiB: 401 */
 };
 
 struct login_ctx {

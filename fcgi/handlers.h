@@ -34,5 +34,29 @@ int h_login(struct req *);
 int h_logout(struct req *);
 int h_claim(struct req *);
 int h_account(struct req *);
+/* fcgi/studies.c: researcher side and the study detail */
+int h_study_create(struct req *);
+int h_study_list(struct req *);
+int h_study_get(struct req *);
+int h_study_pause(struct req *);
+int h_study_resume(struct req *);
+int h_study_stop(struct req *);
+int h_participants(struct req *);
+int h_participant_approve(struct req *);
+int h_participant_reject(struct req *);
+/* fcgi/participation.c: agent side */
+int h_available(struct req *);
+int h_accept(struct req *);
+int h_complete(struct req *);
+int h_withdraw(struct req *);
+int h_history(struct req *);
+/* Plug-in of the matching module for GET /studies/available: sim[i] in
+ * [0, 1] and known[i] = 1 for each study ids[i] it can score; 0, or -1
+ * on an infrastructure error.  NULL: scores from the tier alone. */
+extern int (*available_similarity_hook)(struct req *r, const char *agent_id,
+    const char *const *ids, size_t n, double *sim, int *known);
+/* fcgi/wallet.c */
+int h_wallet_balance(struct req *);
+int h_wallet_transactions(struct req *);
 
 #endif

@@ -11,13 +11,19 @@
 struct oidc_claims {
 	char iss[256];
 	char sub[256];
-	char email[256];
-	int email_verified;
-	int64_t exp, iat, nbf;
+	char email[256];		/* "" when the token has none */
+	int email_verified;		/* 1 only with a non-empty email */
+	int64_t exp, iat, nbf;		/* nbf 0 when absent */
 };
 
-/* Verify a compact JWS ID token (RS256 or EdDSA) for idp at time now:
- * ARPS_OK with *out filled, or ARPS_E_INVALID_TOKEN with a short reason. */
+/*
+ * Verify a compact JWS ID token (RS256 or EdDSA, at most 8 KiB) for idp at
+ * time now: signature by the key of idp->jwks chosen by kid (without a kid,
+ * the only key of the token's type), iss, aud, exp, iat and nbf with 60 s
+ * of leeway, sub.  Returns ARPS_OK with *out filled, or ARPS_E_INVALID_TOKEN
+ * with a short reason in why (never the token).  The key set is read once
+ * per process and again when the file changes; not thread-safe.
+ */
 enum arps_err oidc_verify(const struct config_idp *idp, const char *token, int64_t now,
     struct oidc_claims *out, char *why, size_t whysz);
 

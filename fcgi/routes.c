@@ -17,5 +17,25 @@ const struct route routes[] = {
 	{ "POST",  "/api/v1/auth/logout",        AUTH_BEARER, h_logout,    0 },
 	{ "POST",  "/api/v1/auth/claim",         AUTH_BEARER, h_claim,     0 },
 	{ "GET",   "/api/v1/account",            AUTH_BEARER, h_account,   0 },
+	/* studies: fixed segments before "{}" (the first path match wins) */
+	{ "GET",   "/api/v1/studies/available",  AUTH_KEY,    h_available, 0 },
+	{ "GET",   "/api/v1/studies/history",    AUTH_KEY,    h_history,   0 },
+	{ "POST",  "/api/v1/studies",            AUTH_BEARER, h_study_create, ROLE_RESEARCHER },
+	{ "GET",   "/api/v1/studies",            AUTH_BEARER, h_study_list, ROLE_RESEARCHER },
+	{ "GET",   "/api/v1/studies/{}",         AUTH_EITHER, h_study_get, 0 },
+	{ "POST",  "/api/v1/studies/{}/accept",  AUTH_KEY,    h_accept,    0 },
+	{ "POST",  "/api/v1/studies/{}/complete", AUTH_KEY,   h_complete,  0 },
+	{ "POST",  "/api/v1/studies/{}/withdraw", AUTH_KEY,   h_withdraw,  0 },
+	{ "POST",  "/api/v1/studies/{}/pause",   AUTH_BEARER, h_study_pause, ROLE_RESEARCHER },
+	{ "POST",  "/api/v1/studies/{}/resume",  AUTH_BEARER, h_study_resume, ROLE_RESEARCHER },
+	{ "POST",  "/api/v1/studies/{}/stop",    AUTH_BEARER, h_study_stop, ROLE_RESEARCHER },
+	{ "GET",   "/api/v1/studies/{}/participants", AUTH_BEARER, h_participants, ROLE_RESEARCHER },
+	{ "POST",  "/api/v1/studies/{}/participants/{}/approve", AUTH_BEARER, h_participant_approve,
+	    ROLE_RESEARCHER },
+	{ "POST",  "/api/v1/studies/{}/participants/{}/reject", AUTH_BEARER, h_participant_reject,
+	    ROLE_RESEARCHER },
+	/* wallet */
+	{ "GET",   "/api/v1/wallet/balance",     AUTH_EITHER, h_wallet_balance, 0 },
+	{ "GET",   "/api/v1/wallet/transactions", AUTH_EITHER, h_wallet_transactions, 0 },
 };
 const size_t nroutes = sizeof routes / sizeof routes[0];

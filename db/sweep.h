@@ -1,0 +1,39 @@
+/*
+ * The sweep's jobs (design.md sections 1, 4, 5): each selects what is due
+ * as of `now` and moves it in batches of at most `batch` rows a
+ * transaction, every row guarded by its state inside the transaction that
+ * moves it (core's transition tables, through db/studies.c), so a job run
+ * twice, or by two sweeps at once, moves each row exactly once.
+ */
+#ifndef ARPS_DB_SWEEP_H
+#define ARPS_DB_SWEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/db.h"
+
+struct embed_model;
+
+struct sweep {
+	struct db *db;
+	int64_t now;
+	size_t batch;			/* rows per transaction */
+	const struct embed_model *enc;	/* NULL: embeddings are not retried */
+	void *scratch;
+};
+
+struct sweep_job {
+	const char *name;
+	enum db_rc (*run)(struct sweep *, size_t *moved, size_t *batches);
+};
+
+/* The jobs in the order one run applies them. */
+extern const struct sweep_job sweep_jobs[];
+extern const size_t sweep_njobs;
+
+/* MariaDB named lock `arps_sweep`: 1 taken, 0 held by another session. */
+enum db_rc sweep_lock(struct db *db, int *got);
+void sweep_unlock(struct db *db);
+
+#endif

@@ -1,0 +1,392 @@
+/* Agent study endpoints: available, accept, complete, withdraw, history
+ * (design.md 5, 6.6 - 6.8, 6b). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ids.h"
+#include "core/match.h"
+#include "core/reputation.h"
+#include "core/validate.h"
+#include "db/accounts.h"
+#include "db/studies.h"
+#include "fcgi/fields.h"
+#include "fcgi/handlers.h"
+#include "lib/config.h"
+
+#define AVAILABLE_SCAN	500	/* candidate studies ranked per request */
+#define ENDPOINT_MAX	96
+
+/*
+ * Set by the matching module: fill sim[i] with the mapped similarity in
+ * [0, 1] (match_similarity) of the agent's bio and study ids[i]'s criteria
+ * and known[i] = 1, or leave known[i] = 0 when either embedding is not
+ * ready.  Returns 0, or -1 on an infrastructure error (answered 500).
+ * Unset: every similarity is unknown and scores come from the tier alone.
+ */
+int (*available_similarity_hook)(struct req *r, const char *agent_id,
+    const char *const *ids, size_t n, double *sim, int *known);
+
+static void
+endpoint(char *buf, const char *method, const char *study_id, const char *verb)
+{
+	snprintf(buf, ENDPOINT_MAX, "%s /studies/%s%s%s", method, study_id, verb ? "/" : "",
+	    verb ? verb : "");
+}
+
+/* The reasons an accept, complete or withdraw is refused, and their
+ * details. */
+static const struct {
+	enum arps_err	 e;
+	const char	*detail;
+} refusals[] = {
+	{ ARPS_E_NOT_FOUND, "no such study" },
+	{ ARPS_E_AGENT_NOT_CLAIMED,
+	  "the agent must be claimed by its owner first (POST /auth/claim)" },
+	{ ARPS_E_AGENT_SUSPENDED, "the agent is suspended and cannot take part in studies" },
+	{ ARPS_E_ACTIVE_PARTICIPATION,
+	  "the agent already has an active participation: complete or withdraw it first" },
+	{ ARPS_E_ALREADY_PARTICIPATED, "the agent has already taken part in this study" },
+	{ ARPS_E_STUDY_NOT_ACTIVE,
+	  "the study is not accepting participants (paused, closed or past its deadline)" },
+	{ ARPS_E_STUDY_FULL, "the study has no free slot" },
+	{ ARPS_E_NO_ACTIVE_PARTICIPATION,
+	  "the agent has no active participation in this study" },
+	{ ARPS_E_INVALID_SUBMISSION,
+	  "the completion code does not match: reputation -5; fix it and submit again "
+	  "before the participation times out" },
+};
+
+static int
+refuse(struct req *r, int outcome)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
+		if ((int)refusals[i].e == outcome)
+			return reply_err(r, refusals[i].e, "%s", refusals[i].detail);
+	return reply_err(r, (enum arps_err)outcome, "refused");
+}
+
+/* --- GET /studies/available --- */
+
+static int
+available_empty(struct req *r, const char *action, const char *ep, const char *desc,
+    const char *action2, const char *ep2, const char *desc2)
+{
+	struct json_object *o = json_object_new_object(), *next = json_object_new_array();
+
+	json_object_object_add(o, "studies", json_object_new_array());
+	jadd_action(next, action, ep, desc);
+	if (action2 != NULL)
+		jadd_action(next, action2, ep2, desc2);
+	json_object_object_add(o, "nextActions", next);
+	return reply_json(r, 200, o);
+}
+
+int
+h_available(struct req *r)
+{
+	struct match_params mp;
+	struct match_cand *c = NULL;
+	struct agent_current cur;
+	struct json_object *o, *arr, *it, *m, *next;
+	struct study *v = NULL;
+	const char **ids = NULL;
+	double *sim = NULL;
+	int *known = NULL;
+	char ep[ENDPOINT_MAX], ep2[ENDPOINT_MAX];
+	struct agent a;
+	enum rep_tier tier;
+	int64_t limit, cursor;
+	size_t i, n = 0, kept;
+	enum db_rc rc;
+
+	if (decode_page(r, VAL_AVAILABLE_LIMIT_DEFAULT, VAL_AVAILABLE_LIMIT_MAX, &limit,
+	    &cursor) != 0)
+		return 0;
+	if ((rc = db_agent_get(r->db, r->who.id, 0, &a)) != DB_OK ||
+	    (rc = db_agent_current(r->db, r->who.id, &cur)) != DB_OK)
+		return reply_db(r, rc == DB_NOTFOUND ? DB_ERR : rc);
+	if (a.account_id[0] == '\0')
+		return available_empty(r, "claim_ownership", "POST /auth/claim",
+		    "Studies are shown to claimed agents only: your owner logs in and claims you "
+		    "with your claim code.", NULL, NULL, NULL);
+	if (strcmp(a.status, "suspended") == 0 || !rep_may_accept(a.reputation))
+		return available_empty(r, "view_profile", "GET /agents/me",
+		    "The agent is suspended (by an administrator, or a reputation under 30) and "
+		    "cannot take part in studies.", NULL, NULL, NULL);
+	if (cur.participation_id[0] != '\0') {
+		endpoint(ep, "POST", cur.study_id, "complete");
+		endpoint(ep2, "POST", cur.study_id, "withdraw");
+		return available_empty(r, "complete", ep,
+		    "Finish your active study and submit completion first.", "withdraw", ep2,
+		    "Or withdraw from it (no reputation change).");
+	}
+	tier = rep_tier_of(a.reputation);
+	if ((rc = db_study_candidates(r->db, r->who.id, r->now, AVAILABLE_SCAN, &v, &n)) != DB_OK)
+		return reply_db(r, rc);
+	if (n > 0 && ((c = calloc(n, sizeof *c)) == NULL || (ids = calloc(n, sizeof *ids)) == NULL ||
+	    (sim = calloc(n, sizeof *sim)) == NULL || (known = calloc(n, sizeof *known)) == NULL)) {
+		reply_err(r, ARPS_E_INTERNAL, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		ids[i] = v[i].id;
+	if (n > 0 && available_similarity_hook != NULL &&
+	    available_similarity_hook(r, r->who.id, ids, n, sim, known) != 0) {
+		if (r->status == 0)
+			reply_err(r, ARPS_E_INTERNAL, "internal error");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		c[i].ref = i;
+		c[i].similarity = known[i] ? sim[i] : 0.0;
+		c[i].created_at = v[i].created_at;
+	}
+	mp.first_access_minutes = r->cfg->first_access_minutes;
+	mp.basic_max_studies = (size_t)r->cfg->basic_max_studies;
+	mp.limit = (size_t)limit;
+	kept = n > 0 ? match_rank(c, n, tier, r->now, &mp) : 0;
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < kept; i++) {
+		const struct study *s = &v[c[i].ref];
+
+		it = json_object_new_object();
+		jadd_str(it, "id", s->id);
+		jadd_str(it, "title", s->title);
+		jadd_str(it, "description", s->description);
+		jadd_int(it, "reward_per_participant", s->reward);
+		jadd_int(it, "estimated_duration_minutes", s->duration_minutes);
+		json_object_object_add(it, "match_score", json_object_new_double(c[i].score));
+		jadd_int(it, "spots_remaining", s->max_participants > s->occupied ?
+		    s->max_participants - s->occupied : 0);
+		jadd_time(it, "deadline", s->has_deadline ? s->deadline : 0);
+		jadd_str(it, "study_url", s->study_url);
+		m = json_object_new_object();
+		json_object_object_add(m, "similarity", known[c[i].ref] ?
+		    json_object_new_double(c[i].similarity) : NULL);
+		json_object_object_add(m, "tier_weight",
+		    json_object_new_double(match_tier_weight(tier)));
+		json_object_object_add(it, "match", m);
+		json_object_array_add(arr, it);
+	}
+	json_object_object_add(o, "studies", arr);
+	next = json_object_new_array();
+	if (kept > 0) {
+		endpoint(ep, "POST", v[c[0].ref].id, "accept");
+		jadd_action(next, "accept", ep, "Accept the best match; one active study at a time.");
+	} else
+		jadd_action(next, "check_later", "GET /studies/available",
+		    "No study is open to you right now; check again later.");
+	json_object_object_add(o, "nextActions", next);
+	reply_json(r, 200, o);
+out:
+	free(c);
+	free(ids);
+	free(sim);
+	free(known);
+	db_studies_free(v, n);
+	return 0;
+}
+
+/* --- POST /studies/{id}/accept --- */
+
+/* url + (? or &) + the three parameters, before any #fragment. */
+static char *
+participant_url(const char *url, const char *anon, const char *study_id, const char *prt_id)
+{
+	const char *hash = strchr(url, '#'), *q = strchr(url, '?');
+	size_t base = hash ? (size_t)(hash - url) : strlen(url);
+	const char *sep = q == NULL || (size_t)(q - url) >= base ? "?" :
+	    (url[base - 1] == '?' || url[base - 1] == '&') ? "" : "&";
+	size_t n = strlen(url) + 128;
+	char *out = malloc(n);
+
+	if (out == NULL)
+		return NULL;
+	snprintf(out, n, "%.*s%sparticipant_id=%s&study_id=%s&participation_id=%s%s",
+	    (int)base, url, sep, anon, study_id, prt_id, hash ? hash : "");
+	return out;
+}
+
+static int
+accept_tx(struct req *r, void *arg)
+{
+	const char *id = arg;
+	struct json_object *o, *next;
+	struct participation p;
+	struct study s;
+	char ep[ENDPOINT_MAX], *url;
+	int outcome;
+	enum db_rc rc;
+
+	rc = db_study_accept(r->db, r->cfg, id, r->who.id, r->now, &s, &p, &outcome);
+	if (rc != DB_OK || outcome != ARPS_OK) {
+		db_study_clear(&s);
+		db_participation_clear(&p);
+		if (rc != DB_OK)
+			return rc;
+		refuse(r, outcome);
+		return DB_ROLLBACK;
+	}
+	if ((url = participant_url(s.study_url, p.participant_id, s.id, p.id)) == NULL) {
+		db_study_clear(&s);
+		db_participation_clear(&p);
+		return DB_ERR;
+	}
+	o = json_object_new_object();
+	jadd_str(o, "participation_id", p.id);
+	jadd_str(o, "study_id", s.id);
+	jadd_str(o, "status", part_state_name(p.state));
+	jadd_str(o, "study_url", url);
+	jadd_int(o, "timeout_hours", PART_TIMEOUT_HOURS);
+	jadd_time(o, "accepted_at", p.accepted_at);
+	jadd_time(o, "expires_at", p.accepted_at + PART_TIMEOUT_SECONDS);
+	jadd_str(o, "flow", "accepted -> in_progress -> submitted -> approved");
+	next = json_object_new_array();
+	endpoint(ep, "POST", s.id, "complete");
+	jadd_action(next, "complete", ep, s.completion_code != NULL ?
+	    "Open study_url, finish the study, then submit with {\"completion_code\": ...}." :
+	    "Open study_url, finish the study, then submit completion.");
+	endpoint(ep, "POST", s.id, "withdraw");
+	jadd_action(next, "withdraw", ep, "Withdraw at any time (no reputation change).");
+	json_object_object_add(o, "nextActions", next);
+	reply_json(r, 200, o);
+	free(url);
+	db_study_clear(&s);
+	db_participation_clear(&p);
+	return DB_OK;
+}
+
+int
+h_accept(struct req *r)
+{
+	if (!ids_valid(IDS_STUDY, r->params[0]))
+		return refuse(r, ARPS_E_NOT_FOUND);
+	return req_tx(r, accept_tx, r->params[0]);
+}
+
+/* --- POST /studies/{id}/complete | withdraw --- */
+
+struct complete_in {
+	const char *code;
+};
+
+static const struct field complete_fields[] = {
+	{ "completion_code", F_STR, F_NULLABLE, VAL_COMPLETION_CODE_MIN, VAL_COMPLETION_CODE_MAX,
+	    offsetof(struct complete_in, code) },
+};
+
+struct agent_ev_ctx {
+	const char *study_id, *code;
+	enum part_event ev;
+};
+
+static int
+agent_ev_tx(struct req *r, void *arg)
+{
+	struct agent_ev_ctx *c = arg;
+	struct json_object *o, *next, *poll;
+	struct participation p;
+	char ep[ENDPOINT_MAX];
+	int outcome;
+	enum db_rc rc;
+
+	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, c->ev, c->code, r->now,
+	    &p, &outcome);
+	if (rc != DB_OK || outcome != ARPS_OK) {
+		db_participation_clear(&p);
+		if (rc != DB_OK)
+			return rc;
+		refuse(r, outcome);
+		/* An invalid submission's -5 is kept (design.md 5). */
+		return outcome == ARPS_E_INVALID_SUBMISSION ? DB_OK : DB_ROLLBACK;
+	}
+	o = json_object_new_object();
+	jadd_str(o, "participation_id", p.id);
+	jadd_str(o, "study_id", p.study_id);
+	jadd_str(o, "status", part_state_name(p.state));
+	if (c->ev == PART_EV_COMPLETE) {
+		jadd_time(o, "submitted_at", p.submitted_at);
+		next = json_object_new_array();
+		endpoint(ep, "GET", p.study_id, NULL);
+		jadd_action(next, "view_detail", ep, "Poll the study to see the review outcome.");
+		json_object_object_add(o, "nextActions", next);
+		poll = json_object_new_object();
+		jadd_str(poll, "recommended", "5m");
+		jadd_str(poll, "note", "Review takes from minutes up to 48 hours; a submission "
+		    "not reviewed within 48 hours is approved automatically.");
+		json_object_object_add(o, "polling", poll);
+	}
+	db_participation_clear(&p);
+	reply_json(r, 200, o);
+	return DB_OK;
+}
+
+static int
+agent_event(struct req *r, enum part_event ev)
+{
+	struct complete_in in = { 0 };
+	struct agent_ev_ctx c;
+	unsigned present;
+
+	if (decode_body(r, complete_fields, ev == PART_EV_COMPLETE ? NFIELDS(complete_fields) : 0,
+	    &in, &present) != 0)
+		return 0;
+	if (!ids_valid(IDS_STUDY, r->params[0]))
+		return refuse(r, ARPS_E_NOT_FOUND);
+	c.study_id = r->params[0];
+	c.code = in.code;
+	c.ev = ev;
+	return req_tx(r, agent_ev_tx, &c);
+}
+
+int
+h_complete(struct req *r)
+{
+	return agent_event(r, PART_EV_COMPLETE);
+}
+
+int
+h_withdraw(struct req *r)
+{
+	return agent_event(r, PART_EV_WITHDRAW);
+}
+
+/* --- GET /studies/history --- */
+
+int
+h_history(struct req *r)
+{
+	struct json_object *o, *arr, *it;
+	struct participation *v = NULL;
+	int64_t limit, cursor, next;
+	size_t i, n;
+	enum db_rc rc;
+
+	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+		return 0;
+	if ((rc = db_history_list(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
+		return reply_db(r, rc);
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		it = json_object_new_object();
+		jadd_str(it, "participation_id", v[i].id);
+		jadd_str(it, "study_id", v[i].study_id);
+		jadd_str(it, "title", v[i].title);
+		jadd_str(it, "status", part_state_name(v[i].state));
+		jadd_int(it, "reward_per_participant", v[i].reward);
+		jadd_time(it, "accepted_at", v[i].accepted_at);
+		jadd_time(it, "submitted_at", v[i].submitted_at);
+		jadd_time(it, "reviewed_at", v[i].reviewed_at);
+		jadd_str(it, "reason", v[i].reason);
+		json_object_array_add(arr, it);
+	}
+	db_participations_free(v, n);
+	json_object_object_add(o, "participations", arr);
+	jadd_cursor(o, next);
+	return reply_json(r, 200, o);
+}

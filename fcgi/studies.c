@@ -1,0 +1,528 @@
+/* Study endpoints: the researcher side, and the study detail both sides
+ * read (design.md 6.2, 6.13, 6.14, 6b).  Agent participation endpoints
+ * are in participation.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ids.h"
+#include "core/money.h"
+#include "core/reputation.h"
+#include "core/validate.h"
+#include "db/studies.h"
+#include "fcgi/fields.h"
+#include "fcgi/handlers.h"
+#include "fcgi/match.h"
+#include "lib/config.h"
+
+/* --- answer shapes --- */
+
+static struct json_object *
+stats_json(const struct study *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	jadd_int(o, "accepted", s->counts.accepted);
+	jadd_int(o, "in_progress", s->counts.in_progress);
+	jadd_int(o, "submitted", s->counts.submitted);
+	jadd_int(o, "approved", s->counts.approved);
+	jadd_int(o, "rejected", s->counts.rejected);
+	jadd_int(o, "timed_out", s->counts.timed_out);
+	jadd_int(o, "withdrawn", s->counts.withdrawn);
+	jadd_int(o, "spots_remaining", study_spots_remaining(s->max_participants, &s->counts));
+	return o;
+}
+
+static struct json_object *
+funding_json(const struct study *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	jadd_int(o, "frozen_cents", s->frozen);
+	jadd_int(o, "spent_cents", s->spent);
+	jadd_int(o, "refunded_cents", s->refunded);
+	jadd_int(o, "fee_cents_per_participant", s->fee);
+	jadd_int(o, "total_budget_cents", s->frozen + s->spent + s->refunded);
+	return o;
+}
+
+/* The fields both views share. */
+static struct json_object *
+study_common(const struct study *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	jadd_str(o, "id", s->id);
+	jadd_str(o, "title", s->title);
+	jadd_str(o, "description", s->description);
+	jadd_str(o, "study_url", s->study_url);
+	jadd_int(o, "reward_per_participant", s->reward);
+	jadd_int(o, "max_participants", s->max_participants);
+	jadd_int(o, "estimated_duration_minutes", s->duration_minutes);
+	jadd_time(o, "deadline", s->has_deadline ? s->deadline : 0);
+	jadd_str(o, "status", study_state_name(s->state));
+	return o;
+}
+
+/* Researcher view (design.md 6b): every create field, id, status,
+ * completion_code, created_at, stats and funding. */
+static struct json_object *
+study_researcher_json(const struct study *s)
+{
+	struct json_object *o = study_common(s);
+
+	jadd_str(o, "screening_criteria", s->criteria);
+	jadd_str(o, "completion_code", s->completion_code);
+	jadd_time(o, "created_at", s->created_at);
+	jadd_time(o, "closed_at", s->closed_at);
+	jadd_time(o, "completed_at", s->completed_at);
+	json_object_object_add(o, "stats", stats_json(s));
+	json_object_object_add(o, "funding", funding_json(s));
+	return o;
+}
+
+/* Agent view: no screening_criteria, completion_code, stats or funding;
+ * the agent's own participation in it (or null). */
+static struct json_object *
+study_agent_json(const struct study *s, const struct participation *p)
+{
+	struct json_object *o = study_common(s), *po;
+
+	jadd_int(o, "spots_remaining", study_spots_remaining(s->max_participants, &s->counts));
+	jadd_time(o, "created_at", s->created_at);
+	if (p == NULL) {
+		json_object_object_add(o, "participation", NULL);
+		return o;
+	}
+	po = json_object_new_object();
+	jadd_str(po, "participation_id", p->id);
+	jadd_str(po, "status", part_state_name(p->state));
+	jadd_time(po, "accepted_at", p->accepted_at);
+	jadd_time(po, "submitted_at", p->submitted_at);
+	jadd_time(po, "reviewed_at", p->reviewed_at);
+	jadd_str(po, "reason", p->reason);
+	json_object_object_add(o, "participation", po);
+	return o;
+}
+
+/* A participant item (design.md 6.14). */
+static struct json_object *
+participant_json(const struct participation *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	jadd_str(o, "participant_id", p->participant_id);
+	jadd_str(o, "status", part_state_name(p->state));
+	jadd_time(o, "accepted_at", p->accepted_at);
+	jadd_time(o, "submitted_at", p->submitted_at);
+	jadd_time(o, "reviewed_at", p->reviewed_at);
+	jadd_str(o, "tier", rep_tier_name(rep_tier_of(p->reputation)));
+	jadd_str(o, "reason", p->reason);
+	return o;
+}
+
+static int
+no_study(struct req *r, const char *id)
+{
+	return reply_err(r, ARPS_E_NOT_FOUND, "no such study: %.40s", id);
+}
+
+/* --- POST /studies --- */
+
+struct study_in {
+	const char *title, *description, *study_url, *criteria, *code;
+	int64_t reward, max, duration, deadline;
+};
+
+static const struct field study_fields[] = {
+	{ "title", F_STR, F_REQUIRED, VAL_STUDY_TITLE_MIN, VAL_STUDY_TITLE_MAX,
+	    offsetof(struct study_in, title) },
+	{ "description", F_STR, F_REQUIRED, VAL_STUDY_DESC_MIN, VAL_STUDY_DESC_MAX,
+	    offsetof(struct study_in, description) },
+	{ "study_url", F_URL, F_REQUIRED, 0, VAL_URL_MAX, offsetof(struct study_in, study_url) },
+	{ "reward_per_participant", F_INT, F_REQUIRED, VAL_REWARD_MIN, VAL_REWARD_MAX,
+	    offsetof(struct study_in, reward) },
+	{ "max_participants", F_INT, F_REQUIRED, VAL_MAX_PARTICIPANTS_MIN,
+	    VAL_MAX_PARTICIPANTS_MAX, offsetof(struct study_in, max) },
+	{ "screening_criteria", F_STR, F_REQUIRED, VAL_SCREENING_MIN, VAL_SCREENING_MAX,
+	    offsetof(struct study_in, criteria) },
+	{ "estimated_duration_minutes", F_INT, F_REQUIRED, VAL_DURATION_MIN, VAL_DURATION_MAX,
+	    offsetof(struct study_in, duration) },
+	{ "deadline", F_TIME, F_NULLABLE, 0, 0, offsetof(struct study_in, deadline) },
+	{ "completion_code", F_STR, F_NULLABLE, VAL_COMPLETION_CODE_MIN, VAL_COMPLETION_CODE_MAX,
+	    offsetof(struct study_in, code) },
+};
+#define STUDY_F_DEADLINE	(1u << 7)
+
+struct create_ctx {
+	struct study_new sn;
+	char id[IDS_BUFSZ];
+};
+
+static int
+create_tx(struct req *r, void *arg)
+{
+	struct create_ctx *c = arg;
+	struct study_new *in = &c->sn;
+	struct study s;
+	int outcome;
+	enum db_rc rc;
+
+	if ((rc = db_study_create(r->db, in, r->now, c->id, &outcome)) != DB_OK)
+		return rc;
+	if (outcome == ARPS_E_INSUFFICIENT_SC) {
+		reply_err(r, ARPS_E_INSUFFICIENT_SC,
+		    "the wallet's available balance does not cover max_participants x "
+		    "(reward + fee) = %lld cents", (long long)in->plan.total);
+		return DB_ROLLBACK;
+	}
+	if (outcome != ARPS_OK) {
+		reply_err(r, (enum arps_err)outcome, "the study cannot be funded");
+		return DB_ROLLBACK;
+	}
+	if ((rc = db_study_get(r->db, c->id, 0, &s)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	reply_json(r, 201, study_researcher_json(&s));
+	db_study_clear(&s);
+	return DB_OK;
+}
+
+int
+h_study_create(struct req *r)
+{
+	struct study_in in;
+	struct create_ctx c;
+	struct study_new *sn = &c.sn;
+	unsigned present;
+	int crc;
+
+	memset(&in, 0, sizeof in);
+	if (decode_body(r, study_fields, NFIELDS(study_fields), &in, &present) != 0)
+		return 0;
+	if ((present & STUDY_F_DEADLINE) && in.deadline <= r->now)
+		return reply_err(r, ARPS_E_VALIDATION, "deadline: must be in the future");
+	memset(&c, 0, sizeof c);
+	crc = money_study_plan(in.reward, in.max, (int)r->cfg->fee_bps,
+	    r->cfg->max_study_budget_cents, &sn->plan);
+	if (crc != ARPS_OK)
+		return reply_err(r, ARPS_E_VALIDATION,
+		    "max_participants: the budget max_participants x (reward + fee) exceeds the "
+		    "per-study limit of %lld cents", (long long)r->cfg->max_study_budget_cents);
+	sn->researcher_id = r->who.id;
+	sn->title = in.title;
+	sn->description = in.description;
+	sn->study_url = in.study_url;
+	sn->criteria = in.criteria;
+	sn->completion_code = in.code;
+	sn->duration_minutes = in.duration;
+	sn->has_deadline = (present & STUDY_F_DEADLINE) != 0;
+	sn->deadline = in.deadline;
+	/* The criteria are embedded after the answer is sent (the sweep
+	 * retries any left processing). */
+	if (req_tx(r, create_tx, &c) == 0 && r->status == 201)
+		match_embed_after(r, c.id, in.criteria);
+	return 0;
+}
+
+/* --- GET /studies --- */
+
+int
+h_study_list(struct req *r)
+{
+	struct json_object *o, *arr;
+	struct study *v = NULL;
+	int64_t limit, cursor, next;
+	size_t i, n;
+	enum db_rc rc;
+
+	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+		return 0;
+	if ((rc = db_study_list_owner(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
+		return reply_db(r, rc);
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < n; i++)
+		json_object_array_add(arr, study_researcher_json(&v[i]));
+	db_studies_free(v, n);
+	json_object_object_add(o, "studies", arr);
+	jadd_cursor(o, next);
+	return reply_json(r, 200, o);
+}
+
+/* --- GET /studies/{id} --- */
+
+struct open_ctx {
+	const char *study_id;
+};
+
+/* The agent's first detail fetch after accepting: accepted -> in_progress,
+ * then the agent view. */
+static int
+open_tx(struct req *r, void *arg)
+{
+	struct open_ctx *c = arg;
+	struct participation p;
+	struct study s;
+	int outcome, took;
+	enum db_rc rc;
+
+	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, PART_EV_OPEN, NULL,
+	    r->now, &p, &outcome);
+	db_participation_clear(&p);
+	if (rc != DB_OK)
+		return rc;
+	if ((rc = db_study_get(r->db, c->study_id, 0, &s)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	if ((rc = db_participation_by_agent(r->db, c->study_id, r->who.id, 0, &p, &took)) != DB_OK) {
+		db_study_clear(&s);
+		return rc;
+	}
+	reply_json(r, 200, study_agent_json(&s, took ? &p : NULL));
+	db_study_clear(&s);
+	db_participation_clear(&p);
+	return DB_OK;
+}
+
+int
+h_study_get(struct req *r)
+{
+	const char *id = r->params[0];
+	struct participation p;
+	struct open_ctx oc;
+	struct study s;
+	int took = 0;
+	enum db_rc rc;
+
+	if (!ids_valid(IDS_STUDY, id))
+		return no_study(r, id);
+	if ((rc = db_study_get(r->db, id, 0, &s)) == DB_NOTFOUND)
+		return no_study(r, id);
+	if (rc != DB_OK)
+		return reply_db(r, rc);
+	if (r->who.kind == AUTH_BEARER) {
+		/* Another researcher's study does not exist for the caller (6.2). */
+		if (strcmp(s.researcher_id, r->who.id) != 0) {
+			db_study_clear(&s);
+			return no_study(r, id);
+		}
+		reply_json(r, 200, study_researcher_json(&s));
+		db_study_clear(&s);
+		return 0;
+	}
+	if ((rc = db_participation_by_agent(r->db, id, r->who.id, 0, &p, &took)) != DB_OK) {
+		db_study_clear(&s);
+		return reply_db(r, rc);
+	}
+	if (!took && s.state != STUDY_ACTIVE) {
+		db_study_clear(&s);
+		return no_study(r, id);
+	}
+	if (took && p.state == PART_ACCEPTED) {
+		db_study_clear(&s);
+		db_participation_clear(&p);
+		oc.study_id = id;
+		return req_tx(r, open_tx, &oc);
+	}
+	reply_json(r, 200, study_agent_json(&s, took ? &p : NULL));
+	db_study_clear(&s);
+	db_participation_clear(&p);
+	return 0;
+}
+
+/* --- POST /studies/{id}/pause | resume | stop --- */
+
+struct event_ctx {
+	const char *study_id;
+	enum study_event ev;
+};
+
+static int
+event_tx(struct req *r, void *arg)
+{
+	struct event_ctx *c = arg;
+	struct study s;
+	int outcome;
+	enum db_rc rc;
+
+	if ((rc = db_study_event(r->db, c->study_id, r->who.id, c->ev, r->now, &s,
+	    &outcome)) != DB_OK)
+		return rc;
+	if (outcome == ARPS_E_NOT_FOUND) {
+		db_study_clear(&s);
+		no_study(r, c->study_id);
+		return DB_ROLLBACK;
+	}
+	if (outcome != ARPS_OK) {
+		reply_err(r, (enum arps_err)outcome, "cannot %s a study that is %s",
+		    study_event_name(c->ev), s.id[0] ? study_state_name(s.state) : "unknown");
+		db_study_clear(&s);
+		return DB_ROLLBACK;
+	}
+	reply_json(r, 200, study_researcher_json(&s));
+	db_study_clear(&s);
+	return DB_OK;
+}
+
+static int
+study_event(struct req *r, enum study_event ev)
+{
+	struct event_ctx c = { r->params[0], ev };
+
+	if (!ids_valid(IDS_STUDY, c.study_id))
+		return no_study(r, c.study_id);
+	return req_tx(r, event_tx, &c);
+}
+
+int
+h_study_pause(struct req *r)
+{
+	return study_event(r, STUDY_EV_PAUSE);
+}
+
+int
+h_study_resume(struct req *r)
+{
+	return study_event(r, STUDY_EV_RESUME);
+}
+
+int
+h_study_stop(struct req *r)
+{
+	return study_event(r, STUDY_EV_STOP);
+}
+
+/* --- GET /studies/{id}/participants --- */
+
+int
+h_participants(struct req *r)
+{
+	const char *id = r->params[0];
+	struct json_object *o, *arr;
+	struct participation *v = NULL;
+	struct study s;
+	int64_t limit, cursor, next;
+	size_t i, n;
+	enum db_rc rc;
+
+	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+		return 0;
+	if (!ids_valid(IDS_STUDY, id))
+		return no_study(r, id);
+	if ((rc = db_study_get(r->db, id, 0, &s)) == DB_NOTFOUND)
+		return no_study(r, id);
+	if (rc != DB_OK)
+		return reply_db(r, rc);
+	if (strcmp(s.researcher_id, r->who.id) != 0) {
+		db_study_clear(&s);
+		return no_study(r, id);
+	}
+	db_study_clear(&s);
+	if ((rc = db_participants_list(r->db, id, cursor, limit, &v, &n, &next)) != DB_OK)
+		return reply_db(r, rc);
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < n; i++)
+		json_object_array_add(arr, participant_json(&v[i]));
+	db_participations_free(v, n);
+	json_object_object_add(o, "participants", arr);
+	jadd_cursor(o, next);
+	return reply_json(r, 200, o);
+}
+
+/* --- POST /studies/{id}/participants/{pid}/approve | reject --- */
+
+struct review_in {
+	const char *reason;
+};
+
+static const struct field review_fields[] = {
+	{ "reason", F_STR, F_NULLABLE, VAL_REASON_MIN, VAL_REASON_MAX,
+	    offsetof(struct review_in, reason) },
+};
+
+struct review_ctx {
+	const char *study_id, *pid, *reason;
+	enum part_event ev;
+};
+
+static int
+review_tx(struct req *r, void *arg)
+{
+	struct review_ctx *c = arg;
+	struct settle_out so;
+	struct participation p;
+	enum part_state was;
+	struct study s;
+	enum db_rc rc;
+
+	if ((rc = db_study_get(r->db, c->study_id, 0, &s)) == DB_NOTFOUND ||
+	    (rc == DB_OK && strcmp(s.researcher_id, r->who.id) != 0)) {
+		db_study_clear(&s);
+		no_study(r, c->study_id);
+		return DB_ROLLBACK;
+	}
+	db_study_clear(&s);
+	if (rc != DB_OK)
+		return rc;
+	if ((rc = db_participation_by_anon(r->db, c->study_id, c->pid, &p)) == DB_NOTFOUND) {
+		reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s", c->pid);
+		return DB_ROLLBACK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	rc = db_participation_settle(r->db, p.id, r->who.id, c->ev, c->reason, r->now, &so);
+	was = so.p.state;
+	db_participation_clear(&p);
+	db_participation_clear(&so.p);
+	if (rc != DB_OK)
+		return rc;
+	if (so.outcome == ARPS_E_INVALID_STATE) {
+		reply_err(r, ARPS_E_INVALID_STATE,
+		    "only a submitted participation can be reviewed; this one is %s",
+		    part_state_name(was) ? part_state_name(was) : "not submitted");
+		return DB_ROLLBACK;
+	}
+	if (so.outcome != ARPS_OK) {
+		reply_err(r, (enum arps_err)so.outcome, "cannot review this participant");
+		return DB_ROLLBACK;
+	}
+	/* Re-read for the agent's new reputation (the tier shown). */
+	if ((rc = db_participation_by_anon(r->db, c->study_id, c->pid, &p)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	reply_json(r, 200, participant_json(&p));
+	db_participation_clear(&p);
+	return DB_OK;
+}
+
+static int
+review(struct req *r, enum part_event ev)
+{
+	struct review_in in = { 0 };
+	struct review_ctx c;
+	unsigned present;
+
+	if (decode_body(r, review_fields, NFIELDS(review_fields), &in, &present) != 0)
+		return 0;
+	c.study_id = r->params[0];
+	c.pid = r->params[1];
+	c.reason = in.reason;
+	c.ev = ev;
+	if (!ids_valid(IDS_STUDY, c.study_id))
+		return no_study(r, c.study_id);
+	if (!anon_id_valid(c.pid))
+		return reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s",
+		    c.pid);
+	return req_tx(r, review_tx, &c);
+}
+
+int
+h_participant_approve(struct req *r)
+{
+	return review(r, PART_EV_APPROVE);
+}
+
+int
+h_participant_reject(struct req *r)
+{
+	return review(r, PART_EV_REJECT);
+}

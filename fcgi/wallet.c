@@ -1,0 +1,73 @@
+/* Wallet endpoints (agents and accounts alike): balance and the typed
+ * transactions (design.md 4, 6.15). */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/ledger.h"
+#include "core/validate.h"
+#include "db/ledger.h"
+#include "db/wallet.h"
+#include "fcgi/fields.h"
+#include "fcgi/handlers.h"
+
+/* GET /wallet/balance */
+int
+h_wallet_balance(struct req *r)
+{
+	struct json_object *o;
+	int64_t avail = 0, frozen = 0;
+	enum db_rc rc;
+
+	rc = db_wallet_get(r->db, r->who.id, &avail, &frozen);
+	if (rc != DB_OK && rc != DB_NOTFOUND)
+		return reply_db(r, rc);
+	o = json_object_new_object();
+	jadd_int(o, "available_cents", avail);
+	jadd_int(o, "frozen_cents", frozen);
+	jadd_int(o, "total_cents", avail + frozen);
+	return reply_json(r, 200, o);
+}
+
+/* GET /wallet/transactions?type=&limit=&cursor= */
+int
+h_wallet_transactions(struct req *r)
+{
+	struct json_object *o, *arr, *it;
+	struct txn_row *v = NULL;
+	enum ledger_txn_type type;
+	int64_t limit, cursor, next;
+	char buf[64];
+	const char *t;
+	size_t i, n;
+	enum db_rc rc;
+
+	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+		return 0;
+	t = req_query(r, "type", buf, sizeof buf);
+	if (t != NULL && !ledger_txn_type_from_name(t, &type))
+		return reply_err(r, ARPS_E_VALIDATION,
+		    "type: must be one of signup_bonus, study_freeze, platform_fee, study_unfreeze, "
+		    "earning, refund, manual_topup, external_cashout");
+	if (r->query != NULL && t == NULL && strstr(r->query, "type=") != NULL &&
+	    (r->query == strstr(r->query, "type=") || strstr(r->query, "&type=") != NULL))
+		return reply_err(r, ARPS_E_VALIDATION, "type: not a transaction type");
+	if ((rc = db_txn_list(r->db, r->who.id, t != NULL ? &type : NULL, cursor, limit, &v, &n,
+	    &next)) != DB_OK)
+		return reply_db(r, rc);
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		it = json_object_new_object();
+		jadd_str(it, "id", v[i].id);
+		jadd_str(it, "type", ledger_txn_type_name(v[i].type));
+		jadd_int(it, "amount_cents", v[i].amount);
+		jadd_str(it, "study_id", v[i].study_id[0] ? v[i].study_id : NULL);
+		jadd_str(it, "description", v[i].description);
+		jadd_time(it, "created_at", v[i].created_at);
+		json_object_array_add(arr, it);
+	}
+	db_txns_free(v, n);
+	json_object_object_add(o, "transactions", arr);
+	jadd_cursor(o, next);
+	return reply_json(r, 200, o);
+}

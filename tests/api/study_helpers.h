@@ -1,0 +1,209 @@
+/* Study and wallet flows shared by test_studies, test_wallet, test_races
+ * and test_workload (header-only: static inline helpers). */
+#ifndef ARPS_TESTS_STUDY_HELPERS_H
+#define ARPS_TESTS_STUDY_HELPERS_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/api/flows.h"
+
+#define FEE_OF(reward)	(((reward) * 1000 + 9999) / 10000)	/* fee_bps 1000, ceil */
+#define SLOT_OF(reward)	((reward) + FEE_OF(reward))
+
+/* A researcher (logged-in account), topped up with cents when > 0. */
+static inline void
+researcher(struct test_user *u, long long cents)
+{
+	user_login(u, "res");
+	if (cents > 0)
+		assert_int_equal(admin(NULL, 0, "topup %s %lld", u->id, cents), 0);
+}
+
+/* POST path as hdr with an optional JSON body; path built printf-style. */
+static inline struct resp
+post_as(const char *hdr, const char *body, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline struct resp
+post_as(const char *hdr, const char *body, const char *fmt, ...)
+{
+	char path[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof path, fmt, ap);
+	va_end(ap);
+	return http_req("POST", path, body, hdr ? HDRS(hdr) : NULL, NULL);
+}
+
+static inline struct resp
+get_as(const char *hdr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline struct resp
+get_as(const char *hdr, const char *fmt, ...)
+{
+	char path[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof path, fmt, ap);
+	va_end(ap);
+	return http_req("GET", path, NULL, hdr ? HDRS(hdr) : NULL, NULL);
+}
+
+/* A dotted path ("funding.frozen_cents", "studies.0.id") in o; NULL if absent. */
+static inline struct json_object *
+jget(struct json_object *o, const char *path)
+{
+	char key[128];
+	const char *dot;
+	size_t n;
+
+	while (o != NULL && *path != '\0') {
+		dot = strchr(path, '.');
+		n = dot ? (size_t)(dot - path) : strlen(path);
+		if (n >= sizeof key)
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		if (json_object_is_type(o, json_type_array)) {
+			size_t idx = (size_t)strtoul(key, NULL, 10);
+			o = idx < json_object_array_length(o) ? json_object_array_get_idx(o, idx) : NULL;
+		} else if (!json_object_object_get_ex(o, key, &o))
+			return NULL;
+		path += n + (dot ? 1 : 0);
+	}
+	return o;
+}
+
+static inline long long
+jgeti(const struct resp *r, const char *path)
+{
+	struct json_object *v = jget(r->json, path);
+
+	return v != NULL ? (long long)json_object_get_int64(v) : -1;
+}
+
+static inline const char *
+jgets(const struct resp *r, const char *path)
+{
+	struct json_object *v = jget(r->json, path);
+
+	return v != NULL && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+}
+
+/* Create a study (asserts 201); its id into id. code may be NULL. */
+static inline void
+study_new(const struct test_user *u, char id[IDS_BUFSZ], long long reward, int max,
+    const char *code)
+{
+	char body[1024], extra[128] = "";
+	struct resp r;
+
+	if (code != NULL)
+		snprintf(extra, sizeof extra, ",\"completion_code\":\"%s\"", code);
+	snprintf(body, sizeof body, "{\"title\":\"Survey on tools\",\"description\":\"A short "
+	    "survey.\",\"study_url\":\"https://survey.example.org/s/1\",\"reward_per_participant\":"
+	    "%lld,\"max_participants\":%d,\"screening_criteria\":\"Adults who write software "
+	    "every day\",\"estimated_duration_minutes\":15%s}", reward, max, extra);
+	r = post_as(u->hdr, body, "/api/v1/studies");
+	if (r.status != 201)
+		print_error("create study: %ld %s\n", r.status, r.body ? r.body : "");
+	assert_int_equal(r.status, 201);
+	snprintf(id, IDS_BUFSZ, "%s", jstr(&r, "id"));
+	assert_true(ids_valid(IDS_STUDY, id));
+	resp_free(&r);
+}
+
+/* POST /studies/{id}/<verb> as an agent or researcher; returns the status. */
+static inline long
+study_post(const char *hdr, const char *id, const char *verb, const char *body)
+{
+	struct resp r = post_as(hdr, body, "/api/v1/studies/%s/%s", id, verb);
+	long st = r.status;
+
+	resp_free(&r);
+	return st;
+}
+
+/* The anonymous participant id of the only (or newest) participant. */
+static inline void
+newest_participant(const struct test_user *u, const char *study, char pid[32])
+{
+	struct resp r = get_as(u->hdr, "/api/v1/studies/%s/participants", study);
+
+	assert_int_equal(r.status, 200);
+	snprintf(pid, 32, "%s", jgets(&r, "participants.0.participant_id"));
+	assert_true(anon_id_valid(pid));
+	resp_free(&r);
+}
+
+/* GET /wallet/balance of a credential header. */
+static inline void
+balance_of(const char *hdr, long long *available, long long *frozen)
+{
+	struct resp r = get_as(hdr, "/api/v1/wallet/balance");
+
+	assert_int_equal(r.status, 200);
+	*available = jint(&r, "available_cents");
+	*frozen = jint(&r, "frozen_cents");
+	assert_int_equal(jint(&r, "total_cents"), *available + *frozen);
+	resp_free(&r);
+}
+
+/* Agent reputation through GET /agents/me. */
+static inline long long
+reputation_of(const struct test_agent *a)
+{
+	struct resp r = get_as(a->hdr, "/api/v1/agents/me");
+	long long rep;
+
+	assert_int_equal(r.status, 200);
+	rep = jint(&r, "reputation");
+	resp_free(&r);
+	return rep;
+}
+
+/* Make a study visible to every tier at once (first access has passed). */
+static inline void
+study_backdate(const char *id, int seconds)
+{
+	assert_int_equal(sql("UPDATE studies SET created_at = created_at - %d WHERE id = '%s'",
+	    seconds, id), 0);
+}
+
+static inline void
+agent_set_reputation(const char *id, int rep)
+{
+	assert_int_equal(sql("UPDATE agents SET reputation = %d WHERE id = '%s'", rep, id), 0);
+}
+
+/* Run one SQL query and read the first column of its first row as an
+ * integer (-1 when none). */
+static inline long long
+sql_int(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline long long
+sql_int(const char *fmt, ...)
+{
+	char q[2048], cmd[4096], line[256];
+	long long v = -1;
+	va_list ap;
+	FILE *p;
+
+	va_start(ap, fmt);
+	vsnprintf(q, sizeof q, fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof cmd, "mariadb --no-defaults -N -B -S %s/run/mysqld.sock -u \"$(id -un)\""
+	    " arps -e \"%s\"", getenv("ARPS_VAR"), q);
+	if ((p = popen(cmd, "r")) == NULL)
+		return -1;
+	if (fgets(line, sizeof line, p) != NULL && strcmp(line, "NULL\n") != 0)
+		v = strtoll(line, NULL, 10);
+	while (fgets(line, sizeof line, p) != NULL)
+		;
+	pclose(p);
+	return v;
+}
+
+#endif

@@ -1,0 +1,722 @@
+/* Study endpoints, both sides: create, list, detail, pause/resume/stop,
+ * accept, complete, withdraw, participants, approve/reject, available,
+ * history. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "core/timefmt.h"
+#include "tests/api/study_helpers.h"
+
+static void
+create_ok(void **state)
+{
+	struct test_user u;
+	struct resp r;
+	long long avail, frozen;
+	char deadline[TIMEFMT_BUFSZ], body[1024];
+
+	(void)state;
+	researcher(&u, 100000);
+	assert_int_equal(timefmt_format((int64_t)time(NULL) + 86400, deadline), 0);
+	snprintf(body, sizeof body, "{\"title\":\"Coding habits\",\"description\":\"Tell us.\","
+	    "\"study_url\":\"https://s.example.org/x?a=1\",\"reward_per_participant\":250,"
+	    "\"max_participants\":4,\"screening_criteria\":\"Developers\","
+	    "\"estimated_duration_minutes\":20,\"deadline\":\"%s\",\"completion_code\":\"C0DE\"}",
+	    deadline);
+	r = post_as(u.hdr, body, "/api/v1/studies");
+	assert_int_equal(r.status, 201);
+	assert_true(ids_valid(IDS_STUDY, jstr(&r, "id")));
+	assert_string_equal(jstr(&r, "status"), "active");
+	assert_string_equal(jstr(&r, "title"), "Coding habits");
+	assert_string_equal(jstr(&r, "study_url"), "https://s.example.org/x?a=1");
+	assert_string_equal(jstr(&r, "screening_criteria"), "Developers");
+	assert_string_equal(jstr(&r, "completion_code"), "C0DE");
+	assert_string_equal(jstr(&r, "deadline"), deadline);
+	assert_int_equal(jint(&r, "reward_per_participant"), 250);
+	assert_int_equal(jint(&r, "max_participants"), 4);
+	assert_int_equal(jint(&r, "estimated_duration_minutes"), 20);
+	assert_int_equal(jgeti(&r, "funding.frozen_cents"), 4 * (250 + 25));
+	assert_int_equal(jgeti(&r, "funding.fee_cents_per_participant"), 25);
+	assert_int_equal(jgeti(&r, "funding.spent_cents"), 0);
+	assert_int_equal(jgeti(&r, "funding.refunded_cents"), 0);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 4);
+	assert_int_equal(jgeti(&r, "stats.accepted"), 0);
+	assert_non_null(jget(r.json, "created_at"));
+	resp_free(&r);
+	balance_of(u.hdr, &avail, &frozen);
+	assert_int_equal(avail, 100000 - 1100);
+	assert_int_equal(frozen, 1100);
+	r = get_as(u.hdr, "/api/v1/wallet/transactions");
+	assert_int_equal(r.status, 200);
+	/* newest first: the freeze entry's two rows, then the top-up */
+	assert_string_equal(jgets(&r, "transactions.0.type"), "platform_fee");
+	assert_int_equal(jgeti(&r, "transactions.0.amount_cents"), -100);
+	assert_string_equal(jgets(&r, "transactions.1.type"), "study_freeze");
+	assert_int_equal(jgeti(&r, "transactions.1.amount_cents"), -1100);
+	assert_string_equal(jgets(&r, "transactions.2.type"), "manual_topup");
+	resp_free(&r);
+}
+
+static void
+create_invalid(void **state)
+{
+	static const char *const bodies[] = {
+		"{}",
+		"{\"title\":\"\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":1,\"max_participants\":1,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":5}",
+		"{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"ftp://a.b/c\",\"reward_per_participant\":1,\"max_participants\":1,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":5}",
+		"{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":0,\"max_participants\":1,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":5}",
+		"{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":1.5,\"max_participants\":1,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":5}",
+		"{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":1,\"max_participants\":0,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":5}",
+		"{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":1,\"max_participants\":1,\"screening_criteria\":\"\",\"estimated_duration_minutes\":5}",
+		"{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":1,\"max_participants\":1,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":0}",
+		"{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":1,\"max_participants\":1,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":5,\"deadline\":\"2001-01-01T00:00:00Z\"}",
+		"{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":1,\"max_participants\":1,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":5,\"deadline\":\"tomorrow\"}",
+		"{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":1,\"max_participants\":1,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":5,\"completion_code\":\"\"}",
+		"{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":1000000,\"max_participants\":10000,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":5}",
+		"{\"title\":\"t\\u0000x\",\"description\":\"d\",\"study_url\":\"https://a.b/c\",\"reward_per_participant\":1,\"max_participants\":1,\"screening_criteria\":\"c\",\"estimated_duration_minutes\":5}",
+	};
+	struct test_user u;
+	struct test_agent a;
+	struct resp r;
+	long long avail, frozen;
+	size_t i;
+
+	(void)state;
+	researcher(&u, 1000);
+	for (i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+		r = post_as(u.hdr, bodies[i], "/api/v1/studies");
+		if (r.status != 422)
+			print_error("row %zu: %ld %s\n", i, r.status, r.body ? r.body : "");
+		assert_error(&r, 422, "VALIDATION_ERROR");
+		resp_free(&r);
+	}
+	r = post_as(u.hdr, "{\"title\":", "/api/v1/studies");
+	assert_error(&r, 400, "INVALID_JSON");
+	resp_free(&r);
+	/* 10 x (100 + 10) = 1100 > 1000 available: 402 and nothing written */
+	r = post_as(u.hdr, "{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\","
+	    "\"reward_per_participant\":100,\"max_participants\":10,\"screening_criteria\":\"c\","
+	    "\"estimated_duration_minutes\":5}", "/api/v1/studies");
+	assert_error(&r, 402, "INSUFFICIENT_SC");
+	resp_free(&r);
+	balance_of(u.hdr, &avail, &frozen);
+	assert_int_equal(avail, 1000);
+	assert_int_equal(frozen, 0);
+	r = get_as(u.hdr, "/api/v1/studies");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	resp_free(&r);
+	/* affordable: 9 x (100 + 10) = 990 <= 1000 */
+	r = post_as(u.hdr, "{\"title\":\"t\",\"description\":\"d\",\"study_url\":\"https://a.b/c\","
+	    "\"reward_per_participant\":100,\"max_participants\":9,\"screening_criteria\":\"c\","
+	    "\"estimated_duration_minutes\":5}", "/api/v1/studies");
+	assert_int_equal(r.status, 201);
+	resp_free(&r);
+	/* an agent key is not a researcher credential */
+	agent_new(&a, "nosy");
+	r = post_as(a.hdr, "{}", "/api/v1/studies");
+	assert_error(&r, 401, "UNAUTHORIZED");
+	resp_free(&r);
+	r = get_as(NULL, "/api/v1/studies");
+	assert_error(&r, 401, "UNAUTHORIZED");
+	resp_free(&r);
+}
+
+static void
+list_and_detail(void **state)
+{
+	struct test_user u, other;
+	struct test_agent a;
+	char s1[IDS_BUFSZ], s2[IDS_BUFSZ], s3[IDS_BUFSZ], cur[64];
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 100000);
+	researcher(&other, 0);
+	study_new(&u, s1, 100, 2, "K1");
+	study_new(&u, s2, 100, 2, NULL);
+	study_new(&u, s3, 100, 2, NULL);
+	r = get_as(u.hdr, "/api/v1/studies?limit=2");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 2);
+	assert_string_equal(jgets(&r, "studies.0.id"), s3);
+	assert_string_equal(jgets(&r, "studies.1.id"), s2);
+	assert_int_equal(jgeti(&r, "studies.0.stats.spots_remaining"), 2);
+	assert_int_equal(jgeti(&r, "studies.0.funding.frozen_cents"), 220);
+	snprintf(cur, sizeof cur, "%s", jstr(&r, "next_cursor"));
+	assert_true(cur[0] != '\0');
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies?limit=2&cursor=%s", cur);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 1);
+	assert_string_equal(jgets(&r, "studies.0.id"), s1);
+	assert_null(jget(r.json, "next_cursor"));
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies?limit=0");
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies?limit=201");
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies?cursor=abc");
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	/* owner detail */
+	r = get_as(u.hdr, "/api/v1/studies/%s", s1);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "completion_code"), "K1");
+	assert_non_null(jget(r.json, "stats"));
+	assert_non_null(jget(r.json, "funding"));
+	resp_free(&r);
+	/* another researcher: 404, and the list is empty */
+	r = get_as(other.hdr, "/api/v1/studies/%s", s1);
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	r = get_as(other.hdr, "/api/v1/studies");
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	resp_free(&r);
+	/* an agent sees the filtered view of an active study */
+	agent_new(&a, "viewer");
+	r = get_as(a.hdr, "/api/v1/studies/%s", s1);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "id"), s1);
+	assert_null(jget(r.json, "screening_criteria"));
+	assert_null(jget(r.json, "completion_code"));
+	assert_null(jget(r.json, "stats"));
+	assert_null(jget(r.json, "funding"));
+	assert_int_equal(jint(&r, "spots_remaining"), 2);
+	resp_free(&r);
+	/* paused: hidden from agents who never took part */
+	assert_int_equal(study_post(u.hdr, s1, "pause", NULL), 200);
+	r = get_as(a.hdr, "/api/v1/studies/%s", s1);
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies/std_0000000000000000");
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies/nonsense");
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	r = get_as(NULL, "/api/v1/studies/%s", s1);
+	assert_error(&r, 401, "UNAUTHORIZED");
+	resp_free(&r);
+}
+
+static void
+pause_resume_stop(void **state)
+{
+	struct test_user u, other, ou;
+	struct test_agent a;
+	char s[IDS_BUFSZ];
+	struct resp r;
+	long long avail, frozen;
+
+	(void)state;
+	researcher(&u, 10000);
+	researcher(&other, 0);
+	agent_claimed(&a, &ou, "pauser");
+	study_new(&u, s, 100, 5, NULL);		/* 5 x 110 = 550 frozen */
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/pause", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "status"), "paused");
+	resp_free(&r);
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/pause", s);
+	assert_error(&r, 409, "INVALID_STATE");
+	resp_free(&r);
+	r = post_as(other.hdr, NULL, "/api/v1/studies/%s/resume", s);
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/accept", s);
+	assert_error(&r, 400, "STUDY_NOT_ACTIVE");
+	resp_free(&r);
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/resume", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "status"), "active");
+	resp_free(&r);
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/resume", s);
+	assert_error(&r, 409, "INVALID_STATE");
+	resp_free(&r);
+	/* one slot taken, then stop: 4 unused slots refunded at once */
+	assert_int_equal(study_post(a.hdr, s, "accept", NULL), 200);
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/stop", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "status"), "awaiting_review");
+	assert_int_equal(jgeti(&r, "funding.frozen_cents"), 110);
+	assert_int_equal(jgeti(&r, "funding.refunded_cents"), 440);
+	assert_int_equal(jgeti(&r, "stats.accepted"), 1);
+	resp_free(&r);
+	balance_of(u.hdr, &avail, &frozen);
+	assert_int_equal(avail, 10000 - 110);
+	assert_int_equal(frozen, 110);
+	r = get_as(u.hdr, "/api/v1/wallet/transactions?type=refund");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "transactions")), 1);
+	assert_int_equal(jgeti(&r, "transactions.0.amount_cents"), 440);
+	assert_string_equal(jgets(&r, "transactions.0.study_id"), s);
+	resp_free(&r);
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/stop", s);
+	assert_error(&r, 409, "INVALID_STATE");
+	resp_free(&r);
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/resume", s);
+	assert_error(&r, 409, "INVALID_STATE");
+	resp_free(&r);
+	/* the running participation goes on after the stop */
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/complete", s);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/stop", s);
+	assert_error(&r, 401, "UNAUTHORIZED");
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+static void
+participate_approve(void **state)
+{
+	struct test_user u, ou;
+	struct test_agent a;
+	char s[IDS_BUFSZ], pid[32], prt[IDS_BUFSZ], url[512], want[512];
+	struct json_object *next;
+	struct resp r;
+	long long avail, frozen;
+
+	(void)state;
+	researcher(&u, 10000);
+	agent_claimed(&a, &ou, "worker");
+	study_new(&u, s, 500, 2, "SECRET");	/* slot 550 */
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/accept", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "status"), "accepted");
+	assert_int_equal(jint(&r, "timeout_hours"), 24);
+	assert_string_equal(jstr(&r, "flow"), "accepted -> in_progress -> submitted -> approved");
+	snprintf(prt, sizeof prt, "%s", jstr(&r, "participation_id"));
+	assert_true(ids_valid(IDS_PARTICIPATION, prt));
+	snprintf(url, sizeof url, "%s", jstr(&r, "study_url"));
+	assert_true(json_object_object_get_ex(r.json, "nextActions", &next));
+	assert_int_equal(json_object_array_length(next), 2);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "complete");
+	snprintf(want, sizeof want, "POST /studies/%s/complete", s);
+	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), want);
+	assert_string_equal(jgets(&r, "nextActions.1.action"), "withdraw");
+	snprintf(want, sizeof want, "POST /studies/%s/withdraw", s);
+	assert_string_equal(jgets(&r, "nextActions.1.endpoint"), want);
+	resp_free(&r);
+	newest_participant(&u, s, pid);
+	snprintf(want, sizeof want, "https://survey.example.org/s/1?participant_id=%s&study_id=%s"
+	    "&participation_id=%s", pid, s, prt);
+	assert_string_equal(url, want);
+	/* GET /agents/me shows the current study */
+	r = get_as(a.hdr, "/api/v1/agents/me");
+	assert_string_equal(jgets(&r, "current_study.study_id"), s);
+	assert_string_equal(jgets(&r, "current_study.status"), "accepted");
+	resp_free(&r);
+	/* the first detail fetch moves accepted -> in_progress */
+	r = get_as(a.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "participation.status"), "in_progress");
+	assert_string_equal(jgets(&r, "participation.participation_id"), prt);
+	resp_free(&r);
+	/* a wrong completion code: 422, -5, participation unchanged */
+	r = post_as(a.hdr, "{\"completion_code\":\"WRONG\"}", "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 422, "INVALID_SUBMISSION");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&a), 45);
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/complete", s);	/* no code at all */
+	assert_error(&r, 422, "INVALID_SUBMISSION");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&a), 40);
+	r = get_as(u.hdr, "/api/v1/studies/%s/participants", s);
+	assert_string_equal(jgets(&r, "participants.0.status"), "in_progress");
+	assert_string_equal(jgets(&r, "participants.0.tier"), "basic");
+	resp_free(&r);
+	/* approving before submission is a wrong state */
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/participants/%s/approve", s, pid);
+	assert_error(&r, 409, "INVALID_STATE");
+	resp_free(&r);
+	r = post_as(a.hdr, "{\"completion_code\":\"SECRET\"}", "/api/v1/studies/%s/complete", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "status"), "submitted");
+	assert_string_equal(jstr(&r, "participation_id"), prt);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "view_detail");
+	snprintf(want, sizeof want, "GET /studies/%s", s);
+	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), want);
+	assert_string_equal(jgets(&r, "polling.recommended"), "5m");
+	assert_true(strlen(jgets(&r, "polling.note")) > 0);
+	resp_free(&r);
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 409, "NO_ACTIVE_PARTICIPATION");
+	resp_free(&r);
+	/* a submitted participation is not active: /agents/me shows none */
+	r = get_as(a.hdr, "/api/v1/agents/me");
+	assert_null(jget(r.json, "current_study"));
+	resp_free(&r);
+	r = post_as(u.hdr, "{\"reason\":\"Great answers\"}",
+	    "/api/v1/studies/%s/participants/%s/approve", s, pid);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "participant_id"), pid);
+	assert_string_equal(jstr(&r, "status"), "approved");
+	assert_string_equal(jstr(&r, "reason"), "Great answers");
+	assert_non_null(jget(r.json, "reviewed_at"));
+	resp_free(&r);
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/participants/%s/reject", s, pid);
+	assert_error(&r, 409, "INVALID_STATE");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&a), 42);
+	/* money: agent earned 500 (+100 signup bonus); researcher paid 550 */
+	balance_of(a.hdr, &avail, &frozen);
+	assert_int_equal(avail, 600);
+	assert_int_equal(frozen, 0);
+	r = get_as(a.hdr, "/api/v1/wallet/transactions?type=earning");
+	assert_int_equal(jgeti(&r, "transactions.0.amount_cents"), 500);
+	assert_string_equal(jgets(&r, "transactions.0.study_id"), s);
+	resp_free(&r);
+	balance_of(u.hdr, &avail, &frozen);
+	assert_int_equal(avail, 10000 - 1100);
+	assert_int_equal(frozen, 550);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jgeti(&r, "funding.spent_cents"), 550);
+	assert_int_equal(jgeti(&r, "funding.frozen_cents"), 550);
+	assert_int_equal(jgeti(&r, "stats.approved"), 1);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 1);
+	resp_free(&r);
+	/* history */
+	r = get_as(a.hdr, "/api/v1/studies/history");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "participations.0.participation_id"), prt);
+	assert_string_equal(jgets(&r, "participations.0.study_id"), s);
+	assert_string_equal(jgets(&r, "participations.0.status"), "approved");
+	assert_string_equal(jgets(&r, "participations.0.title"), "Survey on tools");
+	assert_int_equal(jgeti(&r, "participations.0.reward_per_participant"), 500);
+	assert_string_equal(jgets(&r, "participations.0.reason"), "Great answers");
+	resp_free(&r);
+	/* the agent still sees the study it took part in, also once paused */
+	assert_int_equal(study_post(u.hdr, s, "pause", NULL), 200);
+	r = get_as(a.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "participation.status"), "approved");
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+static void
+reject_and_full(void **state)
+{
+	struct test_user u, ou, other;
+	struct test_agent a;
+	char s[IDS_BUFSZ], pid[32];
+	struct resp r;
+	long long avail, frozen;
+
+	(void)state;
+	researcher(&u, 1000);
+	researcher(&other, 0);
+	agent_claimed(&a, &ou, "rejected");
+	study_new(&u, s, 200, 1, NULL);	/* 220 */
+	assert_int_equal(study_post(a.hdr, s, "accept", NULL), 200);
+	r = post_as(a.hdr, "{}", "/api/v1/studies/%s/complete", s);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	/* every slot occupied and none active: awaiting_review */
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_string_equal(jstr(&r, "status"), "awaiting_review");
+	assert_int_equal(jgeti(&r, "stats.submitted"), 1);
+	resp_free(&r);
+	newest_participant(&u, s, pid);
+	r = post_as(other.hdr, NULL, "/api/v1/studies/%s/participants/%s/reject", s, pid);
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/participants/anon_0000000000000000/reject", s);
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	r = post_as(u.hdr, "{\"reason\":7}", "/api/v1/studies/%s/participants/%s/reject", s, pid);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = post_as(u.hdr, "{\"reason\":\"Answers were random\"}",
+	    "/api/v1/studies/%s/participants/%s/reject", s, pid);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "status"), "rejected");
+	assert_string_equal(jstr(&r, "reason"), "Answers were random");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&a), 40);
+	balance_of(u.hdr, &avail, &frozen);
+	assert_int_equal(avail, 1000);
+	assert_int_equal(frozen, 0);
+	balance_of(a.hdr, &avail, &frozen);
+	assert_int_equal(avail, 100);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jgeti(&r, "funding.refunded_cents"), 220);
+	assert_int_equal(jgeti(&r, "funding.frozen_cents"), 0);
+	resp_free(&r);
+	r = get_as(a.hdr, "/api/v1/studies/history");
+	assert_string_equal(jgets(&r, "participations.0.status"), "rejected");
+	assert_string_equal(jgets(&r, "participations.0.reason"), "Answers were random");
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+static void
+accept_refusals(void **state)
+{
+	struct test_user u, ou, ou2, ou3;
+	struct test_agent a, b, c, unclaimed;
+	char s1[IDS_BUFSZ], s2[IDS_BUFSZ], s3[IDS_BUFSZ];
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 100000);
+	agent_claimed(&a, &ou, "eager");
+	agent_claimed(&b, &ou2, "second");
+	agent_claimed(&c, &ou3, "third");
+	agent_new(&unclaimed, "stray");
+	study_new(&u, s1, 100, 1, NULL);
+	study_new(&u, s2, 100, 3, NULL);
+	study_new(&u, s3, 100, 3, NULL);
+
+	r = post_as(a.hdr, NULL, "/api/v1/studies/std_0000000000000000/accept");
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	r = post_as(a.hdr, NULL, "/api/v1/studies/bogus/accept");
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	r = post_as(unclaimed.hdr, NULL, "/api/v1/studies/%s/accept", s1);
+	assert_error(&r, 403, "AGENT_NOT_CLAIMED");
+	resp_free(&r);
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/accept", s1);
+	assert_error(&r, 401, "UNAUTHORIZED");
+	resp_free(&r);
+
+	assert_int_equal(study_post(a.hdr, s1, "accept", NULL), 200);
+	r = post_as(b.hdr, NULL, "/api/v1/studies/%s/accept", s1);
+	assert_error(&r, 409, "STUDY_FULL");
+	resp_free(&r);
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/accept", s2);
+	assert_error(&r, 409, "ACTIVE_PARTICIPATION_EXISTS");
+	resp_free(&r);
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/accept", s1);
+	assert_error(&r, 409, "ACTIVE_PARTICIPATION_EXISTS");
+	resp_free(&r);
+
+	/* withdraw: the slot reopens, no reputation change, no second try */
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/withdraw", s1);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "status"), "withdrawn");
+	assert_true(ids_valid(IDS_PARTICIPATION, jstr(&r, "participation_id")));
+	resp_free(&r);
+	assert_int_equal(reputation_of(&a), 50);
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/withdraw", s1);
+	assert_error(&r, 409, "NO_ACTIVE_PARTICIPATION");
+	resp_free(&r);
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/accept", s1);
+	assert_error(&r, 409, "ALREADY_PARTICIPATED");
+	resp_free(&r);
+	assert_int_equal(study_post(b.hdr, s1, "accept", NULL), 200);
+	r = post_as(b.hdr, NULL, "/api/v1/studies/%s/complete", s2);
+	assert_error(&r, 409, "NO_ACTIVE_PARTICIPATION");
+	resp_free(&r);
+	r = post_as(b.hdr, NULL, "/api/v1/studies/std_0000000000000000/withdraw");
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+
+	/* suspended by status, then by reputation */
+	assert_int_equal(admin(NULL, 0, "suspend-agent %s", c.id), 0);
+	r = post_as(c.hdr, NULL, "/api/v1/studies/%s/accept", s2);
+	assert_error(&r, 403, "AGENT_SUSPENDED");
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "reinstate-agent %s", c.id), 0);
+	agent_set_reputation(c.id, 29);
+	r = post_as(c.hdr, NULL, "/api/v1/studies/%s/accept", s2);
+	assert_error(&r, 403, "AGENT_SUSPENDED");
+	resp_free(&r);
+	agent_set_reputation(c.id, 30);
+	/* deadline passed */
+	assert_int_equal(sql("UPDATE studies SET deadline = UNIX_TIMESTAMP() - 1 WHERE id = '%s'",
+	    s3), 0);
+	r = post_as(c.hdr, NULL, "/api/v1/studies/%s/accept", s3);
+	assert_error(&r, 400, "STUDY_NOT_ACTIVE");
+	resp_free(&r);
+	assert_int_equal(study_post(c.hdr, s2, "accept", NULL), 200);
+	assert_int_equal(study_post(c.hdr, s2, "withdraw", "{}"), 200);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+static int
+has_study(const struct resp *r, const char *id, size_t *at)
+{
+	struct json_object *arr = jget(r->json, "studies"), *v;
+	size_t i;
+
+	for (i = 0; arr != NULL && i < json_object_array_length(arr); i++)
+		if ((v = jget(json_object_array_get_idx(arr, i), "id")) != NULL &&
+		    strcmp(json_object_get_string(v), id) == 0) {
+			if (at != NULL)
+				*at = i;
+			return 1;
+		}
+	return 0;
+}
+
+static void
+available_list(void **state)
+{
+	struct test_user u, ou, ou2;
+	struct test_agent a, pri, fresh;
+	char s[IDS_BUFSZ], old[IDS_BUFSZ], want[128];
+	struct json_object *v;
+	struct resp r;
+	size_t at = 0;
+
+	(void)state;
+	researcher(&u, 100000);
+	agent_new(&fresh, "fresh");
+	agent_claimed(&a, &ou, "standard");
+	agent_claimed(&pri, &ou2, "priority");
+	agent_set_reputation(pri.id, 85);
+	study_new(&u, old, 100, 3, NULL);
+	study_backdate(old, 16 * 60);	/* past the first-access window */
+	study_new(&u, s, 120, 3, NULL);
+
+	/* unclaimed: nothing, and a hint */
+	r = get_as(fresh.hdr, "/api/v1/studies/available");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "claim_ownership");
+	resp_free(&r);
+	/* a standard agent does not see the brand-new study yet, the old one yes */
+	r = get_as(a.hdr, "/api/v1/studies/available?limit=100");
+	assert_int_equal(r.status, 200);
+	assert_false(has_study(&r, s, NULL));
+	assert_true(has_study(&r, old, &at));
+	v = json_object_array_get_idx(jget(r.json, "studies"), at);
+	assert_true(json_object_get_double(jget(v, "match_score")) > 0.174 &&
+	    json_object_get_double(jget(v, "match_score")) < 0.176);
+	assert_true(json_object_get_double(jget(v, "match.tier_weight")) > 0.69);
+	assert_true(json_object_is_type(jget(v, "match"), json_type_object));
+	assert_null(jget(v, "match.similarity"));
+	assert_int_equal(json_object_get_int64(jget(v, "spots_remaining")), 3);
+	assert_int_equal(json_object_get_int64(jget(v, "reward_per_participant")), 100);
+	assert_string_equal(json_object_get_string(jget(v, "study_url")),
+	    "https://survey.example.org/s/1");
+	assert_null(jget(v, "screening_criteria"));
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "accept");
+	resp_free(&r);
+	/* a priority agent sees it at once, first (newest) */
+	r = get_as(pri.hdr, "/api/v1/studies/available");
+	assert_int_equal(r.status, 200);
+	assert_true(has_study(&r, s, &at));
+	assert_string_equal(jgets(&r, "studies.0.id"), s);
+	assert_true(json_object_get_double(jget(r.json, "studies.0.match_score")) > 0.2499);
+	snprintf(want, sizeof want, "POST /studies/%s/accept", s);
+	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), want);
+	resp_free(&r);
+	r = get_as(pri.hdr, "/api/v1/studies/available?limit=1");
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 1);
+	resp_free(&r);
+	r = get_as(pri.hdr, "/api/v1/studies/available?limit=101");
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	/* with an active participation: empty, with complete/withdraw hints */
+	assert_int_equal(study_post(pri.hdr, s, "accept", NULL), 200);
+	r = get_as(pri.hdr, "/api/v1/studies/available");
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "complete");
+	assert_string_equal(jgets(&r, "nextActions.1.action"), "withdraw");
+	resp_free(&r);
+	/* once withdrawn, the study it took part in stays out of its list */
+	assert_int_equal(study_post(pri.hdr, s, "withdraw", NULL), 200);
+	r = get_as(pri.hdr, "/api/v1/studies/available?limit=100");
+	assert_false(has_study(&r, s, NULL));
+	assert_true(has_study(&r, old, NULL));
+	resp_free(&r);
+	/* basic tier: at most basic_max_studies (5) */
+	agent_set_reputation(a.id, 35);
+	r = get_as(a.hdr, "/api/v1/studies/available?limit=100");
+	assert_true(json_object_array_length(jget(r.json, "studies")) <= 5);
+	resp_free(&r);
+	/* suspended by reputation: empty with a hint */
+	agent_set_reputation(a.id, 10);
+	r = get_as(a.hdr, "/api/v1/studies/available");
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "view_profile");
+	resp_free(&r);
+	/* paused studies leave the list */
+	assert_int_equal(study_post(u.hdr, old, "pause", NULL), 200);
+	r = get_as(pri.hdr, "/api/v1/studies/available?limit=100");
+	assert_false(has_study(&r, old, NULL));
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies/available");
+	assert_error(&r, 401, "UNAUTHORIZED");
+	resp_free(&r);
+}
+
+static void
+history_pages(void **state)
+{
+	struct test_user u, ou;
+	struct test_agent a;
+	char s[3][IDS_BUFSZ], cur[64];
+	struct resp r;
+	int i;
+
+	(void)state;
+	researcher(&u, 100000);
+	agent_claimed(&a, &ou, "historian");
+	for (i = 0; i < 3; i++) {
+		study_new(&u, s[i], 100, 2, NULL);
+		assert_int_equal(study_post(a.hdr, s[i], "accept", NULL), 200);
+		assert_int_equal(study_post(a.hdr, s[i], i == 1 ? "withdraw" : "complete", NULL), 200);
+	}
+	r = get_as(a.hdr, "/api/v1/studies/history?limit=2");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "participations")), 2);
+	assert_string_equal(jgets(&r, "participations.0.study_id"), s[2]);
+	assert_string_equal(jgets(&r, "participations.0.status"), "submitted");
+	assert_string_equal(jgets(&r, "participations.1.study_id"), s[1]);
+	assert_string_equal(jgets(&r, "participations.1.status"), "withdrawn");
+	snprintf(cur, sizeof cur, "%s", jstr(&r, "next_cursor"));
+	resp_free(&r);
+	r = get_as(a.hdr, "/api/v1/studies/history?limit=2&cursor=%s", cur);
+	assert_int_equal(json_object_array_length(jget(r.json, "participations")), 1);
+	assert_string_equal(jgets(&r, "participations.0.study_id"), s[0]);
+	assert_null(jget(r.json, "next_cursor"));
+	resp_free(&r);
+	r = get_as(a.hdr, "/api/v1/studies/history?limit=x");
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies/history");
+	assert_error(&r, 401, "UNAUTHORIZED");
+	resp_free(&r);
+	/* participants of a study, newest first, paged */
+	r = get_as(u.hdr, "/api/v1/studies/%s/participants?limit=1", s[0]);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "participants")), 1);
+	assert_string_equal(jgets(&r, "participants.0.status"), "submitted");
+	assert_string_equal(jgets(&r, "participants.0.tier"), "standard");
+	assert_non_null(jget(r.json, "participants.0.submitted_at"));
+	resp_free(&r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(create_ok),
+		cmocka_unit_test(create_invalid),
+		cmocka_unit_test(list_and_detail),
+		cmocka_unit_test(pause_resume_stop),
+		cmocka_unit_test(participate_approve),
+		cmocka_unit_test(reject_and_full),
+		cmocka_unit_test(accept_refusals),
+		cmocka_unit_test(available_list),
+		cmocka_unit_test(history_pages),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
