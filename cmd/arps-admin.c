@@ -23,6 +23,7 @@ static const struct cmd {
 	{ "migrate",         0, "migrate", admin_migrate },
 	{ "create-account",  1, "create-account EMAIL", admin_create_account },
 	{ "grant",           2, "grant EMAIL|ACC_ID researcher|participant|admin", admin_grant },
+	{ "revoke",          2, "revoke EMAIL|ACC_ID researcher|participant|admin", admin_revoke },
 	{ "topup",           2, "topup EMAIL|ACC_ID|AGT_ID CENTS", admin_topup },
 	{ "cashout",         2, "cashout EMAIL|ACC_ID|AGT_ID CENTS", admin_cashout },
 	{ "wallet",          1, "wallet EMAIL|ACC_ID|AGT_ID", admin_wallet },

@@ -106,15 +106,19 @@ admin_create_account(struct db *db, const struct config *cfg, char **args)
 	return 0;
 }
 
-int
-admin_grant(struct db *db, const struct config *cfg, char **args)
+/* grant / revoke: add or remove one role of an account. */
+static int
+set_role(struct db *db, char **args, int grant)
 {
-	static const char q[] =
+	static const char q_grant[] =
 	    "UPDATE accounts SET roles = CONCAT_WS(',', roles, ?) WHERE id = ?";
+	static const char q_revoke[] =
+	    "UPDATE accounts SET roles = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', roles, ','),"
+	    " CONCAT(',', ?, ','), ',')) WHERE id = ?";
+	const char *q = grant ? q_grant : q_revoke;
 	char owner[IDS_BUFSZ];
 	uint64_t n = 0;
 
-	(void)cfg;
 	if (strcmp(args[1], "researcher") != 0 && strcmp(args[1], "participant") != 0 &&
 	    strcmp(args[1], "admin") != 0)
 		return refuse("unknown role: %s", args[1]);
@@ -126,6 +130,20 @@ admin_grant(struct db *db, const struct config *cfg, char **args)
 		return dberr(db);
 	printf("%s\n", owner);
 	return 0;
+}
+
+int
+admin_grant(struct db *db, const struct config *cfg, char **args)
+{
+	(void)cfg;
+	return set_role(db, args, 1);
+}
+
+int
+admin_revoke(struct db *db, const struct config *cfg, char **args)
+{
+	(void)cfg;
+	return set_role(db, args, 0);
 }
 
 /* Top-up or cash-out in one transaction, through core's posting rules. */

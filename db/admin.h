@@ -9,6 +9,7 @@ struct config;
 int admin_migrate(struct db *, const struct config *, char **);
 int admin_create_account(struct db *, const struct config *, char **);
 int admin_grant(struct db *, const struct config *, char **);
+int admin_revoke(struct db *, const struct config *, char **);
 int admin_topup(struct db *, const struct config *, char **);
 int admin_cashout(struct db *, const struct config *, char **);
 int admin_wallet(struct db *, const struct config *, char **);

@@ -49,7 +49,7 @@ config() {
 # arps dev configuration, written by tools/dev.sh (secrets are random per checkout)
 listen = $VAR/run/arps.sock
 workers = ${ARPS_WORKERS:-4}
-max_requests = 10000
+max_requests = ${ARPS_MAX_REQUESTS:-1000}
 shutdown_timeout = 10
 db_socket = $VAR/run/mysqld.sock
 db_user = arps

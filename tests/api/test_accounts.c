@@ -274,6 +274,35 @@ account_and_logout(void **state)
 }
 
 static void
+forbidden_without_role(void **state)
+{
+	struct test_user u;
+	struct resp r;
+
+	(void)state;
+	user_login(&u, "norole");
+	r = http_get("/api/v1/studies", HDRS(u.hdr));
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "revoke %s researcher", u.id), 0);
+	/* a valid credential without the role: 403, not 401 */
+	r = http_get("/api/v1/studies", HDRS(u.hdr));
+	assert_error(&r, 403, "FORBIDDEN");
+	resp_free(&r);
+	r = http_post("/api/v1/studies", "{}", HDRS(u.hdr));
+	assert_error(&r, 403, "FORBIDDEN");
+	resp_free(&r);
+	r = http_get("/api/v1/account", HDRS(u.hdr));
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, "\"roles\":[\"participant\"]"));
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "grant %s researcher", u.id), 0);
+	r = http_get("/api/v1/studies", HDRS(u.hdr));
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+}
+
+static void
 token_expiry(void **state)
 {
 	struct test_user u;
@@ -512,6 +541,7 @@ main(void)
 		cmocka_unit_test(code_rate_limit),
 		cmocka_unit_test(login_bad_input),
 		cmocka_unit_test(account_and_logout),
+		cmocka_unit_test(forbidden_without_role),
 		cmocka_unit_test(token_expiry),
 		cmocka_unit_test(claim),
 		cmocka_unit_test(claim_race_pays_once),

@@ -184,6 +184,34 @@ worker_killed_under_load(void **state)
 	assert_int_equal(l.ok, 200);
 }
 
+/* max_requests = 1000 in the dev configuration, 4 workers: 4400 requests
+ * make at least one worker serve its 1000th and be replaced. */
+static void
+workers_recycled(void **state)
+{
+	int master = read_pid("arps-fcgi.pid"), before[64], after[64], nb, na, i, j, ok = 0, gone = 0;
+
+	(void)state;
+	nb = workers(master, before, 64);
+	for (i = 0; i < 4400; i++) {
+		struct resp r = http_get("/api/v1/health", NULL);
+		if (r.status == 200)
+			ok++;
+		resp_free(&r);
+	}
+	assert_int_equal(ok, 4400);
+	usleep(200000);
+	na = workers(master, after, 64);
+	assert_int_equal(na, nb);
+	for (i = 0; i < nb; i++) {
+		for (j = 0; j < na && after[j] != before[i]; j++)
+			;
+		if (j == na)
+			gone++;
+	}
+	assert_true(gone >= 1);
+}
+
 static void
 database_outage_503(void **state)
 {
@@ -216,6 +244,7 @@ main(void)
 		cmocka_unit_test(wrong_method_405),
 		cmocka_unit_test(body_too_large_413),
 		cmocka_unit_test(worker_killed_under_load),
+		cmocka_unit_test(workers_recycled),
 		cmocka_unit_test(database_outage_503),
 	};
 
