@@ -102,7 +102,7 @@ stop:
 
 # Line coverage of core/ by the unit tests (gcov).
 coverage:
-	rm -rf $(B)/cov && $(MAKE) B=$(B)/cov COVFLAGS="--coverage -O0" $(patsubst $(B)/%,$(B)/cov/%,$(UNIT_BIN))
+	rm -rf $(B)/cov && $(MAKE) model && $(MAKE) B=$(B)/cov COVFLAGS="--coverage -O0" $(patsubst $(B)/%,$(B)/cov/%,$(UNIT_BIN))
 	@set -e; for t in $(patsubst $(B)/%,$(B)/cov/%,$(UNIT_BIN)); do $$t >/dev/null; done
 	@tools/coverage.sh $(B)/cov
 
