@@ -109,10 +109,11 @@ coverage:
 asan:
 	$(MAKE) B=$(B)/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" all tests
 
-install: all
+install: all model
 	install -d $(DESTDIR)/usr/local/bin $(DESTDIR)/usr/local/share/arps/migrations
 	install -m 0755 $(BINS) $(DESTDIR)/usr/local/bin/
 	install -m 0644 db/migrations/*.sql $(DESTDIR)/usr/local/share/arps/migrations/
+	install -m 0644 build/model/use-lite.bin $(DESTDIR)/usr/local/share/arps/use-lite.bin
 
 clean:
 	rm -rf $(B)
