@@ -163,6 +163,33 @@ register_rate_limit_exact(void **state)
 	assert_int_equal(b.ok, 11);
 }
 
+/* design.md 6.18: whatever X-Real-IP or X-Forwarded-For a client sends is
+ * overwritten by nginx; the limit follows the real peer address. */
+static void
+register_limit_ignores_spoofed_ip(void **state)
+{
+	char ip[32], h1[64], h2[64];
+	int i, ok = 0, limited = 0;
+
+	(void)state;
+	random_ip(ip);
+	for (i = 0; i < 11; i++) {
+		struct resp r;
+
+		snprintf(h1, sizeof h1, "X-Real-IP: 10.0.%d.%d", i, i + 1);
+		snprintf(h2, sizeof h2, "X-Forwarded-For: 192.0.2.%d", i + 1);
+		r = http_req("POST", "/api/v1/agents/register", "{\"name\":\"spoof\"}",
+		    HDRS(h1, h2), ip);
+		if (r.status == 201)
+			ok++;
+		else if (r.status == 429)
+			limited++;
+		resp_free(&r);
+	}
+	assert_int_equal(ok, 10);
+	assert_int_equal(limited, 1);
+}
+
 static void
 auth_errors(void **state)
 {
@@ -388,6 +415,7 @@ main(void)
 		cmocka_unit_test(register_ok),
 		cmocka_unit_test(register_bad_input),
 		cmocka_unit_test(register_rate_limit_exact),
+		cmocka_unit_test(register_limit_ignores_spoofed_ip),
 		cmocka_unit_test(auth_errors),
 		cmocka_unit_test(me_get_and_patch),
 		cmocka_unit_test(bio_flow),
