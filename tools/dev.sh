@@ -167,8 +167,11 @@ stop_all() {
         wait "$p" 2>/dev/null || true
     done
     PIDS=()
-    # A MariaDB restarted by a fault test is not our child: stop it by pid file.
-    [ -n "${VAR:-}" ] && stop_mariadb
+    # A pool or MariaDB restarted by a fault test is not our child: by pid file.
+    if [ -n "${VAR:-}" ]; then
+        [ -f "$VAR/run/arps-fcgi.pid" ] && kill -TERM "$(cat "$VAR/run/arps-fcgi.pid")" 2>/dev/null
+        stop_mariadb
+    fi
     return 0
 }
 
@@ -243,6 +246,17 @@ test)
         say "FAILED: ${BROKEN[*]}"
         exit 1
     fi
+    ;;
+pool-start)
+    VAR=${ARPS_VAR:?}
+    build/arps-fcgi --config "$VAR/arps.conf" </dev/null >/dev/null 2>>"$VAR/log/arps.log" &
+    echo $! > "$VAR/run/arps-fcgi.pid"
+    disown
+    for i in $(seq 1 100); do
+        [ -S "$VAR/run/arps.sock" ] && exit 0
+        sleep 0.1
+    done
+    exit 1
     ;;
 db-stop)
     VAR=${ARPS_VAR:?}

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "tests/api/client.h"
+#include "tests/api/flows.h"
 
 static void
 health_ok(void **state)
@@ -235,6 +235,67 @@ database_outage_503(void **state)
 	assert_int_equal(ok, 50);
 }
 
+struct inflight {
+	const char *hdr;
+	struct resp r;
+};
+
+static void *
+slow_patch(void *arg)
+{
+	struct inflight *f = arg;
+
+	f->r = http_req("PATCH", "/api/v1/agents/me", "{\"name\":\"Patient\"}", HDRS(f->hdr), NULL);
+	return NULL;
+}
+
+/* SIGTERM: the pool stops accepting but finishes the request in flight.
+ * The request is held in flight by a row lock another session keeps for
+ * 3 seconds.  Runs last: it stops the pool and starts it again. */
+static void
+sigterm_finishes_in_flight(void **state)
+{
+	int master = read_pid("arps-fcgi.pid"), i;
+	struct test_agent a;
+	struct inflight f;
+	pthread_t th;
+	struct resp r;
+
+	(void)state;
+	agent_new(&a, "Graceful");
+	assert_int_equal(sh("(mariadb --no-defaults -S %s/run/mysqld.sock -u \"$(id -un)\" arps -e "
+	    "\"START TRANSACTION; SELECT id FROM agents WHERE id = '%s' FOR UPDATE; SELECT SLEEP(3);"
+	    " COMMIT;\" >/dev/null &)", getenv("ARPS_VAR"), a.id), 0);
+	usleep(500000);
+	memset(&f, 0, sizeof f);
+	f.hdr = a.hdr;
+	pthread_create(&th, NULL, slow_patch, &f);
+	usleep(500000);
+	assert_int_equal(kill(master, SIGTERM), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(f.r.status, 200);
+	assert_string_equal(jstr(&f.r, "name"), "Patient");
+	resp_free(&f.r);
+	for (i = 0; i < 100 && kill(master, 0) == 0; i++)
+		usleep(100000);
+	assert_int_not_equal(kill(master, 0), 0);
+	/* no pool: nginx answers 503 with the error body */
+	r = http_get("/api/v1/health", NULL);
+	assert_error(&r, 503, "SERVICE_UNAVAILABLE");
+	resp_free(&r);
+	assert_int_equal(sh("%s/tools/dev.sh pool-start", getenv("ARPS_ROOT")), 0);
+	for (i = 0; i < 50; i++) {
+		r = http_get("/api/v1/health", NULL);
+		if (r.status == 200) {
+			resp_free(&r);
+			break;
+		}
+		resp_free(&r);
+		usleep(100000);
+	}
+	assert_true(i < 50);
+}
+
 int
 main(void)
 {
@@ -246,6 +307,7 @@ main(void)
 		cmocka_unit_test(worker_killed_under_load),
 		cmocka_unit_test(workers_recycled),
 		cmocka_unit_test(database_outage_503),
+		cmocka_unit_test(sigterm_finishes_in_flight),
 	};
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
