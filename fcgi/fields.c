@@ -55,7 +55,7 @@ decode_body(struct req *r, const struct field *fields, size_t n, void *out,
 		if (memchr(s, '\0', len) != NULL)
 			return bad(r, f->name, "must not contain NUL bytes");
 		if (!val_utf8(s, len, &nchars)) {
-			/* an escaped lone surrogate decodes to invalid UTF-8 */
+			/* belt and braces: req_json already checked the raw body */
 			reply_err(r, ARPS_E_INVALID_JSON, "%s: not valid UTF-8", f->name);
 			return -1;
 		}
@@ -99,12 +99,14 @@ decode_page(struct req *r, int64_t def, int64_t max, int64_t *limit, int64_t *cu
 
 	*limit = def;
 	*cursor = 0;
-	if ((v = req_query(r, "limit", buf, sizeof buf)) != NULL &&
-	    val_parse_int64(v, strlen(v), 1, max, limit) != 0)
+	v = req_query(r, "limit", buf, sizeof buf);
+	if ((v != NULL || req_query_has(r, "limit")) &&
+	    (v == NULL || val_parse_int64(v, strlen(v), 1, max, limit) != 0))
 		return reply_err(r, ARPS_E_VALIDATION, "limit: must be an integer from 1 to %lld",
 		    (long long)max);
-	if ((v = req_query(r, "cursor", buf, sizeof buf)) != NULL &&
-	    (val_parse_int64(v, strlen(v), 1, INT64_MAX - 1, cursor) != 0))
+	v = req_query(r, "cursor", buf, sizeof buf);
+	if ((v != NULL || req_query_has(r, "cursor")) &&
+	    (v == NULL || val_parse_int64(v, strlen(v), 1, INT64_MAX - 1, cursor) != 0))
 		return reply_err(r, ARPS_E_VALIDATION, "cursor: not a cursor from this list");
 	return 0;
 }

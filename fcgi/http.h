@@ -107,8 +107,11 @@ void reply_header(struct req *r, const char *name, const char *fmt, ...)
  */
 struct json_object *req_json(struct req *r);
 
-/* Query-string parameter, URL-decoded into buf; NULL when absent. */
+/* Query-string parameter, URL-decoded into buf; NULL when absent, or when
+ * present but too long for buf or holding a NUL (see req_query_has). */
 const char *req_query(const struct req *r, const char *name, char *buf, size_t bufsz);
+/* True when the query string names the parameter at all. */
+int req_query_has(const struct req *r, const char *name);
 
 /*
  * Run fn(r, arg) as one database transaction (retried whole on deadlock),

@@ -182,6 +182,21 @@ req_query(const struct req *r, const char *name, char *buf, size_t bufsz)
 	return NULL;
 }
 
+int
+req_query_has(const struct req *r, const char *name)
+{
+	const char *q = r->query, *amp;
+	size_t nlen = strlen(name), klen;
+
+	for (; q != NULL && *q != '\0'; q = *amp ? amp + 1 : amp) {
+		amp = q + strcspn(q, "&");
+		klen = strcspn(q, "=&");
+		if (klen == nlen && strncmp(q, name, nlen) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Match path against pattern; "{}" captures one non-empty segment. */
 static int
 match(struct req *r, const char *pat, const char *path)

@@ -48,8 +48,7 @@ h_wallet_transactions(struct req *r)
 		return reply_err(r, ARPS_E_VALIDATION,
 		    "type: must be one of signup_bonus, study_freeze, platform_fee, study_unfreeze, "
 		    "earning, refund, manual_topup, external_cashout");
-	if (r->query != NULL && t == NULL && strstr(r->query, "type=") != NULL &&
-	    (r->query == strstr(r->query, "type=") || strstr(r->query, "&type=") != NULL))
+	if (t == NULL && req_query_has(r, "type"))
 		return reply_err(r, ARPS_E_VALIDATION, "type: not a transaction type");
 	if ((rc = db_txn_list(r->db, r->who.id, t != NULL ? &type : NULL, cursor, limit, &v, &n,
 	    &next)) != DB_OK)

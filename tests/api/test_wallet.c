@@ -125,6 +125,19 @@ account_wallet(void **state)
 	r = get_as(u.hdr, "/api/v1/wallet/transactions?cursor=-5");
 	assert_error(&r, 422, "VALIDATION_ERROR");
 	resp_free(&r);
+	/* present but too long, or with a NUL: refused, not ignored */
+	r = get_as(u.hdr, "/api/v1/wallet/transactions?limit=1111111111111111111111111111111111111111111111111111111111111111111111");
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/wallet/transactions?limit=1%%00");
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/wallet/transactions?cursor=");
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/wallet/transactions?type");
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
 	r = get_as(NULL, "/api/v1/wallet/balance");
 	assert_error(&r, 401, "UNAUTHORIZED");
 	resp_free(&r);
