@@ -169,7 +169,10 @@ stop_all() {
     PIDS=()
     # A pool or MariaDB restarted by a fault test is not our child: by pid file.
     if [ -n "${VAR:-}" ]; then
-        [ -f "$VAR/run/arps-fcgi.pid" ] && kill -TERM "$(cat "$VAR/run/arps-fcgi.pid")" 2>/dev/null
+        if [ -f "$VAR/run/arps-fcgi.pid" ]; then
+            kill -TERM "$(cat "$VAR/run/arps-fcgi.pid")" 2>/dev/null || true
+            rm -f "$VAR/run/arps-fcgi.pid"
+        fi
         stop_mariadb
     fi
     return 0
