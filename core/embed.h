@@ -23,6 +23,8 @@
  * then nsec x {u64 offset, u64 size} (section table, index = EMBED_SEC_*),
  * then the sections, each 64-byte aligned.  Matrices [in][out] are stored in
  * panels of 64 output columns (panel p = in x 64 floats, contiguous).
+ * Optional section EMBED_SEC_BF16 (absent: offset = size = 0) holds bf16
+ * copies of the ten matrices for the AVX512_BF16 kernel, see its comment.
  */
 #ifndef ARPS_CORE_EMBED_H
 #define ARPS_CORE_EMBED_H
@@ -64,6 +66,21 @@ enum embed_section {
 	EMBED_SEC_COMPOSE = 38,   /* u32 triples {first, second, composite} */
 	EMBED_SEC_SECOND = 39,    /* u32 sorted set of composition seconds */
 	EMBED_SEC_TIMING = 40,    /* f32 [128][256] sin | cos timing signal */
+	EMBED_SEC_BF16 = 41,      /* optional u16 bf16 (round to nearest even)
+				   * copies of L0_RES_W, L0 QKV/OUT/FF1/FF2,
+				   * L1 QKV/OUT/FF1/FF2, TANH_W in that order;
+				   * each in 64-column panels of [in/2][64][2]
+				   * (row pairs interleaved per column) */
+};
+
+/* Values of embed_model.kernel. */
+enum embed_kernel {
+	EMBED_KERNEL_GENERIC = 0,
+	EMBED_KERNEL_AVX2 = 1,     /* AVX2 + FMA, fp32 */
+	EMBED_KERNEL_AVX512 = 2,   /* AVX-512F, fp32 */
+	EMBED_KERNEL_BF16 = 3,     /* AVX512_BF16 matmuls (bf16 weights and
+				    * activations, fp32 accumulation), the
+				    * rest as EMBED_KERNEL_AVX512 */
 };
 
 enum embed_layer_part {   /* offsets from EMBED_SEC_L0 / EMBED_SEC_L1 */
@@ -75,6 +92,8 @@ enum embed_layer_part {   /* offsets from EMBED_SEC_L0 / EMBED_SEC_L1 */
 
 struct embed_layer {
 	const float *p[EMBED_L_NPARTS];
+	const uint16_t *bf[EMBED_L_NPARTS];   /* bf16 copies of the *_W parts
+					       * (NULL without EMBED_SEC_BF16) */
 	uint32_t din;      /* 256 or 512 */
 	float scale;       /* query scale */
 };
@@ -92,15 +111,19 @@ struct embed_model {
 	uint32_t vocab, hash_mask, max_piece;
 	const uint32_t *nfkd_idx, *nfkd_data, *ccc, *compose, *second;
 	size_t n_nfkd, n_ccc, n_compose, n_second;
-	int kernel;        /* matmul kernel chosen by embed_init (cpu features) */
+	int kernel;        /* matmul kernel chosen by embed_init (cpu features,
+			    * enum embed_kernel); any lower value also works,
+			    * EMBED_KERNEL_BF16 only with res_wb set */
+	const uint16_t *res_wb, *tanh_wb;   /* bf16 copies or NULL */
 };
 
 /* Validate the blob (header, section bounds/sizes) and fill *m with pointers
- * into it.  The blob must stay mapped while *m is used.  EMBED_OK or
- * EMBED_EFORMAT. */
+ * into it.  The blob must stay mapped while *m is used.  Picks the fastest
+ * kernel the CPU runs (EMBED_KERNEL_BF16 only when the blob has the bf16
+ * section).  EMBED_OK or EMBED_EFORMAT. */
 int embed_init(struct embed_model *m, const void *blob, size_t len);
 
-/* Bytes of scratch embed_text/embed_tokens need (about 2.5 MiB). */
+/* Bytes of scratch embed_text/embed_tokens need (about 3 MiB). */
 size_t embed_scratch_size(const struct embed_model *m);
 
 /* Embed UTF-8 text (need not be NUL-terminated; invalid bytes read as

@@ -37,6 +37,23 @@ match_cosine(const float *a, const float *b, size_t n, double *out)
 	return ARPS_OK;
 }
 
+float
+match_dot(const float *a, const float *b, size_t n)
+{
+	float	 acc[8] = { 0 }, s;
+	size_t	 i, j;
+
+	/* Eight independent partial sums: no reassociation is needed for the
+	 * compiler to keep them in vector registers. */
+	for (i = 0; i + 8 <= n; i += 8)
+		for (j = 0; j < 8; j++)
+			acc[j] += a[i + j] * b[i + j];
+	for (; i < n; i++)
+		acc[0] += a[i] * b[i];
+	s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+	return s;
+}
+
 static double
 clamp01(double v)
 {
@@ -106,28 +123,59 @@ cmp_cand(const void *va, const void *vb)
 	return a->ref < b->ref ? -1 : a->ref > b->ref;
 }
 
+/* The root of heap h[0..k) is the worst kept candidate (cmp_cand order). */
+static void
+heap_sift(struct match_cand *h, size_t k, size_t i)
+{
+	struct match_cand	 t = h[i];
+	size_t			 c;
+
+	while ((c = 2 * i + 1) < k) {
+		if (c + 1 < k && cmp_cand(&h[c + 1], &h[c]) > 0)
+			c++;
+		if (cmp_cand(&h[c], &t) <= 0)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = t;
+}
+
 size_t
 match_rank(struct match_cand *c, size_t n, enum rep_tier tier, int64_t now,
     const struct match_params *p)
 {
-	size_t	 i, kept = 0, cap;
+	struct match_cand	 x;
+	size_t			 i, j, kept = 0, cap = n;
 
 	if (c == NULL || p == NULL || tier == REP_TIER_SUSPENDED ||
 	    (unsigned)tier >= REP_TIER__MAX)
 		return 0;
-	for (i = 0; i < n; i++) {
-		if (!match_visible(tier, c[i].created_at, now,
-		    p->first_access_minutes))
-			continue;
-		c[kept] = c[i];
-		c[kept].score = match_score(c[i].similarity, tier);
-		kept++;
-	}
-	qsort(c, kept, sizeof(*c), cmp_cand);
-	cap = kept;
 	if (tier == REP_TIER_BASIC && p->basic_max_studies < cap)
 		cap = p->basic_max_studies;
 	if (p->limit > 0 && p->limit < cap)
 		cap = p->limit;
-	return cap;
+	if (cap == 0)
+		return 0;
+	/* c[0..kept) collects the visible; once cap are kept (cap < n) it is
+	 * a heap of the best cap so far, written only below the read index. */
+	for (i = 0; i < n; i++) {
+		if (!match_visible(tier, c[i].created_at, now,
+		    p->first_access_minutes))
+			continue;
+		x = c[i];
+		x.score = match_score(x.similarity, tier);
+		if (kept < cap) {
+			c[kept++] = x;
+			if (kept == cap && cap < n) {
+				for (j = cap / 2; j-- > 0;)
+					heap_sift(c, cap, j);
+			}
+		} else if (cmp_cand(&x, &c[0]) < 0) {
+			c[0] = x;
+			heap_sift(c, cap, 0);
+		}
+	}
+	qsort(c, kept, sizeof(*c), cmp_cand);
+	return kept;
 }

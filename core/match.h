@@ -35,6 +35,10 @@ struct match_params {
 /* Cosine of a[0..n) and b[0..n) into *out, in [-1,1].  Returns ARPS_OK;
  * ARPS_E_VALIDATION for n == 0, NULL, a zero vector or a non-finite value. */
 int	 match_cosine(const float *a, const float *b, size_t n, double *out);
+/* Plain float dot product of a[0..n) and b[0..n) (the cosine when both are
+ * unit vectors, as the encoder's are); 0 for n == 0.  No checks: the hot
+ * path of ranking. */
+float	 match_dot(const float *a, const float *b, size_t n);
 /* clamp((cosine + 1) / 2, 0, 1); NaN gives 0. */
 double	 match_similarity(double cosine);
 /* basic 0.4, standard 0.7, priority 1.0, suspended/invalid 0. */
@@ -51,6 +55,9 @@ bool	 match_visible(enum rep_tier tier, int64_t created_at, int64_t now,
  * the rest, sort by score descending (ties: newer created_at first, then
  * lower ref), cap to basic_max_studies for basic and to limit.  Compacts
  * c in place; returns the number kept at c[0..).  Suspended: 0.
+ * With a cap k < n only the best k are selected (a bounded heap inside c,
+ * O(n log k)) and then sorted; the result equals a full sort's first k.
+ * Never allocates.
  */
 size_t	 match_rank(struct match_cand *c, size_t n, enum rep_tier tier,
 	    int64_t now, const struct match_params *p);

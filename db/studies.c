@@ -38,11 +38,11 @@ static const char q_study_list[] =
     "SELECT " STUDY_COLS ", " COUNT_COLS " FROM studies s"
     " LEFT JOIN participations p ON p.study_id = s.id"
     " WHERE s.researcher_id = ? AND s.seq < ? GROUP BY s.seq ORDER BY s.seq DESC LIMIT ?";
-static const char q_study_cand[] =
-    "SELECT " STUDY_COLS " FROM studies s WHERE s.status = 'active'"
-    " AND s.occupied < s.max_participants AND (s.deadline IS NULL OR s.deadline > ?)"
-    " AND NOT EXISTS (SELECT 1 FROM participations p WHERE p.study_id = s.id"
-    " AND p.agent_id = ?) ORDER BY s.seq DESC LIMIT ?";
+#define Q4	"?, ?, ?, ?"
+static const char q_study_many[] =
+    "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
+    Q4 ", " Q4 ", " Q4 ", " Q4 ")";
+#define STUDY_MANY_BATCH 32
 static const char q_study_ins[] =
     "INSERT INTO studies (id, researcher_id, title, description, study_url, reward_cents,"
     " fee_cents, max_participants, screening_criteria, duration_minutes, deadline,"
@@ -287,6 +287,48 @@ db_study_get(struct db *db, const char *id, int for_update, struct study *out)
 	return rc;
 }
 
+enum db_rc
+db_study_get_many(struct db *db, const char *const *ids, size_t n, struct study *out, int *found)
+{
+	struct dbp p[STUDY_MANY_BATCH];
+	struct dbres *res = NULL;
+	struct study s;
+	size_t at, m, i, j;
+	enum db_rc rc = DB_OK;
+
+	memset(out, 0, n * sizeof *out);
+	memset(found, 0, n * sizeof *found);
+	for (at = 0; at < n && rc == DB_OK; at += m) {
+		m = n - at < STUDY_MANY_BATCH ? n - at : STUDY_MANY_BATCH;
+		for (i = 0; i < STUDY_MANY_BATCH; i++)
+			p[i] = i < m ? P_STR(ids[at + i]) : P_NULL;
+		if ((rc = db_exec(db, q_study_many, p, STUDY_MANY_BATCH, &res, NULL)) != DB_OK)
+			break;
+		for (i = 0; i < res->nrows && rc == DB_OK; i++) {
+			if (study_row(res, i, 0, &s) != 0) {
+				db_study_clear(&s);
+				rc = DB_ERR;
+				break;
+			}
+			for (j = at; j < at + m && strcmp(ids[j], s.id) != 0; j++)
+				;
+			if (j < at + m && !found[j]) {
+				out[j] = s;
+				found[j] = 1;
+			} else
+				db_study_clear(&s);
+		}
+		dbres_free(res);
+		res = NULL;
+	}
+	if (rc != DB_OK) {
+		for (i = 0; i < n; i++)
+			db_study_clear(&out[i]);
+		memset(found, 0, n * sizeof *found);
+	}
+	return rc;
+}
+
 /* Map rows of a list query into a malloc'd array; at most limit rows are
  * kept, a row beyond them sets *next to the last kept row's seq. */
 static enum db_rc
@@ -365,23 +407,6 @@ db_study_list_owner(struct db *db, const char *owner, int64_t cursor, int64_t li
 	    P_I64(limit + 1))) != DB_OK)
 		return rc;
 	rc = study_rows(res, 1, limit, v, n, next);
-	dbres_free(res);
-	return rc;
-}
-
-enum db_rc
-db_study_candidates(struct db *db, const char *agent_id, int64_t now, int64_t max,
-    struct study **v, size_t *n)
-{
-	struct dbres *res = NULL;
-	enum db_rc rc;
-
-	*v = NULL;
-	*n = 0;
-	if ((rc = DB_Q(db, q_study_cand, &res, NULL, P_I64(now), P_STR(agent_id),
-	    P_I64(max))) != DB_OK)
-		return rc;
-	rc = study_rows(res, 0, max, v, n, NULL);
 	dbres_free(res);
 	return rc;
 }

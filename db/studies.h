@@ -100,11 +100,11 @@ enum db_rc db_study_get(struct db *, const char *id, int for_update, struct stud
  * *next is the cursor of the next page, 0 at the end. */
 enum db_rc db_study_list_owner(struct db *, const char *owner, int64_t cursor, int64_t limit,
     struct study **v, size_t *n, int64_t *next);
-/* Studies an agent could accept at now, newest first, at most max: active,
- * a free slot, deadline not passed, and never taken part in by the agent.
- * Counts are not filled. */
-enum db_rc db_study_candidates(struct db *, const char *agent_id, int64_t now, int64_t max,
-    struct study **v, size_t *n);
+/* Studies by id, read 32 ids per query: out[i] gets study
+ * ids[i] and found[i] = 1, or found[i] = 0 when there is none.  Counts are
+ * not filled.  The caller clears every found out[i]. */
+enum db_rc db_study_get_many(struct db *, const char *const *ids, size_t n, struct study *out,
+    int *found);
 /* True in *took_part when the agent has (or had) a participation in the
  * study; its row in *p when p is not NULL and it exists. */
 enum db_rc db_participation_by_agent(struct db *, const char *study_id, const char *agent_id,

@@ -50,11 +50,6 @@ int h_accept(struct req *);
 int h_complete(struct req *);
 int h_withdraw(struct req *);
 int h_history(struct req *);
-/* Plug-in of the matching module for GET /studies/available: sim[i] in
- * [0, 1] and known[i] = 1 for each study ids[i] it can score; 0, or -1
- * on an infrastructure error.  NULL: scores from the tier alone. */
-extern int (*available_similarity_hook)(struct req *r, const char *agent_id,
-    const char *const *ids, size_t n, double *sim, int *known);
 /* fcgi/wallet.c */
 int h_wallet_balance(struct req *);
 int h_wallet_transactions(struct req *);

@@ -9,23 +9,14 @@
 #include "core/reputation.h"
 #include "core/validate.h"
 #include "db/accounts.h"
+#include "db/matching.h"
 #include "db/studies.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
+#include "fcgi/match.h"
 #include "lib/config.h"
 
-#define AVAILABLE_SCAN	500	/* candidate studies ranked per request */
 #define ENDPOINT_MAX	96
-
-/*
- * Set by the matching module: fill sim[i] with the mapped similarity in
- * [0, 1] (match_similarity) of the agent's bio and study ids[i]'s criteria
- * and known[i] = 1, or leave known[i] = 0 when either embedding is not
- * ready.  Returns 0, or -1 on an infrastructure error (answered 500).
- * Unset: every similarity is unknown and scores come from the tier alone.
- */
-int (*available_similarity_hook)(struct req *r, const char *agent_id,
-    const char *const *ids, size_t n, double *sim, int *known);
 
 static void
 endpoint(char *buf, const char *method, const char *study_id, const char *verb)
@@ -84,22 +75,50 @@ available_empty(struct req *r, const char *action, const char *ep, const char *d
 	return reply_json(r, 200, o);
 }
 
+/* The hint when the agent's bio cannot be matched yet. */
+static int
+available_no_bio(struct req *r, enum db_bio_state st)
+{
+	switch (st) {
+	case DB_BIO_PROCESSING:
+		return available_empty(r, "wait_for_embedding", "GET /profile/bio",
+		    "Your bio is being embedded for matching (embedding_status processing); "
+		    "ask again once it is ready, usually within seconds.", NULL, NULL, NULL);
+	case DB_BIO_FAILED:
+		return available_empty(r, "setup_bio", "POST /profile/bio",
+		    "Your bio could not be embedded: describe your owner again in plain "
+		    "sentences (background, interests, tools).", NULL, NULL, NULL);
+	default:
+		return available_empty(r, "setup_bio", "POST /profile/bio",
+		    "Studies are matched to your bio: describe your owner in natural language "
+		    "(demographics, interests, tools, background).", NULL, NULL, NULL);
+	}
+}
+
+/*
+ * Ranking (design.md 6.6, 7): match_top scores every open study with a
+ * ready criteria embedding against the bio vector from a light candidate
+ * read and cached vectors; only the listed studies' rows are read in full.
+ * A study whose criteria embedding is not ready is not listed.
+ */
 int
 h_available(struct req *r)
 {
 	struct match_params mp;
-	struct match_cand *c = NULL;
+	struct match_top *top = NULL;
 	struct agent_current cur;
 	struct json_object *o, *arr, *it, *m, *next;
 	struct study *v = NULL;
 	const char **ids = NULL;
-	double *sim = NULL;
-	int *known = NULL;
+	int *found = NULL;
+	float bio[EMBED_DIM];
 	char ep[ENDPOINT_MAX], ep2[ENDPOINT_MAX];
+	const char *best = NULL;
+	enum db_bio_state bs;
 	struct agent a;
 	enum rep_tier tier;
 	int64_t limit, cursor;
-	size_t i, n = 0, kept;
+	size_t i, n = 0;
 	enum db_rc rc;
 
 	if (decode_page(r, VAL_AVAILABLE_LIMIT_DEFAULT, VAL_AVAILABLE_LIMIT_MAX, &limit,
@@ -123,59 +142,58 @@ h_available(struct req *r)
 		    "Finish your active study and submit completion first.", "withdraw", ep2,
 		    "Or withdraw from it (no reputation change).");
 	}
-	tier = rep_tier_of(a.reputation);
-	if ((rc = db_study_candidates(r->db, r->who.id, r->now, AVAILABLE_SCAN, &v, &n)) != DB_OK)
+	if ((rc = db_match_bio(r->db, r->who.id, &bs, bio)) != DB_OK)
 		return reply_db(r, rc);
-	if (n > 0 && ((c = calloc(n, sizeof *c)) == NULL || (ids = calloc(n, sizeof *ids)) == NULL ||
-	    (sim = calloc(n, sizeof *sim)) == NULL || (known = calloc(n, sizeof *known)) == NULL)) {
+	if (bs != DB_BIO_READY)
+		return available_no_bio(r, bs);
+	tier = rep_tier_of(a.reputation);
+	mp.first_access_minutes = r->cfg->first_access_minutes;
+	mp.basic_max_studies = (size_t)r->cfg->basic_max_studies;
+	mp.limit = (size_t)limit;
+	if ((rc = match_top(r->db, r->who.id, bio, tier, r->now, &mp, &top, &n)) != DB_OK)
+		return reply_db(r, rc);
+	if (n > 0 && ((ids = calloc(n, sizeof *ids)) == NULL ||
+	    (v = calloc(n, sizeof *v)) == NULL || (found = calloc(n, sizeof *found)) == NULL)) {
 		reply_err(r, ARPS_E_INTERNAL, "out of memory");
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		ids[i] = v[i].id;
-	if (n > 0 && available_similarity_hook != NULL &&
-	    available_similarity_hook(r, r->who.id, ids, n, sim, known) != 0) {
-		if (r->status == 0)
-			reply_err(r, ARPS_E_INTERNAL, "internal error");
+		ids[i] = top[i].id;
+	if (n > 0 && (rc = db_study_get_many(r->db, ids, n, v, found)) != DB_OK) {
+		reply_db(r, rc);
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		c[i].ref = i;
-		c[i].similarity = known[i] ? sim[i] : 0.0;
-		c[i].created_at = v[i].created_at;
-	}
-	mp.first_access_minutes = r->cfg->first_access_minutes;
-	mp.basic_max_studies = (size_t)r->cfg->basic_max_studies;
-	mp.limit = (size_t)limit;
-	kept = n > 0 ? match_rank(c, n, tier, r->now, &mp) : 0;
 	o = json_object_new_object();
 	arr = json_object_new_array();
-	for (i = 0; i < kept; i++) {
-		const struct study *s = &v[c[i].ref];
+	for (i = 0; i < n; i++) {
+		const struct study *s = &v[i];
 
+		/* changed since the candidate read: no longer open */
+		if (!found[i] || s->state != STUDY_ACTIVE || s->occupied >= s->max_participants)
+			continue;
 		it = json_object_new_object();
 		jadd_str(it, "id", s->id);
 		jadd_str(it, "title", s->title);
 		jadd_str(it, "description", s->description);
 		jadd_int(it, "reward_per_participant", s->reward);
 		jadd_int(it, "estimated_duration_minutes", s->duration_minutes);
-		json_object_object_add(it, "match_score", json_object_new_double(c[i].score));
-		jadd_int(it, "spots_remaining", s->max_participants > s->occupied ?
-		    s->max_participants - s->occupied : 0);
+		json_object_object_add(it, "match_score", json_object_new_double(top[i].score));
+		jadd_int(it, "spots_remaining", s->max_participants - s->occupied);
 		jadd_time(it, "deadline", s->has_deadline ? s->deadline : 0);
 		jadd_str(it, "study_url", s->study_url);
 		m = json_object_new_object();
-		json_object_object_add(m, "similarity", known[c[i].ref] ?
-		    json_object_new_double(c[i].similarity) : NULL);
+		json_object_object_add(m, "similarity", json_object_new_double(top[i].similarity));
 		json_object_object_add(m, "tier_weight",
 		    json_object_new_double(match_tier_weight(tier)));
 		json_object_object_add(it, "match", m);
 		json_object_array_add(arr, it);
+		if (best == NULL)
+			best = s->id;
 	}
 	json_object_object_add(o, "studies", arr);
 	next = json_object_new_array();
-	if (kept > 0) {
-		endpoint(ep, "POST", v[c[0].ref].id, "accept");
+	if (best != NULL) {
+		endpoint(ep, "POST", best, "accept");
 		jadd_action(next, "accept", ep, "Accept the best match; one active study at a time.");
 	} else
 		jadd_action(next, "check_later", "GET /studies/available",
@@ -183,11 +201,13 @@ h_available(struct req *r)
 	json_object_object_add(o, "nextActions", next);
 	reply_json(r, 200, o);
 out:
-	free(c);
+	if (v != NULL)
+		for (i = 0; i < n; i++)
+			db_study_clear(&v[i]);
+	free(v);
+	free(found);
 	free(ids);
-	free(sim);
-	free(known);
-	db_studies_free(v, n);
+	free(top);
 	return 0;
 }
 

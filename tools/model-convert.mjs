@@ -74,6 +74,34 @@ function pack(w, rows, cols) {
   return o;
 }
 
+// bf16 copies (round to nearest even) for the AVX512_BF16 kernel, packed for
+// vdpbf16ps: panel p holds, for each pair of rows 2q, 2q+1, the 64 columns
+// interleaved as {w[2q][c], w[2q+1][c]}, i.e. [in/2][64][2] u16 per panel.
+const bfF = new Float32Array(1), bfU = new Uint32Array(bfF.buffer);
+function bf16(x) {
+  bfF[0] = x;
+  const u = bfU[0];
+  if ((u & 0x7f800000) === 0x7f800000) return (u >>> 16) | ((u & 0xffff) ? 0x40 : 0);
+  return ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
+}
+function packBf16(w, rows, cols) {
+  if (cols % NR || rows % 2) throw new Error('bf16 pack shape');
+  const o = new Uint16Array(rows * cols);
+  let k = 0;
+  for (let p = 0; p < cols / NR; p++)
+    for (let r = 0; r < rows; r += 2)
+      for (let c = 0; c < NR; c++) {
+        o[k++] = bf16(w[r * cols + p * NR + c]);
+        o[k++] = bf16(w[(r + 1) * cols + p * NR + c]);
+      }
+  return o;
+}
+const bfParts = [];    // EMBED_SEC_BF16, in the order core/embed.c reads it
+function mat(w, rows, cols) {
+  bfParts.push(packBf16(w, rows, cols));
+  return pack(w, rows, cols);
+}
+
 const sections = [];   // index -> Buffer
 function f32(a) { return Buffer.from(a.buffer, a.byteOffset, a.byteLength); }
 function put(i, buf) { sections[i] = buf; }
@@ -99,15 +127,15 @@ function layer(L, din, base) {
   const mp = M + `Layer_${L}/TransformerLayer/`;
   put(base + 0, f32(get(lp + 'layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat', [din])));
   put(base + 1, f32(get(lp + 'layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat', [din])));
-  put(base + 2, f32(pack(get(mp + 'MultiheadAttention/qkv_transform_single/kernel/part_0', [din, 3 * din]), din, 3 * din)));
+  put(base + 2, f32(mat(get(mp + 'MultiheadAttention/qkv_transform_single/kernel/part_0', [din, 3 * din]), din, 3 * din)));
   put(base + 3, f32(get(lp + 'MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat', [3 * din])));
-  put(base + 4, f32(pack(get(mp + 'MultiheadAttention/output_transform_single/kernel/part_0', [din, d]), din, d)));
+  put(base + 4, f32(mat(get(mp + 'MultiheadAttention/output_transform_single/kernel/part_0', [din, d]), din, d)));
   put(base + 5, f32(get(lp + 'MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat', [d])));
   put(base + 6, f32(get(lp + 'FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat', [d])));
   put(base + 7, f32(get(lp + 'FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat', [d])));
-  put(base + 8, f32(pack(get(sp + 'FFN/conv1/Tensordot/Reshape_1', [d, ff]), d, ff)));
+  put(base + 8, f32(mat(get(sp + 'FFN/conv1/Tensordot/Reshape_1', [d, ff]), d, ff)));
   put(base + 9, f32(get(lp + 'FFN/conv1/bias/ConcatPartitions/concat', [ff])));
-  put(base + 10, f32(pack(get(sp + 'FFN/conv2/Tensordot/Reshape_1', [ff, d]), ff, d)));
+  put(base + 10, f32(mat(get(sp + 'FFN/conv2/Tensordot/Reshape_1', [ff, d]), ff, d)));
   put(base + 11, f32(get(lp + 'FFN/conv2/bias/ConcatPartitions/concat', [d])));
   const heads = get(P + 'TransformerStack/Layer_1/TransformerLayer/MultiheadAttention/split_heads/split_last_dimension/Reshape/shape/2', [])[0];
   const hd = get(sp + 'MultiheadAttention/split_heads/split_last_dimension/Reshape/shape/3', [])[0];
@@ -115,17 +143,26 @@ function layer(L, din, base) {
   return { scale: scalar(sp + 'MultiheadAttention/mul/y'), heads };
 }
 // Layer 0 residual projection 256 -> 512 ("AdjustResidualInput").
-put(2, f32(pack(get(P + 'Layer_0/TransformerLayer/dense/kernel/ConcatPartitions/concat', [256, 512]), 256, 512)));
+put(2, f32(mat(get(P + 'Layer_0/TransformerLayer/dense/kernel/ConcatPartitions/concat', [256, 512]), 256, 512)));
 put(3, f32(get(P + 'Layer_0/TransformerLayer/dense/bias/ConcatPartitions/concat', [512])));
 const l0 = layer(0, 256, 4);
 const l1 = layer(1, 512, 16);
-put(28, f32(pack(get('module/Encoder_en/hidden_layers/tanh_layer_0/weights', [512, 512]), 512, 512)));
+put(28, f32(mat(get('module/Encoder_en/hidden_layers/tanh_layer_0/weights', [512, 512]), 512, 512)));
 put(29, f32(get('module/Encoder_en/hidden_layers/tanh_layer_0/bias', [512])));
 const lnEps = scalar(P + 'TransformerStack/Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/Cast/x');
 const l2Eps = scalar('module_apply_default/Encoder_en/hidden_layers/l2_normalize/Maximum/y');
 const maxLen = get('module_apply_default/Encoder_en/KonaTransformer/ClipToMaxLength/Less/y', [])[0];
 if (l0.heads !== 4 || maxLen !== 128) throw new Error('unexpected heads/max length');
 put(30, f32(new Float32Array([lnEps, l2Eps, l0.scale, l1.scale])));
+// 41: bf16 weights: res, L0 qkv/out/ff1/ff2, L1 qkv/out/ff1/ff2, tanh.
+{
+  const n = bfParts.reduce((a, b) => a + b.length, 0);
+  const all = new Uint16Array(n);
+  let o = 0;
+  for (const b of bfParts) { all.set(b, o); o += b.length; }
+  if (bfParts.length !== 10) throw new Error('bf16 parts');
+  put(41, f32(all));
+}
 
 // ---------------------------------------------------------------- vocab
 const vocab = JSON.parse(fs.readFileSync(path.join(dist, 'vocab.json'), 'utf8'));

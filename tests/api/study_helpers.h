@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/api/flows.h"
 
@@ -204,6 +205,39 @@ sql_int(const char *fmt, ...)
 		;
 	pclose(p);
 	return v;
+}
+
+/* Wait (up to 60 s) until subject's embedding (agt_ bio, std_ criteria)
+ * is ready; asserts it. */
+static inline void
+embedding_ready(const char *subject)
+{
+	struct timespec ts = { 0, 50000000L };
+	int i;
+
+	for (i = 0; i < 1200; i++) {
+		if (sql_int("SELECT status = 'ready' FROM embeddings WHERE subject_id = '%s'",
+		    subject) == 1)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("embedding of %s not ready after 60 s", subject);
+}
+
+/* POST /profile/bio (asserts 200) and wait until it is embedded. */
+static inline void
+agent_bio_ready(const struct test_agent *a, const char *text)
+{
+	struct json_object *o = json_object_new_object();
+	struct resp r;
+
+	json_object_object_add(o, "bio", json_object_new_string(text));
+	r = post_as(a->hdr, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+	    "/api/v1/profile/bio");
+	json_object_put(o);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	embedding_ready(a->id);
 }
 
 #endif

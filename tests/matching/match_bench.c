@@ -1,9 +1,9 @@
 /*
  * Matching benchmark: ms to embed one 60-word bio with the C encoder (one
  * thread), and ms to rank 10,000 active studies for one agent: cosine of the
- * agent vector with each study's 512-float vector, core's match score
- * (match_similarity / match_rank: min(0.75 sim + 0.25 tier, 0.9999)), sorted,
- * top-k kept.  The JS timing comes from tools/match-eval.mjs bench.
+ * agent vector with each study's 512-float vector (match_dot: both are unit
+ * vectors, as the service's are), core's match score (match_similarity /
+ * match_rank: min(0.75 sim + 0.25 tier, 0.9999)), top-k selected and sorted.  The JS timing comes from tools/match-eval.mjs bench.
  *
  *   match_bench MODEL_FILE BIO_TXT
  */
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 		embed_text(&m.enc, text, len, scratch, agent);
 	double per_bio = (now_ms() - t0) / iters;
 	printf("C encoder (kernel %s): %.2f ms per bio (%zu words, %zu tokens)\n",
-	       m.enc.kernel == 2 ? "avx512" : m.enc.kernel == 1 ? "avx2" : "generic",
+	       m.enc.kernel == 3 ? "avx512-bf16" : m.enc.kernel == 2 ? "avx512" : m.enc.kernel == 1 ? "avx2" : "generic",
 	       per_bio, words, ntok);
 
 	float *vec = malloc((size_t)NSTUDY * EMBED_DIM * sizeof(float));
@@ -98,8 +98,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < runs + 3; r++) {
 		double s = now_ms();
 		for (size_t i = 0; i < NSTUDY; i++) {
-			double cosv = 0;
-			match_cosine(agent, vec + i * EMBED_DIM, EMBED_DIM, &cosv);
+			double cosv = match_dot(agent, vec + i * EMBED_DIM, EMBED_DIM);
 			c[i].ref = i;
 			c[i].similarity = match_similarity(cosv);
 			c[i].created_at = now - 3600 - (int64_t)(i % 977);
@@ -113,7 +112,7 @@ int main(int argc, char **argv)
 				best = d;
 		}
 	}
-	printf("rank %d studies for one agent (match_cosine + match_rank, top %zu): %.2f ms mean, %.2f ms best\n",
+	printf("rank %d studies for one agent (match_dot + match_rank, top %zu): %.2f ms mean, %.2f ms best\n",
 	       NSTUDY, kept, total / runs, best);
 	printf("  best match score %.4f (ref %zu)\n", kept ? c[0].score : 0.0, kept ? c[0].ref : (size_t)0);
 	model_unmap(&m);

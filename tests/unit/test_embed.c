@@ -224,14 +224,19 @@ static void test_vectors(void **state)
 	assert_int_equal(bad, 0);
 }
 
-/* Every matmul kernel this CPU can run (generic, avx2, avx512) agrees. */
+/* Every matmul kernel this CPU can run (generic, avx2, avx512, avx512-bf16
+ * when the model has the bf16 weights) meets the same bound, for embed_text
+ * and for the graph's own 128-token clip. */
 static void test_kernels(void **state)
 {
 	(void)state;
+	static const char *const names[] = { "generic", "avx2", "avx512", "avx512-bf16" };
 	struct embed_model m = g_model.enc;
 	float v[EMBED_DIM];
-	float worst = 2;
+	size_t bad = 0;
+	assert_true(g_model.enc.kernel >= 0 && g_model.enc.kernel <= EMBED_KERNEL_BF16);
 	for (int k = 0; k <= g_model.enc.kernel; k++) {
+		float worst = 2;
 		m.kernel = k;
 		for (size_t i = 0; i < g_nrefs; i++) {
 			struct ref *e = &g_refs[i];
@@ -241,10 +246,24 @@ static void test_kernels(void **state)
 			float c = embed_cosine(v, e->vec);
 			if (c < worst)
 				worst = c;
-			assert_true(c >= MIN_COS);
+			if (e->has_clip) {
+				assert_int_equal(embed_tokens(&m, e->ids, e->nids, g_scratch, v),
+						 EMBED_OK);
+				float cc = embed_cosine(v, e->clip);
+				if (cc < c)
+					c = cc;
+				if (cc < worst)
+					worst = cc;
+			}
+			if (c < MIN_COS) {
+				bad++;
+				fprintf(stderr, "kernel %s: cosine %.6f for text %zu\n", names[k], c, i);
+			}
 		}
+		fprintf(stderr, "embed: kernel %d (%s), worst cosine to JS %.7f\n", k, names[k],
+			worst);
 	}
-	fprintf(stderr, "embed: kernels 0..%d, worst cosine %.7f\n", g_model.enc.kernel, worst);
+	assert_int_equal(bad, 0);
 }
 
 static void test_tokenize_truncation(void **state)
@@ -303,6 +322,23 @@ static void test_bad_blob(void **state)
 	copy[0] ^= 1;
 	copy[64 + 16 * EMBED_SEC_TANH_W] ^= 4;   /* misaligned section offset */
 	assert_int_equal(embed_init(&m, copy, len), EMBED_EFORMAT);
+	copy[64 + 16 * EMBED_SEC_TANH_W] ^= 4;
+	if (g_model.enc.res_wb) {
+		/* the bf16 section is optional, but checked when present */
+		unsigned char ent[16];
+		unsigned char *slot = copy + 64 + 16 * EMBED_SEC_BF16;
+		memcpy(ent, slot, 16);
+		slot[8] ^= 2;   /* wrong size */
+		assert_int_equal(embed_init(&m, copy, len), EMBED_EFORMAT);
+		memset(slot, 0, 16);   /* absent: fp32 kernels only */
+		assert_int_equal(embed_init(&m, copy, len), EMBED_OK);
+		assert_null(m.res_wb);
+		assert_null(m.layer[1].bf[EMBED_L_FF1_W]);
+		assert_true(m.kernel < EMBED_KERNEL_BF16);
+		memcpy(slot, ent, 16);
+		assert_int_equal(embed_init(&m, copy, len), EMBED_OK);
+		assert_int_equal(m.kernel, g_model.enc.kernel);
+	}
 	free(copy);
 	struct model bad;
 	assert_int_equal(model_map("/nonexistent/use-lite.bin", &bad), -1);

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "core/errors.h"
@@ -50,6 +52,32 @@ test_cosine(void **state)
 	assert_int_equal(match_cosine(rows[0].a, NULL, 3, &c), ARPS_E_VALIDATION);
 	assert_int_equal(match_cosine(rows[0].a, rows[0].b, 3, NULL),
 	    ARPS_E_VALIDATION);
+}
+
+static void
+test_dot(void **state)
+{
+	float	 a[19], b[19];
+	double	 want = 0;
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < 19; i++) {
+		a[i] = (float)i * 0.25f - 2;
+		b[i] = 1.5f - (float)(i % 5);
+		want += (double)a[i] * b[i];
+	}
+	assert_true(fabs(match_dot(a, b, 19) - want) < 1e-4);	/* 16 + tail 3 */
+	assert_true(fabs(match_dot(a, b, 8) - match_dot(b, a, 8)) < 1e-6);
+	assert_true(match_dot(a, b, 0) == 0);
+	/* unit vectors: the dot product is the cosine */
+	{
+		float	 u[3] = { 0.6f, 0.8f, 0 }, v[3] = { 0.8f, 0.6f, 0 };
+		double	 c = 0;
+
+		assert_int_equal(match_cosine(u, v, 3, &c), ARPS_OK);
+		assert_true(fabs(match_dot(u, v, 3) - c) < 1e-6);
+	}
 }
 
 static void
@@ -186,14 +214,79 @@ test_rank(void **state)
 	assert_int_equal(match_rank(c, 0, REP_TIER_PRIORITY, NOW, &p), 0);
 }
 
+static int
+cmp_ref(const void *va, const void *vb)
+{
+	const struct match_cand	*a = va, *b = vb;
+
+	if (a->score != b->score)
+		return a->score > b->score ? -1 : 1;
+	if (a->created_at != b->created_at)
+		return a->created_at > b->created_at ? -1 : 1;
+	return a->ref < b->ref ? -1 : a->ref > b->ref;
+}
+
+/* The bounded selection (limit/basic cap < n) keeps exactly the first k of
+ * a full sort, over many sizes, with ties and invisible candidates. */
+static void
+test_rank_topk(void **state)
+{
+	static struct match_cand	 in[600], got[600], want[600];
+	static const size_t		 limits[] = { 0, 1, 2, 3, 5, 7, 20, 100, 599, 600, 601 };
+	static const enum rep_tier	 tiers[] = { REP_TIER_BASIC, REP_TIER_STANDARD,
+					     REP_TIER_PRIORITY };
+	struct match_params		 p;
+	uint64_t			 x = 88172645463325252ull;
+	size_t				 i, j, t, n, nw, k;
+
+	(void)state;
+	for (i = 0; i < 600; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		in[i].ref = i;
+		in[i].similarity = (double)(x % 50) / 50;	/* many ties */
+		in[i].created_at = NOW - (int64_t)(x % 1800);	/* some too fresh */
+		in[i].score = 0;
+	}
+	p.first_access_minutes = 15;
+	p.basic_max_studies = 5;
+	for (t = 0; t < 3; t++)
+		for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+			p.limit = limits[i];
+			nw = 0;
+			for (j = 0; j < 600; j++)
+				if (match_visible(tiers[t], in[j].created_at, NOW, 15)) {
+					want[nw] = in[j];
+					want[nw].score = match_score(in[j].similarity, tiers[t]);
+					nw++;
+				}
+			qsort(want, nw, sizeof(*want), cmp_ref);
+			k = nw;
+			if (tiers[t] == REP_TIER_BASIC && k > 5)
+				k = 5;
+			if (p.limit > 0 && p.limit < k)
+				k = p.limit;
+			memcpy(got, in, sizeof(in));
+			n = match_rank(got, 600, tiers[t], NOW, &p);
+			assert_int_equal(n, k);
+			for (j = 0; j < n; j++) {
+				assert_int_equal(got[j].ref, want[j].ref);
+				assert_true(got[j].score == want[j].score);
+			}
+		}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cosine),
+		cmocka_unit_test(test_dot),
 		cmocka_unit_test(test_scores),
 		cmocka_unit_test(test_visible),
 		cmocka_unit_test(test_rank),
+		cmocka_unit_test(test_rank_topk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,433 @@
+/*
+ * Semantic matching through GET /studies/available (design.md 6.6, 7): the
+ * pairs of tests/matching/pairs.tsv as studies and agents, ranked by the
+ * real encoder; the score formula, order, tier rules and the hints; a
+ * criteria embedding left processing is filled by the sweep.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "tests/api/study_helpers.h"
+#include "tests/matching/match_common.h"
+
+#define WAIT_MS		120000	/* embeddings of the whole set */
+#define MIN_TOP1	0.65
+#define MIN_MRR		0.75
+
+static void
+nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* POST /profile/bio with text (JSON-escaped by json-c); asserts 200. */
+static void
+bio_set(const struct test_agent *a, const char *text)
+{
+	struct json_object *o = json_object_new_object();
+	struct resp r;
+
+	json_object_object_add(o, "bio", json_object_new_string(text));
+	r = post_as(a->hdr, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+	    "/api/v1/profile/bio");
+	json_object_put(o);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "embedding_status"), "processing");
+	resp_free(&r);
+}
+
+/* The agent's embedding_status (GET /profile/bio) into st. */
+static void
+bio_status(const struct test_agent *a, char st[16])
+{
+	struct resp r = get_as(a->hdr, "/api/v1/profile/bio");
+
+	assert_int_equal(r.status, 200);
+	snprintf(st, 16, "%s", jstr(&r, "embedding_status"));
+	resp_free(&r);
+}
+
+/* Wait until every agent's bio embedding is ready; asserts it happens. */
+static void
+bios_ready(const struct test_agent *a, size_t n)
+{
+	char st[16];
+	size_t i = 0;
+	long waited = 0;
+
+	while (i < n) {
+		bio_status(&a[i], st);
+		if (strcmp(st, "ready") == 0) {
+			i++;
+			continue;
+		}
+		assert_string_equal(st, "processing");
+		if (waited >= WAIT_MS)
+			fail_msg("bio of %s still %s after %ld ms", a[i].id, st, waited);
+		nap_ms(50);
+		waited += 50;
+	}
+}
+
+/* Wait until `want` criteria embeddings of the researcher's studies are ready. */
+static void
+criteria_ready(const struct test_user *u, long long want)
+{
+	long waited = 0;
+	long long got;
+
+	for (;;) {
+		got = sql_int("SELECT COUNT(*) FROM embeddings e JOIN studies s ON s.id = e.subject_id"
+		    " WHERE s.researcher_id = '%s' AND e.status = 'ready'", u->id);
+		if (got >= want)
+			return;
+		if (waited >= WAIT_MS)
+			fail_msg("%lld of %lld criteria embeddings ready after %ld ms", got, want,
+			    waited);
+		nap_ms(50);
+		waited += 50;
+	}
+}
+
+/* Create a study with these screening criteria; its id into id. */
+static void
+study_with(const struct test_user *u, const char *title, const char *criteria, int max,
+    char id[IDS_BUFSZ])
+{
+	struct json_object *o = json_object_new_object();
+	struct resp r;
+
+	json_object_object_add(o, "title", json_object_new_string(title));
+	json_object_object_add(o, "description", json_object_new_string("A short study."));
+	json_object_object_add(o, "study_url",
+	    json_object_new_string("https://survey.example.org/s/match"));
+	json_object_object_add(o, "reward_per_participant", json_object_new_int(1));
+	json_object_object_add(o, "max_participants", json_object_new_int(max));
+	json_object_object_add(o, "screening_criteria", json_object_new_string(criteria));
+	json_object_object_add(o, "estimated_duration_minutes", json_object_new_int(10));
+	r = post_as(u->hdr, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+	    "/api/v1/studies");
+	json_object_put(o);
+	if (r.status != 201)
+		print_error("create study: %ld %s\n", r.status, r.body ? r.body : "");
+	assert_int_equal(r.status, 201);
+	snprintf(id, IDS_BUFSZ, "%s", jstr(&r, "id"));
+	resp_free(&r);
+}
+
+/*
+ * GET /studies/available?limit=100 for a: checks the answer's invariants
+ * (sorted by match_score descending; match_score reproducible from
+ * match.similarity and match.tier_weight; the tier weight `tw`) and returns
+ * it (caller frees).
+ */
+static struct resp
+available(const struct test_agent *a, double tw)
+{
+	struct resp r = get_as(a->hdr, "/api/v1/studies/available?limit=100");
+	struct json_object *arr, *it;
+	double score, sim, w, prev = 2;
+	size_t i;
+
+	assert_int_equal(r.status, 200);
+	arr = jget(r.json, "studies");
+	assert_non_null(arr);
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		it = json_object_array_get_idx(arr, i);
+		assert_true(json_object_is_type(jget(it, "match.similarity"), json_type_double));
+		score = json_object_get_double(jget(it, "match_score"));
+		sim = json_object_get_double(jget(it, "match.similarity"));
+		w = json_object_get_double(jget(it, "match.tier_weight"));
+		assert_true(sim >= 0 && sim <= 1);
+		assert_true(w == tw);
+		assert_true(fabs(score - fmin(0.75 * sim + 0.25 * w, 0.9999)) < 1e-12);
+		assert_true(score >= 0 && score < 1);
+		assert_true(score <= prev);
+		prev = score;
+	}
+	if (i > 0) {
+		char want[96];
+
+		snprintf(want, sizeof want, "POST /studies/%s/accept", jgets(&r, "studies.0.id"));
+		assert_string_equal(jgets(&r, "nextActions.0.endpoint"), want);
+	}
+	return r;
+}
+
+/* Position (0-based) of id in the answer's list, or -1. */
+static long
+position(const struct resp *r, const char *id)
+{
+	struct json_object *arr = jget(r->json, "studies");
+	size_t i;
+
+	for (i = 0; arr != NULL && i < json_object_array_length(arr); i++)
+		if (strcmp(json_object_get_string(jget(json_object_array_get_idx(arr, i), "id")),
+		    id) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* --- ranking by meaning over the evaluation pairs --- */
+
+static void
+rank_by_meaning(void **state)
+{
+	char path[1024], (*sid)[IDS_BUFSZ], title[64];
+	struct test_agent *ag;
+	struct test_user u, owner;
+	struct pairs p = { 0 };
+	double mrr = 0;
+	size_t i, j, top1 = 0, missing = 0;
+	struct resp r;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/tests/matching/pairs.tsv", getenv("ARPS_ROOT"));
+	assert_int_equal(pairs_load(path, &p), 0);
+	assert_true(p.n >= 32);
+	assert_non_null(sid = calloc(p.n, sizeof *sid));
+	assert_non_null(ag = calloc(p.n, sizeof *ag));
+	researcher(&u, 100000);
+	for (i = 0; i < p.n; i++) {
+		snprintf(title, sizeof title, "Matching pair %zu", i);
+		study_with(&u, title, p.crit[i], 1, sid[i]);
+	}
+	for (i = 0; i < p.n; i++) {
+		agent_claimed(&ag[i], &owner, "matcher");
+		agent_set_reputation(ag[i].id, 80);	/* priority: no first-access delay */
+		bio_set(&ag[i], p.bio[i]);
+	}
+	bios_ready(ag, p.n);
+	criteria_ready(&u, (long long)p.n);
+	for (i = 0; i < p.n; i++) {
+		long rank = 0, pos, own = -1;
+		struct json_object *arr;
+
+		r = available(&ag[i], 1.0);
+		/* the rank of its own study among the set's studies only */
+		arr = jget(r.json, "studies");
+		for (pos = 0; pos < (long)json_object_array_length(arr); pos++) {
+			const char *id = json_object_get_string(jget(
+			    json_object_array_get_idx(arr, (size_t)pos), "id"));
+
+			for (j = 0; j < p.n && strcmp(sid[j], id) != 0; j++)
+				;
+			if (j == p.n)
+				continue;
+			rank++;
+			if (j == i) {
+				own = rank;
+				break;
+			}
+		}
+		if (own == 1)
+			top1++;
+		if (own > 0)
+			mrr += 1.0 / (double)own;
+		else
+			missing++;
+		resp_free(&r);
+	}
+	mrr /= (double)p.n;
+	print_message("matching over %zu pairs: top-1 %.3f, MRR %.3f (%zu own studies not listed)\n",
+	    p.n, (double)top1 / (double)p.n, mrr, missing);
+	assert_true((double)top1 / (double)p.n >= MIN_TOP1);
+	assert_true(mrr >= MIN_MRR);
+	for (i = 0; i < p.n; i++) {
+		free(p.bio[i]);
+		free(p.crit[i]);
+	}
+	free(p.bio);
+	free(p.crit);
+	free(sid);
+	free(ag);
+}
+
+/* --- tiers: first-access delay and the basic cap --- */
+
+#define CLOCKS_BIO "I repair and restore antique mechanical clocks and pocket watches in a " \
+	"small workshop, and I collect horology books from the eighteenth century."
+
+static void
+tiers_and_delay(void **state)
+{
+	struct test_user u, o1, o2, o3;
+	struct test_agent pri, std, basic;
+	char s[7][IDS_BUFSZ];
+	struct resp r;
+	long long seen;
+	size_t i;
+
+	(void)state;
+	researcher(&u, 100000);
+	for (i = 0; i < 7; i++)		/* criteria equal to the bio: similarity ~1 */
+		study_with(&u, "Clock study", CLOCKS_BIO, 2, s[i]);
+	agent_claimed(&pri, &o1, "clock-priority");
+	agent_claimed(&std, &o2, "clock-standard");
+	agent_claimed(&basic, &o3, "clock-basic");
+	agent_set_reputation(pri.id, 80);
+	agent_set_reputation(basic.id, 35);
+	bio_set(&pri, CLOCKS_BIO);
+	bio_set(&std, CLOCKS_BIO);
+	bio_set(&basic, CLOCKS_BIO);
+	bios_ready(&pri, 1);
+	bios_ready(&std, 1);
+	bios_ready(&basic, 1);
+	criteria_ready(&u, 7);
+
+	/* brand new: priority sees all seven at once, the others none */
+	r = available(&pri, 1.0);
+	for (i = 0; i < 7; i++) {
+		long at = position(&r, s[i]);
+
+		assert_true(at >= 0 && at < 100);
+		assert_true(json_object_get_double(jget(json_object_array_get_idx(
+		    jget(r.json, "studies"), (size_t)at), "match.similarity")) > 0.999);
+	}
+	resp_free(&r);
+	r = available(&std, 0.7);
+	for (i = 0; i < 7; i++)
+		assert_int_equal(position(&r, s[i]), -1);
+	resp_free(&r);
+	r = available(&basic, 0.4);
+	for (i = 0; i < 7; i++)
+		assert_int_equal(position(&r, s[i]), -1);
+	assert_true(json_object_array_length(jget(r.json, "studies")) <= 5);
+	resp_free(&r);
+
+	/* past first_access_minutes (15): standard sees them, basic at most 5 */
+	for (i = 0; i < 7; i++)
+		study_backdate(s[i], 16 * 60);
+	r = available(&std, 0.7);
+	for (i = 0; i < 7; i++)
+		assert_true(position(&r, s[i]) >= 0);
+	resp_free(&r);
+	r = available(&basic, 0.4);
+	assert_true(json_object_array_length(jget(r.json, "studies")) <= 5);
+	for (i = 0, seen = 0; i < 7; i++)
+		seen += position(&r, s[i]) >= 0;
+	assert_true(seen >= 1 && seen <= 5);
+	assert_true(position(&r, s[0]) >= 0 || position(&r, s[6]) >= 0);
+	resp_free(&r);
+}
+
+/* --- the hints when the bio cannot be matched --- */
+
+static void
+bio_hints(void **state)
+{
+	struct test_user o;
+	struct test_agent a;
+	struct resp r;
+
+	(void)state;
+	agent_claimed(&a, &o, "no-bio");
+	r = get_as(a.hdr, "/api/v1/studies/available");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "setup_bio");
+	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), "POST /profile/bio");
+	resp_free(&r);
+
+	bio_set(&a, "I teach chemistry at a community college and brew beer at home.");
+	bios_ready(&a, 1);
+	/* as if the encoder had not run yet */
+	assert_int_equal(sql("UPDATE embeddings SET status = 'processing', vector = NULL"
+	    " WHERE subject_id = '%s'", a.id), 0);
+	r = get_as(a.hdr, "/api/v1/studies/available");
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "wait_for_embedding");
+	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), "GET /profile/bio");
+	resp_free(&r);
+	/* the encoder refused it */
+	assert_int_equal(sql("UPDATE embeddings SET status = 'failed', error = 'test'"
+	    " WHERE subject_id = '%s'", a.id), 0);
+	r = get_as(a.hdr, "/api/v1/studies/available");
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "setup_bio");
+	resp_free(&r);
+	/* a new bio: matched again once embedded */
+	bio_set(&a, "I teach chemistry at a community college and brew beer at home.");
+	bios_ready(&a, 1);
+	r = get_as(a.hdr, "/api/v1/studies/available");
+	assert_int_equal(r.status, 200);
+	assert_string_not_equal(jgets(&r, "nextActions.0.action"), "setup_bio");
+	assert_string_not_equal(jgets(&r, "nextActions.0.action"), "wait_for_embedding");
+	resp_free(&r);
+}
+
+/* --- criteria left processing: hidden, then filled by the sweep --- */
+
+#define BEES_TEXT "Beekeepers who keep several hives in a cold mountain climate and " \
+	"harvest their own honey every autumn."
+
+static void
+sweep_fills_criteria(void **state)
+{
+	struct test_user u, o;
+	struct test_agent a;
+	char s[IDS_BUFSZ];
+	struct resp r;
+	long at;
+	int i, rc = 1;
+
+	(void)state;
+	researcher(&u, 100000);
+	agent_claimed(&a, &o, "beekeeper");
+	agent_set_reputation(a.id, 80);
+	bio_set(&a, BEES_TEXT);
+	study_with(&u, "Bees", BEES_TEXT, 1, s);
+	bios_ready(&a, 1);
+	criteria_ready(&u, 1);
+	/* as if the model had been missing at creation, a while ago (before
+	 * any worker loaded the vector: criteria never change, so a loaded
+	 * vector is kept) */
+	assert_int_equal(sql("UPDATE embeddings SET status = 'processing', vector = NULL,"
+	    " updated_at = updated_at - 3600 WHERE subject_id = '%s'", s), 0);
+	r = available(&a, 1.0);
+	assert_int_equal(position(&r, s), -1);		/* cannot be matched honestly */
+	resp_free(&r);
+	for (i = 0; i < 20 && rc != 0; i++) {	/* another sweep may hold the lock */
+		rc = sh("%s/build/arps-sweep --config %s 2>>%s/log/sweep-test.log",
+		    getenv("ARPS_ROOT"), getenv("ARPS_CONFIG"), getenv("ARPS_VAR"));
+		if (sql_int("SELECT status = 'ready' FROM embeddings WHERE subject_id = '%s'", s) != 1)
+			rc = 1;
+		if (rc != 0)
+			nap_ms(250);
+	}
+	assert_int_equal(rc, 0);
+	/* listed once ready: a worker asks again about a study it found
+	 * without a vector in a later second */
+	for (i = 0, at = -1; i < 40 && at != 0; i++) {
+		r = available(&a, 1.0);
+		at = position(&r, s);
+		resp_free(&r);
+		if (at != 0)
+			nap_ms(100);
+	}
+	assert_int_equal(at, 0);		/* similarity ~1: first */
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(bio_hints),
+		cmocka_unit_test(tiers_and_delay),
+		cmocka_unit_test(sweep_fills_criteria),
+		cmocka_unit_test(rank_by_meaning),
+	};
+
+	return cmocka_run_group_tests_name("api_matching", tests, NULL, NULL);
+}
