@@ -34,6 +34,11 @@ static const char q_study_lock[] =
     "SELECT " STUDY_COLS " FROM studies s WHERE s.id = ? FOR UPDATE";
 static const char q_study_counts[] =
     "SELECT status, COUNT(*) FROM participations WHERE study_id = ? GROUP BY status";
+/* Whether any participation of the study still holds its slot open to work
+ * (accepted or in_progress): one probe of the (study_id, status) key. */
+static const char q_study_has_active[] =
+    "SELECT 1 FROM participations WHERE study_id = ? AND status IN ('accepted', 'in_progress')"
+    " LIMIT 1";
 static const char q_study_list[] =
     "SELECT " STUDY_COLS ", " COUNT_COLS " FROM studies s"
     " LEFT JOIN participations p ON p.study_id = s.id"
@@ -267,8 +272,9 @@ study_counts(struct db *db, const char *id, struct study_counts *c)
 
 /* --- reads --- */
 
-enum db_rc
-db_study_get(struct db *db, const char *id, int for_update, struct study *out)
+/* The study row alone (counts left zero), locked or not. */
+static enum db_rc
+study_get_row(struct db *db, const char *id, int for_update, struct study *out)
 {
 	struct dbres *res = NULL;
 	enum db_rc rc;
@@ -282,7 +288,17 @@ db_study_get(struct db *db, const char *id, int for_update, struct study *out)
 	}
 	rc = study_row(res, 0, 0, out) == 0 ? DB_OK : DB_ERR;
 	dbres_free(res);
-	if (rc == DB_OK && (rc = study_counts(db, id, &out->counts)) != DB_OK)
+	return rc;
+}
+
+enum db_rc
+db_study_get(struct db *db, const char *id, int for_update, struct study *out)
+{
+	enum db_rc rc;
+
+	if ((rc = study_get_row(db, id, for_update, out)) != DB_OK)
+		return rc;
+	if ((rc = study_counts(db, id, &out->counts)) != DB_OK)
 		db_study_clear(out);
 	return rc;
 }
@@ -557,13 +573,28 @@ book(struct db *db, const struct study *s, const char *agent_id, enum ledger_eve
 static enum db_rc
 check_full(struct db *db, struct study *s, int64_t now)
 {
+	struct study_counts c;
 	struct study_result res;
+	struct dbres *q = NULL;
 	enum db_rc rc;
 
-	if ((rc = study_counts(db, s->id, &s->counts)) != DB_OK)
+	/*
+	 * The occupied column counts the slots held (kept under this lock and
+	 * checked by verify-ledger), so a study with a free slot is not full
+	 * without counting anything; otherwise one probe tells whether a slot
+	 * is still being worked.  Counting every participation of the study
+	 * here, once per settled row, made a sweep of a large study quadratic.
+	 */
+	if (s->occupied < s->max_participants ||
+	    (s->state != STUDY_ACTIVE && s->state != STUDY_PAUSED))
+		return DB_OK;
+	if ((rc = DB_Q(db, q_study_has_active, &q, NULL, P_STR(s->id))) != DB_OK)
 		return rc;
-	if (study_transition(s->state, STUDY_EV_FULL, s->max_participants, &s->counts,
-	    &res) != ARPS_OK)
+	memset(&c, 0, sizeof c);
+	c.accepted = (int64_t)q->nrows;
+	c.approved = s->occupied - c.accepted;
+	dbres_free(q);
+	if (study_transition(s->state, STUDY_EV_FULL, s->max_participants, &c, &res) != ARPS_OK)
 		return DB_OK;
 	return study_set_state(db, s, res.to, now);
 }
@@ -914,7 +945,7 @@ db_participation_settle(struct db *db, const char *prt_id, const char *owner,
 	}
 	if (rc != DB_OK)
 		return rc;
-	if ((rc = db_study_get(db, out->p.study_id, 1, &s)) != DB_OK)
+	if ((rc = study_get_row(db, out->p.study_id, 1, &s)) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
 	out->study_state = s.state;
 	if (owner != NULL && strcmp(owner, s.researcher_id) != 0) {
