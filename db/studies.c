@@ -553,8 +553,10 @@ book(struct db *db, const struct study *s, const char *agent_id, enum ledger_eve
     int64_t slots, int64_t amount, int64_t now)
 {
 	const char *party[LEDGER_P__MAX] = { 0 };
+	const char *desc = NULL;
 	struct ledger_in li = { 0 };
 	struct ledger_entry le;
+	char buf[80];
 
 	li.ev = ev;
 	li.reward = s->reward;
@@ -565,7 +567,15 @@ book(struct db *db, const struct study *s, const char *agent_id, enum ledger_eve
 		return DB_ERR;
 	party[LEDGER_P_RESEARCHER] = s->researcher_id;
 	party[LEDGER_P_AGENT] = agent_id;
-	return db_ledger_post(db, &le, party, s->id, ev, NULL, now);
+	/* Both kinds of refund are `refund` transactions: say which one. */
+	if (ev == LEDGER_EV_REJECT)
+		desc = "Refund of a rejected participant's slot (reward + fee)";
+	else if (ev == LEDGER_EV_REFUND_UNUSED) {
+		snprintf(buf, sizeof buf, "Refund of %lld unused slot%s (reward + fee each)",
+		    (long long)slots, slots == 1 ? "" : "s");
+		desc = buf;
+	}
+	return db_ledger_post(db, &le, party, s->id, ev, desc, now);
 }
 
 /* Under the study lock: move the study to awaiting_review when every slot

@@ -17,6 +17,16 @@
 
 /* --- answer shapes --- */
 
+/* Slots still open to accept: none once the study has closed (its unused
+ * slots were refunded at closing). */
+static int64_t
+spots_left(const struct study *s)
+{
+	if (s->state != STUDY_ACTIVE && s->state != STUDY_PAUSED)
+		return 0;
+	return study_spots_remaining(s->max_participants, &s->counts);
+}
+
 static struct json_object *
 stats_json(const struct study *s)
 {
@@ -29,7 +39,7 @@ stats_json(const struct study *s)
 	jadd_int(o, "rejected", s->counts.rejected);
 	jadd_int(o, "timed_out", s->counts.timed_out);
 	jadd_int(o, "withdrawn", s->counts.withdrawn);
-	jadd_int(o, "spots_remaining", study_spots_remaining(s->max_participants, &s->counts));
+	jadd_int(o, "spots_remaining", spots_left(s));
 	return o;
 }
 
@@ -88,7 +98,7 @@ study_agent_json(const struct study *s, const struct participation *p)
 {
 	struct json_object *o = study_common(s), *po;
 
-	jadd_int(o, "spots_remaining", study_spots_remaining(s->max_participants, &s->counts));
+	jadd_int(o, "spots_remaining", spots_left(s));
 	jadd_time(o, "created_at", s->created_at);
 	if (p == NULL) {
 		json_object_object_add(o, "participation", NULL);

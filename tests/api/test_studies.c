@@ -253,6 +253,8 @@ pause_resume_stop(void **state)
 	assert_int_equal(jgeti(&r, "funding.frozen_cents"), 110);
 	assert_int_equal(jgeti(&r, "funding.refunded_cents"), 440);
 	assert_int_equal(jgeti(&r, "stats.accepted"), 1);
+	/* the 4 free slots were refunded: none is open any more */
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 0);
 	resp_free(&r);
 	balance_of(u.hdr, &avail, &frozen);
 	assert_int_equal(avail, 10000 - 110);
@@ -262,6 +264,8 @@ pause_resume_stop(void **state)
 	assert_int_equal(json_object_array_length(jget(r.json, "transactions")), 1);
 	assert_int_equal(jgeti(&r, "transactions.0.amount_cents"), 440);
 	assert_string_equal(jgets(&r, "transactions.0.study_id"), s);
+	assert_string_equal(jgets(&r, "transactions.0.description"),
+	    "Refund of 4 unused slots (reward + fee each)");
 	resp_free(&r);
 	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/stop", s);
 	assert_error(&r, 409, "INVALID_STATE");
@@ -455,6 +459,12 @@ reject_and_full(void **state)
 	r = get_as(u.hdr, "/api/v1/studies/%s", s);
 	assert_int_equal(jgeti(&r, "funding.refunded_cents"), 220);
 	assert_int_equal(jgeti(&r, "funding.frozen_cents"), 0);
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/wallet/transactions?type=refund");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "transactions.0.description"),
+	    "Refund of a rejected participant's slot (reward + fee)");
+	assert_int_equal(jgeti(&r, "transactions.0.amount_cents"), 220);
 	resp_free(&r);
 	r = get_as(a.hdr, "/api/v1/studies/history");
 	assert_string_equal(jgets(&r, "participations.0.status"), "rejected");
