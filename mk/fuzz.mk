@@ -14,7 +14,11 @@ $(FUZZ_DIR)/fuzz_body: tests/fuzz/fuzz_body.c fcgi/fields.c fcgi/request.c $(COR
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
-fuzz: $(FUZZ_DIR)/fuzz_core $(FUZZ_DIR)/fuzz_body
+$(FUZZ_DIR)/fuzz_embed: tests/fuzz/fuzz_embed.c lib/model.c $(CORE_SRC)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lm
+
+fuzz: $(FUZZ_DIR)/fuzz_core $(FUZZ_DIR)/fuzz_body $(FUZZ_DIR)/fuzz_embed | $(MODEL_BIN)
 	@set -e; for f in $^; do \
 	    mkdir -p $(FUZZ_DIR)/corpus-$$(basename $$f); \
 	    echo "fuzzing $$f for $(FUZZ_SECONDS)s"; \
