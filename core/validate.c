@@ -25,35 +25,92 @@ static const struct {
 	{ 0xf4, 0xf4, 3, 0x80, 0x8f },	/* <= U+10FFFF */
 };
 
+/* Bytes of the valid UTF-8 sequence (no NUL) at p[0..left), or 0. */
+static size_t
+utf8_seq(const unsigned char *p, size_t left)
+{
+	size_t	 k, j;
+
+	if (left == 0)
+		return 0;
+	for (k = 0; k < sizeof(utf8tab) / sizeof(utf8tab[0]); k++)
+		if (p[0] >= utf8tab[k].lo && p[0] <= utf8tab[k].hi)
+			break;
+	if (k == sizeof(utf8tab) / sizeof(utf8tab[0]))
+		return 0;	/* NUL, stray continuation, C0/C1 lead, F5+ */
+	if ((size_t)utf8tab[k].n > left - 1)
+		return 0;
+	for (j = 1; j <= (size_t)utf8tab[k].n; j++) {
+		unsigned char lo = j == 1 ? utf8tab[k].c1lo : 0x80;
+		unsigned char hi = j == 1 ? utf8tab[k].c1hi : 0xbf;
+
+		if (p[j] < lo || p[j] > hi)
+			return 0;
+	}
+	return 1 + (size_t)utf8tab[k].n;
+}
+
 bool
 val_utf8(const char *s, size_t len, size_t *nchars)
 {
 	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 i = 0, n = 0, k, j;
+	size_t			 i = 0, n = 0, k;
 
 	if (s == NULL && len > 0)
 		return false;
 	while (i < len) {
-		for (k = 0; k < sizeof(utf8tab) / sizeof(utf8tab[0]); k++)
-			if (p[i] >= utf8tab[k].lo && p[i] <= utf8tab[k].hi)
-				break;
-		if (k == sizeof(utf8tab) / sizeof(utf8tab[0]))
-			return false;	/* NUL, stray continuation, C0/C1, F5+ */
-		if ((size_t)utf8tab[k].n > len - i - 1)
+		if ((k = utf8_seq(p + i, len - i)) == 0)
 			return false;
-		for (j = 1; j <= (size_t)utf8tab[k].n; j++) {
-			unsigned char lo = j == 1 ? utf8tab[k].c1lo : 0x80;
-			unsigned char hi = j == 1 ? utf8tab[k].c1hi : 0xbf;
-
-			if (p[i + j] < lo || p[i + j] > hi)
-				return false;
-		}
-		i += 1 + (size_t)utf8tab[k].n;
+		i += k;
 		n++;
 	}
 	if (nchars != NULL)
 		*nchars = n;
 	return true;
+}
+
+size_t
+val_utf8_sanitize(char *s)
+{
+	unsigned char	*p = (unsigned char *)s;
+	size_t		 len, i = 0, o = 0, k;
+
+	if (s == NULL)
+		return 0;
+	len = strlen(s);
+	while (i < len) {
+		if ((k = utf8_seq(p + i, len - i)) == 0) {
+			p[o++] = '?';
+			i++;
+			continue;
+		}
+		memmove(p + o, p + i, k);
+		o += k;
+		i += k;
+	}
+	p[o] = '\0';
+	return o;
+}
+
+int
+val_text(const char *s, size_t len, size_t minc, size_t maxc, bool multiline)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	bool			 blank = true;
+	size_t			 i;
+
+	if (val_string(s, len, minc, maxc) != ARPS_OK)
+		return ARPS_E_VALIDATION;
+	for (i = 0; i < len; i++) {
+		if (p[i] == 0x7f || (p[i] < 0x20 &&
+		    !(multiline && (p[i] == '\n' || p[i] == '\r' || p[i] == '\t'))))
+			return ARPS_E_VALIDATION;
+		if (p[i] != ' ' && p[i] != '\n' && p[i] != '\r' && p[i] != '\t')
+			blank = false;
+	}
+	if (blank && minc > 0)
+		return ARPS_E_VALIDATION;
+	return ARPS_OK;
 }
 
 int

@@ -53,6 +53,14 @@
  * above U+10FFFF) with no NUL byte; *nchars, if not NULL, gets the number
  * of code points (set only on success). */
 bool	 val_utf8(const char *s, size_t len, size_t *nchars);
+/* Replace every byte of the NUL-terminated s that does not start a valid
+ * UTF-8 sequence with '?', in place; returns the new length. */
+size_t	 val_utf8_sanitize(char *s);
+/* A human-readable text field: val_string, no control character (C0 or
+ * DEL; multiline allows tab, CR and LF), and, when minc > 0, not blank
+ * (some character other than space, tab, CR, LF). */
+int	 val_text(const char *s, size_t len, size_t minc, size_t maxc,
+	    bool multiline);
 /* Valid UTF-8, no NUL, and minc <= code points <= maxc. */
 int	 val_string(const char *s, size_t len, size_t minc, size_t maxc);
 /* Valid UTF-8, no NUL, and minb <= bytes <= maxb. */

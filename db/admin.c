@@ -111,7 +111,7 @@ static int
 set_role(struct db *db, char **args, int grant)
 {
 	static const char q_grant[] =
-	    "UPDATE accounts SET roles = CONCAT_WS(',', roles, ?) WHERE id = ?";
+	    "UPDATE accounts SET roles = CONCAT_WS(',', NULLIF(roles, ''), ?) WHERE id = ?";
 	static const char q_revoke[] =
 	    "UPDATE accounts SET roles = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', roles, ','),"
 	    " CONCAT(',', ?, ','), ',')) WHERE id = ?";

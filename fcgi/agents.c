@@ -25,16 +25,16 @@ struct profile_in {
 };
 
 static const struct field register_fields[] = {
-	{ "name", F_STR, F_REQUIRED, VAL_AGENT_NAME_MIN, VAL_AGENT_NAME_MAX,
+	{ "name", F_NAME, F_REQUIRED, VAL_AGENT_NAME_MIN, VAL_AGENT_NAME_MAX,
 	    offsetof(struct profile_in, name) },
-	{ "description", F_STR, F_NULLABLE, VAL_AGENT_DESC_MIN, VAL_AGENT_DESC_MAX,
+	{ "description", F_TEXT, F_NULLABLE, VAL_AGENT_DESC_MIN, VAL_AGENT_DESC_MAX,
 	    offsetof(struct profile_in, description) },
 };
 
 static const struct field patch_fields[] = {
-	{ "name", F_STR, 0, VAL_AGENT_NAME_MIN, VAL_AGENT_NAME_MAX,
+	{ "name", F_NAME, 0, VAL_AGENT_NAME_MIN, VAL_AGENT_NAME_MAX,
 	    offsetof(struct profile_in, name) },
-	{ "description", F_STR, F_NULLABLE, VAL_AGENT_DESC_MIN, VAL_AGENT_DESC_MAX,
+	{ "description", F_TEXT, F_NULLABLE, VAL_AGENT_DESC_MIN, VAL_AGENT_DESC_MAX,
 	    offsetof(struct profile_in, description) },
 };
 
@@ -191,7 +191,7 @@ struct bio_in {
 };
 
 static const struct field bio_fields[] = {
-	{ "bio", F_STR, F_REQUIRED, VAL_BIO_MIN, VAL_BIO_MAX, offsetof(struct bio_in, bio) },
+	{ "bio", F_TEXT, F_REQUIRED, VAL_BIO_MIN, VAL_BIO_MAX, offsetof(struct bio_in, bio) },
 };
 
 static int

@@ -61,12 +61,19 @@ decode_body(struct req *r, const struct field *fields, size_t n, void *out,
 		}
 		switch (f->type) {
 		case F_STR:
+		case F_NAME:
+		case F_TEXT:
 			if ((int64_t)nchars < f->min || (int64_t)nchars > f->max) {
 				reply_err(r, ARPS_E_VALIDATION,
 				    "%s: must be %lld to %lld characters long", f->name,
 				    (long long)f->min, (long long)f->max);
 				return -1;
 			}
+			if (f->type != F_STR && val_text(s, len, (size_t)f->min, (size_t)f->max,
+			    f->type == F_TEXT) != 0)
+				return bad(r, f->name, f->type == F_NAME ?
+				    "must be one line of visible text (no control characters, not blank)" :
+				    "must be visible text (no control characters but tab and line breaks, not blank)");
 			break;
 		case F_URL:
 			if (val_url(s, len) != 0)

@@ -13,6 +13,9 @@
 
 enum ftype {
 	F_STR,		/* string, min..max code points */
+	F_NAME,		/* F_STR, one line: no control character, not blank */
+	F_TEXT,		/* F_STR, may span lines (tab, CR, LF): no other control
+			 * character, not blank when min > 0 */
 	F_INT,		/* integer, min..max */
 	F_TIME,		/* ISO 8601 string -> int64 unix seconds */
 	F_URL,		/* http(s) URL string */

@@ -54,7 +54,9 @@ struct req {
 	char *body;
 	size_t blen;
 	struct json_object *json;
-	/* path parameters captured by "{}" route segments */
+	char pathbuf[1024];		/* the request path, normalised (req_set_path) */
+	int head;			/* a HEAD request: routed as GET, no body sent */
+	/* path parameters captured by "{}" route segments (percent-decoded) */
 	char params[REQ_MAX_PARAMS][64];
 	size_t nparams;
 	struct principal who;
@@ -106,6 +108,16 @@ void reply_header(struct req *r, const char *name, const char *fmt, ...)
  * empty object.
  */
 struct json_object *req_json(struct req *r);
+
+/*
+ * Set r->path from the raw request target (REQUEST_URI, before any '?'):
+ * percent-escapes of unreserved characters are decoded, every other escape
+ * is kept, so an encoded '/' never splits a segment and an encoded ".."
+ * never climbs; "{}" parameters are decoded when a route matches.  Falls
+ * back to fallback (nginx's normalised $uri) when raw is NULL.  A path too
+ * long for pathbuf becomes one that matches no route.
+ */
+void req_set_path(struct req *r, const char *raw, const char *fallback);
 
 /* Query-string parameter, URL-decoded into buf; NULL when absent, or when
  * present but too long for buf or holding a NUL (see req_query_has). */

@@ -116,6 +116,8 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	r.path = env(fx, "DOCUMENT_URI");
 	if (r.path == NULL)
 		r.path = env(fx, "SCRIPT_NAME");
+	req_set_path(&r, env(fx, "REQUEST_URI"), r.path);
+	r.head = r.method != NULL && strcmp(r.method, "HEAD") == 0;
 	r.query = env(fx, "QUERY_STRING");
 	r.reqid = env(fx, "HTTP_X_REQUEST_ID");
 	r.ip = env(fx, "HTTP_X_REAL_IP");
@@ -141,7 +143,7 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	    (unsigned long)r.outlen, r.extra);
 	if (hl > 0 && (size_t)hl < sizeof head)
 		FCGX_PutStr(head, hl, fx->out);
-	if (r.outlen)
+	if (r.outlen && !r.head)
 		FCGX_PutStr(r.out, (int)r.outlen, fx->out);
 	/* The environment is gone after FCGX_Finish_r: keep what the log needs. */
 	snprintf(logline, sizeof logline, "%s %s %.200s %d", r.reqid ? r.reqid : "-",

@@ -1,4 +1,6 @@
 #include <ctype.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,9 @@ reply_err(struct req *r, enum arps_err e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof detail, fmt, ap);
 	va_end(ap);
+	/* A detail may quote the client (a path segment, a query value) and be
+	 * cut mid-character: JSON strings must be valid UTF-8. */
+	val_utf8_sanitize(detail);
 	json_object_object_add(o, "detail", json_object_new_string(detail));
 	json_object_object_add(o, "error_code", json_object_new_string(arps_err_code(e)));
 	json_object_object_add(o, "status", json_object_new_int(arps_err_status(e)));
@@ -80,6 +85,35 @@ reply_header(struct req *r, const char *name, const char *fmt, ...)
 	if (strpbrk(name, "\r\n:") != NULL || strpbrk(val, "\r\n") != NULL)
 		return;
 	snprintf(r->extra + used, sizeof r->extra - used, "%s: %s\r\n", name, val);
+}
+
+/* json-c reads NaN and Infinity even in strict mode; JSON (RFC 8259) has
+ * neither.  The nesting is at most the tokener's depth (32). */
+static bool
+json_finite(struct json_object *o)
+{
+	size_t i, n;
+
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		return isfinite(json_object_get_double(o));
+	case json_type_array:
+		n = json_object_array_length(o);
+		for (i = 0; i < n; i++)
+			if (!json_finite(json_object_array_get_idx(o, i)))
+				return false;
+		return true;
+	case json_type_object: {
+		json_object_object_foreach(o, k, v) {
+			(void)k;
+			if (!json_finite(v))
+				return false;
+		}
+		return true;
+	}
+	default:
+		return true;
+	}
 }
 
 struct json_object *
@@ -123,6 +157,12 @@ req_json(struct req *r)
 		return NULL;
 	}
 	json_tokener_free(tok);
+	if (!json_finite(o)) {
+		json_object_put(o);
+		reply_err(r, ARPS_E_INVALID_JSON,
+		    "the body is not valid JSON: NaN and Infinity are not JSON numbers");
+		return NULL;
+	}
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON, "the body must be a JSON object");
@@ -197,6 +237,70 @@ req_query_has(const struct req *r, const char *name)
 	return 0;
 }
 
+static int
+unreserved(int c)
+{
+	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+void
+req_set_path(struct req *r, const char *raw, const char *fallback)
+{
+	size_t i = 0, o = 0;
+
+	if (raw == NULL || raw[0] != '/') {
+		r->path = fallback;
+		return;
+	}
+	while (raw[i] != '\0' && raw[i] != '?' && raw[i] != '#') {
+		int c = (unsigned char)raw[i], hi, lo;
+
+		if (o + 1 >= sizeof r->pathbuf) {
+			/* too long for any route: keep a prefix that matches none */
+			snprintf(r->pathbuf, sizeof r->pathbuf, "/(path too long)");
+			r->path = r->pathbuf;
+			return;
+		}
+		if (c == '%' && (hi = hexdig((unsigned char)raw[i + 1])) >= 0 &&
+		    (lo = hexdig((unsigned char)raw[i + 2])) >= 0 && unreserved(hi * 16 + lo)) {
+			r->pathbuf[o++] = (char)(hi * 16 + lo);
+			i += 3;
+			continue;
+		}
+		r->pathbuf[o++] = (char)c;
+		i++;
+	}
+	r->pathbuf[o] = '\0';
+	r->path = r->pathbuf;
+}
+
+/* Percent-decode one path segment into out; 0, or -1 on a bad escape, a
+ * decoded '/', a control character or an overlong result. */
+static int
+seg_decode(const char *s, size_t len, char *out, size_t outsz)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < len; i++) {
+		int c = (unsigned char)s[i], hi, lo;
+
+		if (c == '%') {
+			if (i + 2 >= len)
+				return -1;
+			if ((hi = hexdig((unsigned char)s[i + 1])) < 0 ||
+			    (lo = hexdig((unsigned char)s[i + 2])) < 0)
+				return -1;
+			c = hi * 16 + lo;
+			i += 2;
+		}
+		if (c < 0x20 || c == 0x7f || c == '/' || o + 1 >= outsz)
+			return -1;
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
 /* Match path against pattern; "{}" captures one non-empty segment. */
 static int
 match(struct req *r, const char *pat, const char *path)
@@ -206,10 +310,10 @@ match(struct req *r, const char *pat, const char *path)
 	while (*pat != '\0' && *path != '\0') {
 		if (pat[0] == '{' && pat[1] == '}') {
 			size_t len = strcspn(path, "/");
-			if (len == 0 || len >= sizeof r->params[0] || np == REQ_MAX_PARAMS)
+			if (len == 0 || np == REQ_MAX_PARAMS ||
+			    seg_decode(path, len, r->params[np], sizeof r->params[0]) != 0)
 				return 0;
-			memcpy(r->params[np], path, len);
-			r->params[np++][len] = '\0';
+			np++;
 			path += len;
 			pat += 2;
 			continue;
@@ -416,16 +520,22 @@ req_dispatch(struct req *r)
 	char allow[128] = "";
 	size_t i;
 
+	/* HEAD is GET without the body (RFC 9110 9.3.2): the same handler,
+	 * and pool.c sends only the head. */
+	const char *method = r->head ? "GET" : r->method;
+
 	for (i = 0; i < nroutes; i++) {
 		if (!match(r, routes[i].pattern, r->path))
 			continue;
-		if (strcmp(routes[i].method, r->method) == 0) {
+		if (strcmp(routes[i].method, method) == 0) {
 			hit = &routes[i];
 			break;
 		}
 		if (strstr(allow, routes[i].method) == NULL)
 			snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s",
 			    allow[0] ? ", " : "", routes[i].method);
+		if (strcmp(routes[i].method, "GET") == 0 && strstr(allow, "HEAD") == NULL)
+			snprintf(allow + strlen(allow), sizeof allow - strlen(allow), ", HEAD");
 	}
 	if (hit == NULL) {
 		if (allow[0] != '\0') {

@@ -145,21 +145,21 @@ struct study_in {
 };
 
 static const struct field study_fields[] = {
-	{ "title", F_STR, F_REQUIRED, VAL_STUDY_TITLE_MIN, VAL_STUDY_TITLE_MAX,
+	{ "title", F_NAME, F_REQUIRED, VAL_STUDY_TITLE_MIN, VAL_STUDY_TITLE_MAX,
 	    offsetof(struct study_in, title) },
-	{ "description", F_STR, F_REQUIRED, VAL_STUDY_DESC_MIN, VAL_STUDY_DESC_MAX,
+	{ "description", F_TEXT, F_REQUIRED, VAL_STUDY_DESC_MIN, VAL_STUDY_DESC_MAX,
 	    offsetof(struct study_in, description) },
 	{ "study_url", F_URL, F_REQUIRED, 0, VAL_URL_MAX, offsetof(struct study_in, study_url) },
 	{ "reward_per_participant", F_INT, F_REQUIRED, VAL_REWARD_MIN, VAL_REWARD_MAX,
 	    offsetof(struct study_in, reward) },
 	{ "max_participants", F_INT, F_REQUIRED, VAL_MAX_PARTICIPANTS_MIN,
 	    VAL_MAX_PARTICIPANTS_MAX, offsetof(struct study_in, max) },
-	{ "screening_criteria", F_STR, F_REQUIRED, VAL_SCREENING_MIN, VAL_SCREENING_MAX,
+	{ "screening_criteria", F_TEXT, F_REQUIRED, VAL_SCREENING_MIN, VAL_SCREENING_MAX,
 	    offsetof(struct study_in, criteria) },
 	{ "estimated_duration_minutes", F_INT, F_REQUIRED, VAL_DURATION_MIN, VAL_DURATION_MAX,
 	    offsetof(struct study_in, duration) },
 	{ "deadline", F_TIME, F_NULLABLE, 0, 0, offsetof(struct study_in, deadline) },
-	{ "completion_code", F_STR, F_NULLABLE, VAL_COMPLETION_CODE_MIN, VAL_COMPLETION_CODE_MAX,
+	{ "completion_code", F_NAME, F_NULLABLE, VAL_COMPLETION_CODE_MIN, VAL_COMPLETION_CODE_MAX,
 	    offsetof(struct study_in, code) },
 };
 #define STUDY_F_DEADLINE	(1u << 7)
@@ -327,7 +327,8 @@ h_study_get(struct req *r)
 		db_study_clear(&s);
 		return no_study(r, id);
 	}
-	if (took && p.state == PART_ACCEPTED) {
+	/* HEAD only looks: the study is opened by a GET. */
+	if (took && p.state == PART_ACCEPTED && !r->head) {
 		db_study_clear(&s);
 		db_participation_clear(&p);
 		oc.study_id = id;
@@ -446,7 +447,7 @@ struct review_in {
 };
 
 static const struct field review_fields[] = {
-	{ "reason", F_STR, F_NULLABLE, VAL_REASON_MIN, VAL_REASON_MAX,
+	{ "reason", F_TEXT, F_NULLABLE, VAL_REASON_MIN, VAL_REASON_MAX,
 	    offsetof(struct review_in, reason) },
 };
 

@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <sodium.h>
 
+#include "core/validate.h"
 #include "tests/api/client.h"
 
 const char *
@@ -55,15 +56,22 @@ http_req(const char *method, const char *path, const char *body,
 {
 	struct curl_slist *hl = NULL;
 	struct resp r;
-	char url[2048];
+	char *url;
 	CURL *c;
 
 	memset(&r, 0, sizeof r);
-	snprintf(url, sizeof url, "%s%s", base_url(), path);
-	if ((c = curl_easy_init()) == NULL)
+	if (asprintf(&url, "%s%s", base_url(), path) < 0)
 		return r;
+	if ((c = curl_easy_init()) == NULL) {
+		free(url);
+		return r;
+	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	free(url);	/* libcurl keeps its own copy */
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	else
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
@@ -95,7 +103,8 @@ http_req(const char *method, const char *path, const char *body,
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
 	curl_slist_free_all(hl);
 	curl_easy_cleanup(c);
-	if (r.body != NULL)
+	/* As a strict client reads it: JSON in valid UTF-8, or not JSON. */
+	if (r.body != NULL && val_utf8(r.body, r.len, NULL))
 		r.json = json_tokener_parse(r.body);
 	return r;
 }

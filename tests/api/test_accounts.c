@@ -300,6 +300,17 @@ forbidden_without_role(void **state)
 	r = http_get("/api/v1/studies", HDRS(u.hdr));
 	assert_int_equal(r.status, 200);
 	resp_free(&r);
+	/* no role left at all, then granted again; a second grant is a no-op */
+	assert_int_equal(admin(NULL, 0, "revoke %s researcher", u.id), 0);
+	assert_int_equal(admin(NULL, 0, "revoke %s participant", u.id), 0);
+	r = http_get("/api/v1/account", HDRS(u.hdr));
+	assert_non_null(strstr(r.body, "\"roles\":[]"));
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "grant %s participant", u.id), 0);
+	assert_int_equal(admin(NULL, 0, "grant %s participant", u.id), 0);
+	r = http_get("/api/v1/account", HDRS(u.hdr));
+	assert_non_null(strstr(r.body, "\"roles\":[\"participant\"]"));
+	resp_free(&r);
 }
 
 static void

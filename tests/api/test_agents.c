@@ -365,6 +365,52 @@ hb_one(void *arg)
 	return NULL;
 }
 
+/* Names are one visible line; descriptions and bios visible text. */
+static void
+text_fields(void **state)
+{
+	static const char *bad_patch[] = {
+		"{\"name\":\"   \"}", "{\"name\":\"\\t\\n\"}", "{\"name\":\"\\u0001ctrl\"}",
+		"{\"name\":\"two\\nlines\"}", "{\"name\":\"del\\u007f\"}",
+		"{\"description\":\"bell\\u0007\"}",
+	};
+	static const char *bad_bio[] = {
+		"{\"bio\":\"   \"}", "{\"bio\":\"\\n\\t\\r\"}", "{\"bio\":\"esc \\u001b[31m\"}",
+	};
+	struct test_agent a;
+	struct resp r;
+	size_t i;
+
+	(void)state;
+	agent_new(&a, "Text tester");
+	for (i = 0; i < sizeof bad_patch / sizeof bad_patch[0]; i++) {
+		r = http_req("PATCH", "/api/v1/agents/me", bad_patch[i],
+		    HDRS(a.hdr, "Content-Type: application/json"), NULL);
+		assert_error(&r, 422, "VALIDATION_ERROR");
+		resp_free(&r);
+	}
+	for (i = 0; i < sizeof bad_bio / sizeof bad_bio[0]; i++) {
+		r = http_post("/api/v1/profile/bio", bad_bio[i], HDRS(a.hdr));
+		assert_error(&r, 422, "VALIDATION_ERROR");
+		assert_non_null(strstr(jstr(&r, "detail"), "bio"));
+		resp_free(&r);
+	}
+	r = http_get("/api/v1/agents/me", HDRS(a.hdr));
+	assert_string_equal(jstr(&r, "name"), "Text tester");
+	resp_free(&r);
+	/* line breaks and tabs are fine in multi-line text; "" clears nothing */
+	r = http_req("PATCH", "/api/v1/agents/me",
+	    "{\"name\":\"Zo\\u00eb \\ud83d\\ude80\",\"description\":\"Line one.\\r\\nLine\\ttwo.\"}",
+	    HDRS(a.hdr, "Content-Type: application/json"), NULL);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "name"), "Zo\xc3\xab \xf0\x9f\x9a\x80");
+	resp_free(&r);
+	r = http_post("/api/v1/profile/bio", "{\"bio\":\"Retired nurse.\\nLoves gardening.\"}",
+	    HDRS(a.hdr));
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+}
+
 static void
 heartbeat(void **state)
 {
@@ -420,6 +466,7 @@ main(void)
 		cmocka_unit_test(me_get_and_patch),
 		cmocka_unit_test(bio_flow),
 		cmocka_unit_test(heartbeat),
+		cmocka_unit_test(text_fields),
 	};
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 #include <cmocka.h>
@@ -357,6 +358,72 @@ test_iso_and_bounds(void **state)
 	assert_true(VAL_AVAILABLE_LIMIT_DEFAULT <= VAL_AVAILABLE_LIMIT_MAX);
 }
 
+static void
+test_sanitize(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "", "" },
+		{ "plain ascii", "plain ascii" },
+		{ "caf\xc3\xa9 \xf0\x9f\x9a\x80", "caf\xc3\xa9 \xf0\x9f\x9a\x80" },
+		{ "std_\xff\xfe", "std_??" },
+		{ "cut \xe2\x82", "cut ??" },			/* truncated 3-byte sequence */
+		{ "\xc0\xaf overlong", "?? overlong" },
+		{ "\xed\xa0\x80 surrogate", "??? surrogate" },
+		{ "\x80\x80x\xf4\x90\x80\x80", "??x????" },	/* above U+10FFFF */
+		{ "tab\tnl\n", "tab\tnl\n" },
+	};
+	char buf[64];
+	size_t i, n;
+
+	(void)state;
+	assert_int_equal(val_utf8_sanitize(NULL), 0);
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(buf, sizeof buf, "%s", cases[i].in);
+		n = val_utf8_sanitize(buf);
+		assert_string_equal(buf, cases[i].out);
+		assert_int_equal(n, strlen(cases[i].out));
+		assert_true(val_utf8(buf, n, NULL));
+	}
+}
+
+static void
+test_text(void **state)
+{
+	static const struct {
+		const char *s;
+		size_t minc, maxc;
+		bool multiline;
+		int want;
+	} cases[] = {
+		{ "Ada", 1, 25, false, ARPS_OK },
+		{ "Zo\xc3\xab \xf0\x9f\x9a\x80", 1, 25, false, ARPS_OK },
+		{ "", 1, 25, false, ARPS_E_VALIDATION },		/* too short */
+		{ "", 0, 25, false, ARPS_OK },			/* optional text may be empty */
+		{ "   ", 0, 25, true, ARPS_OK },			/* ... or blank */
+		{ "   ", 1, 25, false, ARPS_E_VALIDATION },		/* blank */
+		{ " \t\r\n", 1, 25, true, ARPS_E_VALIDATION },	/* blank over lines */
+		{ "two\nlines", 1, 25, false, ARPS_E_VALIDATION },
+		{ "two\nlines", 1, 25, true, ARPS_OK },
+		{ "tab\there", 1, 25, true, ARPS_OK },
+		{ "tab\there", 1, 25, false, ARPS_E_VALIDATION },
+		{ "crlf\r\n", 1, 25, true, ARPS_OK },
+		{ "bell\a", 1, 25, true, ARPS_E_VALIDATION },
+		{ "esc\x1b[31m", 1, 25, true, ARPS_E_VALIDATION },
+		{ "del\x7f", 1, 25, true, ARPS_E_VALIDATION },
+		{ "\x01", 0, 25, true, ARPS_E_VALIDATION },
+		{ "bad \xff", 1, 25, true, ARPS_E_VALIDATION },	/* not UTF-8 */
+		{ "abcdef", 1, 5, false, ARPS_E_VALIDATION },	/* over maxc 5 */
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_int_equal(val_text(cases[i].s, strlen(cases[i].s), cases[i].minc,
+		    cases[i].maxc, cases[i].multiline), cases[i].want);
+}
+
 int
 main(void)
 {
@@ -368,6 +435,8 @@ main(void)
 		cmocka_unit_test(test_url),
 		cmocka_unit_test(test_email),
 		cmocka_unit_test(test_iso_and_bounds),
+		cmocka_unit_test(test_sanitize),
+		cmocka_unit_test(test_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
