@@ -35,7 +35,7 @@ API_HELP := $(filter-out $(API_SRC),$(sort $(wildcard tests/api/*.c)))
 DBT_HELP := $(filter-out $(DBT_SRC),$(sort $(wildcard tests/db/*.c)))
 UNIT_HELP := $(filter-out $(UNIT_SRC),$(sort $(wildcard tests/unit/*.c)))
 
-.PHONY: all deps run test test-unit test-db test-api bench coverage asan fuzz \
+.PHONY: all deps run test test-unit test-db test-api bench coverage asan test-asan fuzz \
         install clean tests stop
 
 all: $(BINS)
@@ -82,8 +82,10 @@ tests: $(UNIT_BIN) $(DBT_BIN) $(API_BIN)
 run:
 	@tools/dev.sh run
 
+# Every suite, then the API suites again against a sanitized pool.
 test:
 	@tools/dev.sh test all
+	@$(MAKE) --no-print-directory test-asan
 
 test-unit:
 	@tools/dev.sh test unit
@@ -108,6 +110,12 @@ coverage:
 
 asan:
 	$(MAKE) B=$(B)/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" all tests
+
+# The API suites against a pool built with ASan + UBSan: a sanitizer report
+# in any worker fails the run (tools/dev.sh greps the pool's log).
+test-asan: asan
+	@ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    ARPS_FCGI_BIN=$(B)/asan/arps-fcgi tools/dev.sh test api
 
 install: all model
 	install -d $(DESTDIR)/usr/local/bin $(DESTDIR)/usr/local/share/arps/migrations

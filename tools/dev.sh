@@ -7,6 +7,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# The pool binary: build/asan/arps-fcgi under make test-asan.
+FCGI_BIN=${ARPS_FCGI_BIN:-build/arps-fcgi}
 cd "$ROOT"
 
 PKGS="gcc make pkg-config libfcgi-dev libjson-c-dev libmariadb-dev libsodium-dev libcmocka-dev
@@ -137,7 +139,7 @@ stop_mariadb() {
 }
 
 start_pool() {
-    build/arps-fcgi --config "$VAR/arps.conf" 2>>"$VAR/log/arps.log" &
+    "$FCGI_BIN" --config "$VAR/arps.conf" 2>>"$VAR/log/arps.log" &
     PIDS+=($!)
     echo $! > "$VAR/run/arps-fcgi.pid"
 }
@@ -243,6 +245,11 @@ test)
         if [ "$kind" = all ] || [ "$kind" = api ]; then suite api; fi
         build/arps-admin verify-ledger || BROKEN+=("verify-ledger")
         stop_all
+        # Under make test-asan: any report of a sanitizer in a worker fails the run.
+        if grep -q "ERROR: AddressSanitizer\|runtime error:" "$VAR/log/arps.log"; then
+            grep -m5 -A20 "ERROR: AddressSanitizer\|runtime error:" "$VAR/log/arps.log" >&2
+            BROKEN+=("sanitizer report in $VAR/log/arps.log")
+        fi
     fi
     echo "tests: $PASSED passed, $FAILED failed"
     if [ ${#BROKEN[@]} -gt 0 ]; then
@@ -252,7 +259,7 @@ test)
     ;;
 pool-start)
     VAR=${ARPS_VAR:?}
-    build/arps-fcgi --config "$VAR/arps.conf" </dev/null >/dev/null 2>>"$VAR/log/arps.log" &
+    "$FCGI_BIN" --config "$VAR/arps.conf" </dev/null >/dev/null 2>>"$VAR/log/arps.log" &
     echo $! > "$VAR/run/arps-fcgi.pid"
     disown
     for i in $(seq 1 100); do
