@@ -5,7 +5,7 @@
 #include "lib/config.h"
 #include "lib/log.h"
 
-static struct config cfg;
+static struct config cfg;	/* pool_run may reload it (SIGHUP) */
 
 int
 main(int argc, char *argv[])

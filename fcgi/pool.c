@@ -19,13 +19,15 @@
 
 #define MAXWORKERS 256
 
-static volatile sig_atomic_t got_term, got_chld;
+static volatile sig_atomic_t got_term, got_chld, got_hup;
 
 static void
 on_signal(int sig)
 {
 	if (sig == SIGCHLD)
 		got_chld = 1;
+	else if (sig == SIGHUP)
+		got_hup = 1;
 	else
 		got_term = 1;
 }
@@ -245,8 +247,39 @@ open_listener(const struct config *cfg)
 	return sock;
 }
 
+/* SIGHUP: load the file again; 0 when *cfg now holds the new values. */
+static int
+reload(struct config *cfg)
+{
+	struct config *next;
+	char err[1024];
+	int rc = -1;
+
+	if ((next = calloc(1, sizeof *next)) == NULL) {
+		log_msg("master: reload: out of memory");
+		return -1;
+	}
+	if (config_load(next, cfg->path, err, sizeof err) != 0) {
+		log_msg("master: reload refused, keeping the running configuration: %s", err);
+		goto out;
+	}
+	if (strcmp(next->listen, cfg->listen) != 0)
+		log_msg("master: reload: listen changed; it takes effect at the next restart");
+	if (strcmp(next->model_path, cfg->model_path) != 0)
+		log_msg("master: reload: model_path changed; it takes effect at the next restart");
+	memcpy(next->listen, cfg->listen, sizeof next->listen);
+	memcpy(next->model_path, cfg->model_path, sizeof next->model_path);
+	if (next->workers > MAXWORKERS)
+		next->workers = MAXWORKERS;
+	*cfg = *next;
+	rc = 0;
+out:
+	free(next);
+	return rc;
+}
+
 int
-pool_run(const struct config *cfg)
+pool_run(struct config *cfg)
 {
 	pid_t pids[MAXWORKERS] = { 0 };
 	size_t n = (size_t)cfg->workers, i, alive;
@@ -268,12 +301,14 @@ pool_run(const struct config *cfg)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&blocked);
 	sigaddset(&blocked, SIGTERM);
 	sigaddset(&blocked, SIGINT);
 	sigaddset(&blocked, SIGCHLD);
+	sigaddset(&blocked, SIGHUP);
 	sigemptyset(&none);
 	sigprocmask(SIG_BLOCK, &blocked, NULL);
 
@@ -283,6 +318,23 @@ pool_run(const struct config *cfg)
 
 	while (!got_term) {
 		sigsuspend(&none);
+		if (got_hup) {
+			got_hup = 0;
+			if (reload(cfg) == 0) {
+				/* Every worker finishes its request and exits; the
+				 * reaper below respawns the first cfg->workers with
+				 * the new values, and extra ones are started here. */
+				for (i = 0; i < MAXWORKERS; i++)
+					if (pids[i] > 0)
+						kill(pids[i], SIGTERM);
+				for (i = n; i < (size_t)cfg->workers; i++)
+					pids[i] = spawn(cfg, sock);
+				if ((size_t)cfg->workers > n)
+					n = (size_t)cfg->workers;
+				log_msg("master: reloaded %s: %lld workers", cfg->path,
+				    (long long)cfg->workers);
+			}
+		}
 		if (!got_chld)
 			continue;
 		got_chld = 0;
@@ -298,7 +350,7 @@ pool_run(const struct config *cfg)
 				log_msg("master: worker %d exited %d, respawning", (int)pid,
 				    WEXITSTATUS(status));
 			pids[i] = 0;
-			if (!got_term) {
+			if (!got_term && i < (size_t)cfg->workers) {
 				if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0)
 					usleep(50000);	/* no fork storm on a crash loop */
 				pids[i] = spawn(cfg, sock);

@@ -386,6 +386,74 @@ slow_patch(void *arg)
 /* SIGTERM: the pool stops accepting but finishes the request in flight.
  * The request is held in flight by a row lock another session keeps for
  * 3 seconds.  Runs last: it stops the pool and starts it again. */
+/* The signup bonus a fresh claimed agent gets, from its wallet. */
+static long long
+claim_bonus(void)
+{
+	struct test_agent a;
+	struct test_user u;
+	struct resp r;
+	long long v;
+
+	agent_claimed(&a, &u, "Reload probe");
+	r = http_get("/api/v1/wallet/balance", HDRS(a.hdr));
+	assert_int_equal(r.status, 200);
+	v = jint(&r, "available_cents");
+	resp_free(&r);
+	return v;
+}
+
+/* SIGHUP: a file that does not load changes nothing; one that loads
+ * replaces every worker with the new values, the pid of the master kept. */
+static void
+config_reload(void **state)
+{
+	const char *conf = getenv("ARPS_CONFIG");
+	int master = read_pid("arps-fcgi.pid"), i, before[64], after[64], nb, na, same;
+	long long bonus = 0;
+	struct resp r;
+
+	(void)state;
+	assert_true(master > 0);
+	assert_int_equal(claim_bonus(), 100);
+	nb = workers(master, before, 64);
+	assert_true(nb > 0);
+	/* a broken file: refused, logged, the pool goes on as it was */
+	assert_int_equal(sh("cp %s %s.orig && echo 'workers = 0' >> %s", conf, conf, conf), 0);
+	assert_int_equal(kill(master, SIGHUP), 0);
+	for (i = 0; i < 50 && sh("grep -q 'reload refused' %s/log/arps.log", getenv("ARPS_VAR")) != 0; i++)
+		usleep(100000);
+	assert_int_equal(sh("grep -q 'reload refused.*workers' %s/log/arps.log", getenv("ARPS_VAR")), 0);
+	r = http_get("/api/v1/health", NULL);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	na = workers(master, after, 64);
+	assert_int_equal(na, nb);
+	/* a good file: new workers, new values */
+	assert_int_equal(sh("cp %s.orig %s && echo 'signup_bonus_cents = 250' >> %s", conf, conf, conf), 0);
+	assert_int_equal(kill(master, SIGHUP), 0);
+	for (i = 0; i < 50; i++) {
+		na = workers(master, after, 64);
+		same = 0;
+		for (int j = 0; j < na; j++)
+			for (int k = 0; k < nb; k++)
+				same += after[j] == before[k];
+		if (na == nb && same == 0)
+			break;
+		usleep(100000);
+	}
+	assert_int_equal(na, nb);
+	assert_int_equal(same, 0);
+	assert_int_equal(read_pid("arps-fcgi.pid"), master);
+	assert_int_equal(claim_bonus(), 250);
+	/* and back */
+	assert_int_equal(sh("mv %s.orig %s", conf, conf), 0);
+	assert_int_equal(kill(master, SIGHUP), 0);
+	for (i = 0; i < 50 && (bonus = claim_bonus()) != 100; i++)
+		usleep(100000);
+	assert_int_equal(bonus, 100);
+}
+
 static void
 sigterm_finishes_in_flight(void **state)
 {
@@ -445,6 +513,7 @@ main(void)
 		cmocka_unit_test(worker_killed_under_load),
 		cmocka_unit_test(workers_recycled),
 		cmocka_unit_test(database_outage_503),
+		cmocka_unit_test(config_reload),
 		cmocka_unit_test(sigterm_finishes_in_flight),
 	};
 
