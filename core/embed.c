@@ -181,6 +181,7 @@ BF16_ATTR static void gemm_bf16(float *Y, size_t ldy, const uint32_t *Xb,
 		for (; t + BF16_MR <= T; t += BF16_MR)
 			bf16_tile(Y + t * ldy + col, ldy, Xb + t * kq, kq, wp, bc,
 				  flags, BF16_MR);
+		/* each case a constant row count, so the inlined tile unrolls */
 		switch (T - t) {
 		case 5:
 			bf16_tile(Y + t * ldy + col, ldy, Xb + t * kq, kq, wp, bc, flags, 5);

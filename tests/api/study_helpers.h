@@ -224,9 +224,10 @@ embedding_ready(const char *subject)
 	fail_msg("embedding of %s not ready after 60 s", subject);
 }
 
-/* POST /profile/bio (asserts 200) and wait until it is embedded. */
+/* POST /profile/bio with text (JSON-escaped by json-c); asserts 200 and
+ * the answer's embedding_status "processing" (embedded after the answer). */
 static inline void
-agent_bio_ready(const struct test_agent *a, const char *text)
+agent_bio_set(const struct test_agent *a, const char *text)
 {
 	struct json_object *o = json_object_new_object();
 	struct resp r;
@@ -236,7 +237,15 @@ agent_bio_ready(const struct test_agent *a, const char *text)
 	    "/api/v1/profile/bio");
 	json_object_put(o);
 	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "embedding_status"), "processing");
 	resp_free(&r);
+}
+
+/* agent_bio_set, then wait until the bio is embedded. */
+static inline void
+agent_bio_ready(const struct test_agent *a, const char *text)
+{
+	agent_bio_set(a, text);
 	embedding_ready(a->id);
 }
 

@@ -31,22 +31,6 @@ nap_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* POST /profile/bio with text (JSON-escaped by json-c); asserts 200. */
-static void
-bio_set(const struct test_agent *a, const char *text)
-{
-	struct json_object *o = json_object_new_object();
-	struct resp r;
-
-	json_object_object_add(o, "bio", json_object_new_string(text));
-	r = post_as(a->hdr, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
-	    "/api/v1/profile/bio");
-	json_object_put(o);
-	assert_int_equal(r.status, 200);
-	assert_string_equal(jstr(&r, "embedding_status"), "processing");
-	resp_free(&r);
-}
-
 /* The agent's embedding_status (GET /profile/bio) into st. */
 static void
 bio_status(const struct test_agent *a, char st[16])
@@ -206,7 +190,7 @@ rank_by_meaning(void **state)
 	for (i = 0; i < p.n; i++) {
 		agent_claimed(&ag[i], &owner, "matcher");
 		agent_set_reputation(ag[i].id, 80);	/* priority: no first-access delay */
-		bio_set(&ag[i], p.bio[i]);
+		agent_bio_set(&ag[i], p.bio[i]);
 	}
 	bios_ready(ag, p.n);
 	criteria_ready(&u, (long long)p.n);
@@ -278,9 +262,9 @@ tiers_and_delay(void **state)
 	agent_claimed(&basic, &o3, "clock-basic");
 	agent_set_reputation(pri.id, 80);
 	agent_set_reputation(basic.id, 35);
-	bio_set(&pri, CLOCKS_BIO);
-	bio_set(&std, CLOCKS_BIO);
-	bio_set(&basic, CLOCKS_BIO);
+	agent_bio_set(&pri, CLOCKS_BIO);
+	agent_bio_set(&std, CLOCKS_BIO);
+	agent_bio_set(&basic, CLOCKS_BIO);
 	bios_ready(&pri, 1);
 	bios_ready(&std, 1);
 	bios_ready(&basic, 1);
@@ -340,7 +324,7 @@ bio_hints(void **state)
 	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), "POST /profile/bio");
 	resp_free(&r);
 
-	bio_set(&a, "I teach chemistry at a community college and brew beer at home.");
+	agent_bio_set(&a, "I teach chemistry at a community college and brew beer at home.");
 	bios_ready(&a, 1);
 	/* as if the encoder had not run yet */
 	assert_int_equal(sql("UPDATE embeddings SET status = 'processing', vector = NULL"
@@ -358,7 +342,7 @@ bio_hints(void **state)
 	assert_string_equal(jgets(&r, "nextActions.0.action"), "setup_bio");
 	resp_free(&r);
 	/* a new bio: matched again once embedded */
-	bio_set(&a, "I teach chemistry at a community college and brew beer at home.");
+	agent_bio_set(&a, "I teach chemistry at a community college and brew beer at home.");
 	bios_ready(&a, 1);
 	r = get_as(a.hdr, "/api/v1/studies/available");
 	assert_int_equal(r.status, 200);
@@ -386,7 +370,7 @@ sweep_fills_criteria(void **state)
 	researcher(&u, 100000);
 	agent_claimed(&a, &o, "beekeeper");
 	agent_set_reputation(a.id, 80);
-	bio_set(&a, BEES_TEXT);
+	agent_bio_set(&a, BEES_TEXT);
 	study_with(&u, "Bees", BEES_TEXT, 1, s);
 	bios_ready(&a, 1);
 	criteria_ready(&u, 1);
