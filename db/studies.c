@@ -914,6 +914,35 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 		*outcome = ARPS_E_NO_ACTIVE_PARTICIPATION;
 		goto out;
 	}
+	/* Past its 24 h an active participation is timed out here, exactly as
+	 * the sweep's next run would do it (same guard, same locks): a
+	 * submission or a withdrawal then comes too late, and the agent's own
+	 * look at the study shows it timed out. */
+	if (part_is_active(p->state) && part_timeout_due(p->accepted_at, now)) {
+		if ((crc = part_transition(p->state, PART_EV_TIMEOUT, true, &pr)) != ARPS_OK) {
+			*outcome = crc;
+			goto out;
+		}
+		if ((rc = apply_part(db, &s, p, &pr, NULL, now, &delta)) != DB_OK)
+			goto out;
+		*outcome = ev == PART_EV_OPEN ? ARPS_OK : ARPS_E_NO_ACTIVE_PARTICIPATION;
+		goto out;
+	}
+	/* A suspended agent (by the operator, or a score under 30) takes part
+	 * in no study: it cannot submit, only withdraw (interface-spec tiers). */
+	if (ev == PART_EV_COMPLETE && part_is_active(p->state)) {
+		struct agent a;
+
+		if ((rc = db_agent_get(db, agent_id, 1, &a)) != DB_OK) {
+			if (rc == DB_NOTFOUND)
+				rc = DB_ERR;
+			goto out;
+		}
+		if (strcmp(a.status, "suspended") == 0 || !rep_may_accept(a.reputation)) {
+			*outcome = ARPS_E_AGENT_SUSPENDED;
+			goto out;
+		}
+	}
 	code_ok = s.completion_code == NULL ||
 	    (code != NULL && strcmp(code, s.completion_code) == 0);
 	crc = part_transition(p->state, ev, code_ok != 0, &pr);

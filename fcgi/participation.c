@@ -213,8 +213,8 @@ out:
 
 /* --- POST /studies/{id}/accept --- */
 
-/* url + (? or &) + the three parameters, before any #fragment. */
-static char *
+/* url + (? or &) + the three parameters, before any #fragment (handlers.h). */
+char *
 participant_url(const char *url, const char *anon, const char *study_id, const char *prt_id)
 {
 	const char *hash = strchr(url, '#'), *q = strchr(url, '?');
@@ -317,9 +317,23 @@ agent_ev_tx(struct req *r, void *arg)
 	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, c->ev, c->code, r->now,
 	    &p, &outcome);
 	if (rc != DB_OK || outcome != ARPS_OK) {
+		int late = rc == DB_OK && outcome == ARPS_E_NO_ACTIVE_PARTICIPATION &&
+		    p.state == PART_TIMED_OUT;
+
 		db_participation_clear(&p);
 		if (rc != DB_OK)
 			return rc;
+		if (late) {
+			/* the timeout (applied now, or by the sweep) is kept */
+			reply_err(r, outcome, "the participation timed out: no submission within %d "
+			    "hours of accepting", PART_TIMEOUT_HOURS);
+			return DB_OK;
+		}
+		if (outcome == ARPS_E_AGENT_SUSPENDED) {
+			reply_err(r, outcome, "the agent is suspended (by an administrator, or a "
+			    "reputation under 30) and cannot submit; it can still withdraw");
+			return DB_ROLLBACK;
+		}
 		refuse(r, outcome);
 		/* An invalid submission's -5 is kept (design.md 5). */
 		return outcome == ARPS_E_INVALID_SUBMISSION ? DB_OK : DB_ROLLBACK;

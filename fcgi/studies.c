@@ -111,6 +111,14 @@ study_agent_json(const struct study *s, const struct participation *p)
 	jadd_time(po, "submitted_at", p->submitted_at);
 	jadd_time(po, "reviewed_at", p->reviewed_at);
 	jadd_str(po, "reason", p->reason);
+	/* the link with its tracking parameters, as accept gave it, while
+	 * the participation is open to work on */
+	if (part_is_active(p->state)) {
+		char *url = participant_url(s->study_url, p->participant_id, s->id, p->id);
+
+		jadd_str(po, "study_url", url);
+		free(url);
+	}
 	json_object_object_add(o, "participation", po);
 	return o;
 }

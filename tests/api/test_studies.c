@@ -720,6 +720,102 @@ history_pages(void **state)
 	resp_free(&r);
 }
 
+/* 24 h after accepting, a submission comes too late even before the sweep
+ * has run: the timeout is applied on the spot, once (the sweep then finds
+ * nothing), and the agent's look at the study shows it. */
+static void
+late_submission_times_out(void **state)
+{
+	struct test_user u, o1, o2;
+	struct test_agent a, b;
+	char s[IDS_BUFSZ];
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 10000);
+	study_new(&u, s, 100, 2, NULL);
+	agent_claimed(&a, &o1, "Late");
+	agent_claimed(&b, &o2, "Later");
+	assert_int_equal(study_post(a.hdr, s, "accept", NULL), 200);
+	assert_int_equal(study_post(b.hdr, s, "accept", NULL), 200);
+	/* 23 h 59 m: still in time */
+	assert_int_equal(sql("UPDATE participations SET accepted_at = accepted_at - 86340"
+	    " WHERE study_id = '%s'", s), 0);
+	r = get_as(a.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "participation.status"), "in_progress");
+	/* the tracking link of the accept answer, again */
+	assert_non_null(strstr(jgets(&r, "participation.study_url"), "participant_id=anon_"));
+	assert_non_null(strstr(jgets(&r, "participation.study_url"), jgets(&r, "participation.participation_id")));
+	resp_free(&r);
+	/* 24 h: too late to submit or withdraw */
+	assert_int_equal(sql("UPDATE participations SET accepted_at = accepted_at - 60"
+	    " WHERE study_id = '%s'", s), 0);
+	r = post_as(a.hdr, "{}", "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 409, "NO_ACTIVE_PARTICIPATION");
+	assert_non_null(strstr(jstr(&r, "detail"), "timed out"));
+	resp_free(&r);
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 409, "NO_ACTIVE_PARTICIPATION");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&a), 45);	/* -5 once */
+	r = post_as(b.hdr, NULL, "/api/v1/studies/%s/withdraw", s);
+	assert_error(&r, 409, "NO_ACTIVE_PARTICIPATION");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&b), 45);
+	r = get_as(a.hdr, "/api/v1/studies/history");
+	assert_string_equal(jgets(&r, "participations.0.status"), "timed_out");
+	resp_free(&r);
+	/* both slots reopened; the agents are free; the sweep finds nothing */
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jgeti(&r, "stats.timed_out"), 2);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 2);
+	resp_free(&r);
+	r = get_as(a.hdr, "/api/v1/agents/me");
+	assert_true(json_object_is_type(jget(r.json, "current_study"), json_type_null));
+	resp_free(&r);
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM participations WHERE study_id = '%s'"
+	    " AND status = 'timed_out' AND ended_at IS NOT NULL", s), 2);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+/* A suspended agent cannot submit what it accepted before; it can withdraw. */
+static void
+suspended_cannot_submit(void **state)
+{
+	struct test_user u, o1, o2;
+	struct test_agent a, b;
+	char s[IDS_BUFSZ];
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 10000);
+	study_new(&u, s, 100, 2, NULL);
+	agent_claimed(&a, &o1, "Suspended later");
+	agent_claimed(&b, &o2, "Low score later");
+	assert_int_equal(study_post(a.hdr, s, "accept", NULL), 200);
+	assert_int_equal(study_post(b.hdr, s, "accept", NULL), 200);
+	assert_int_equal(admin(NULL, 0, "suspend-agent %s", a.id), 0);
+	agent_set_reputation(b.id, 29);
+	r = post_as(a.hdr, "{}", "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 403, "AGENT_SUSPENDED");
+	resp_free(&r);
+	r = post_as(b.hdr, "{}", "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 403, "AGENT_SUSPENDED");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&b), 29);
+	/* back in good standing: submitting works again */
+	assert_int_equal(admin(NULL, 0, "reinstate-agent %s", a.id), 0);
+	assert_int_equal(study_post(a.hdr, s, "complete", "{}"), 200);
+	/* still suspended: withdrawing frees the slot */
+	assert_int_equal(study_post(b.hdr, s, "withdraw", NULL), 200);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jgeti(&r, "stats.submitted"), 1);
+	assert_int_equal(jgeti(&r, "stats.withdrawn"), 1);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 1);
+	resp_free(&r);
+}
+
 int
 main(void)
 {
@@ -733,6 +829,8 @@ main(void)
 		cmocka_unit_test(accept_refusals),
 		cmocka_unit_test(available_list),
 		cmocka_unit_test(history_pages),
+		cmocka_unit_test(late_submission_times_out),
+		cmocka_unit_test(suspended_cannot_submit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
