@@ -837,6 +837,19 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 
 	*outcome = ARPS_E_INTERNAL;
 	memset(p, 0, sizeof *p);
+	/* An active participation 24 h old is timed out first, as the sweep
+	 * would (its own locks, taken before this study's: no lock cycle). */
+	if ((rc = db_agent_current(db, agent_id, &cur)) != DB_OK)
+		return rc;
+	if (cur.participation_id[0] != '\0' && part_timeout_due(cur.accepted_at, now)) {
+		struct settle_out so;
+
+		rc = db_participation_settle(db, cur.participation_id, NULL, PART_EV_TIMEOUT, NULL,
+		    now, &so);
+		db_participation_clear(&so.p);
+		if (rc != DB_OK)
+			return rc;
+	}
 	if ((rc = db_study_get(db, study_id, 1, s)) == DB_NOTFOUND) {
 		*outcome = ARPS_E_NOT_FOUND;
 		return DB_OK;

@@ -776,6 +776,27 @@ late_submission_times_out(void **state)
 	resp_free(&r);
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM participations WHERE study_id = '%s'"
 	    " AND status = 'timed_out' AND ended_at IS NOT NULL", s), 2);
+	/* an expired participation does not block accepting the next study */
+	{
+		struct test_user o3;
+		struct test_agent c;
+		char s2[IDS_BUFSZ];
+
+		study_new(&u, s2, 100, 1, NULL);
+		agent_claimed(&c, &o3, "Moves on");
+		assert_int_equal(study_post(c.hdr, s2, "accept", NULL), 200);
+		r = post_as(c.hdr, NULL, "/api/v1/studies/%s/accept", s);
+		assert_error(&r, 409, "ACTIVE_PARTICIPATION_EXISTS");
+		resp_free(&r);
+		assert_int_equal(sql("UPDATE participations SET accepted_at = accepted_at - 86400"
+		    " WHERE study_id = '%s'", s2), 0);
+		assert_int_equal(study_post(c.hdr, s, "accept", NULL), 200);
+		assert_int_equal(reputation_of(&c), 45);
+		r = get_as(c.hdr, "/api/v1/studies/history");
+		assert_string_equal(jgets(&r, "participations.0.status"), "accepted");
+		assert_string_equal(jgets(&r, "participations.1.status"), "timed_out");
+		resp_free(&r);
+	}
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
