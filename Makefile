@@ -124,6 +124,8 @@ install: all model
 	install -m 0755 $(BINS) $(DESTDIR)/usr/local/bin/
 	install -m 0644 db/migrations/*.sql $(DESTDIR)/usr/local/share/arps/migrations/
 	install -m 0644 build/model/use-lite.bin $(DESTDIR)/usr/local/share/arps/use-lite.bin
+	install -d $(DESTDIR)/usr/local/share/arps/docs
+	install -m 0644 docs/api.md $(DESTDIR)/usr/local/share/arps/docs/api.md
 
 clean:
 	rm -rf $(B)
