@@ -9,6 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
+#include <sys/un.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <fcntl.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -498,6 +503,95 @@ sigterm_finishes_in_flight(void **state)
 	assert_true(i < 50);
 }
 
+/* Production under systemd: the socket unit owns the listening socket and
+ * hands it over on fd 0 (listen = fd0).  The pool serves on it, and leaves
+ * the socket file alone when it stops (it is not the pool's). */
+static void
+systemd_socket_fd0(void **state)
+{
+	const char *var = getenv("ARPS_VAR"), *bin = getenv("ARPS_FCGI_BIN");
+	int master = read_pid("arps-fcgi.pid"), sock, i, logfd;
+	char path[512], conf[512], exe[512];
+	struct sockaddr_un sa;
+	struct test_agent a;
+	struct resp r;
+	pid_t pid;
+	FILE *f;
+
+	(void)state;
+	/* stop the dev pool (it unlinks its own socket) */
+	assert_true(master > 0);
+	assert_int_equal(kill(master, SIGTERM), 0);
+	for (i = 0; i < 100 && kill(master, 0) == 0; i++)
+		usleep(100000);
+	assert_int_not_equal(kill(master, 0), 0);
+	/* what systemd's arps-fcgi.socket does */
+	snprintf(path, sizeof path, "%s/run/arps.sock", var);
+	unlink(path);
+	assert_true((sock = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	assert_true(strlen(path) < sizeof sa.sun_path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	assert_int_equal(bind(sock, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_equal(listen(sock, 128), 0);
+	snprintf(conf, sizeof conf, "%s/arps-fd0.conf", var);
+	assert_int_equal(sh("sed 's|^listen = .*|listen = fd0|' %s > %s", getenv("ARPS_CONFIG"),
+	    conf), 0);
+	if (bin == NULL)
+		bin = "build/arps-fcgi";
+	snprintf(exe, sizeof exe, "%s%s%s", bin[0] == '/' ? "" : getenv("ARPS_ROOT"),
+	    bin[0] == '/' ? "" : "/", bin);
+	snprintf(path, sizeof path, "%s/log/arps.log", var);
+	assert_true((pid = fork()) >= 0);
+	if (pid == 0) {
+		dup2(sock, 0);
+		close(sock);
+		if ((logfd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) >= 0)
+			dup2(logfd, 2);
+		execl(exe, exe, "--config", conf, (char *)NULL);
+		_exit(127);
+	}
+	close(sock);
+	snprintf(path, sizeof path, "%s/run/arps-fcgi.pid", var);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "%d\n", (int)pid);
+	fclose(f);
+	for (i = 0; i < 50; i++) {
+		r = http_get("/api/v1/health", NULL);
+		if (r.status == 200) {
+			resp_free(&r);
+			break;
+		}
+		resp_free(&r);
+		usleep(100000);
+	}
+	assert_true(i < 50);
+	agent_new(&a, "Socket activated");
+	r = http_get("/api/v1/agents/me", HDRS(a.hdr));
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	/* stopped: the socket file stays, as systemd's */
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(waitpid(pid, &i, 0), pid);
+	assert_true(WIFEXITED(i) && WEXITSTATUS(i) == 0);
+	snprintf(path, sizeof path, "%s/run/arps.sock", var);
+	assert_int_equal(access(path, F_OK), 0);
+	/* the dev pool again */
+	assert_int_equal(sh("%s/tools/dev.sh pool-start", getenv("ARPS_ROOT")), 0);
+	for (i = 0; i < 50; i++) {
+		r = http_get("/api/v1/health", NULL);
+		if (r.status == 200) {
+			resp_free(&r);
+			break;
+		}
+		resp_free(&r);
+		usleep(100000);
+	}
+	assert_true(i < 50);
+}
+
 int
 main(void)
 {
@@ -515,6 +609,7 @@ main(void)
 		cmocka_unit_test(database_outage_503),
 		cmocka_unit_test(config_reload),
 		cmocka_unit_test(sigterm_finishes_in_flight),
+		cmocka_unit_test(systemd_socket_fd0),
 	};
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
