@@ -23,8 +23,7 @@
 
 #define CODE_TTL	600		/* e-mail codes live 10 minutes */
 #define CODE_TRIES	5		/* wrong tries that burn a code */
-#define CODE_WINDOW	3600		/* 5 codes per address per hour */
-#define CODE_MAX	5
+#define CODE_WINDOW	3600		/* login_codes_per_hour (5) per address */
 #define TOKEN_TTL	(30 * 24 * 3600)	/* access tokens: 30 days absolute */
 
 /* Addresses are compared case-insensitively: stored lowercase. */
@@ -62,13 +61,14 @@ send_tx(struct req *r, void *arg)
 	enum db_rc rc;
 
 	snprintf(bucket, sizeof bucket, "mail:%.90s", c->email);
-	if ((rc = db_rate_take(r->db, bucket, CODE_WINDOW, CODE_MAX, r->now, &allowed, &retry)) != DB_OK)
+	if ((rc = db_rate_take(r->db, bucket, CODE_WINDOW, r->cfg->login_codes_per_hour, r->now,
+	    &allowed, &retry)) != DB_OK)
 		return rc;
 	if (!allowed) {
 		reply_header(r, "Retry-After", "%lld", (long long)retry);
 		reply_err(r, ARPS_E_RATE_LIMITED,
-		    "at most %d codes per address per hour; retry in %lld seconds", CODE_MAX,
-		    (long long)retry);
+		    "at most %lld codes per address per hour; retry in %lld seconds",
+		    (long long)r->cfg->login_codes_per_hour, (long long)retry);
 		return DB_ROLLBACK;
 	}
 	if ((rc = db_code_set(r->db, c->email, c->hash, r->now, r->now + CODE_TTL)) != DB_OK)

@@ -16,8 +16,7 @@
 #include "lib/config.h"
 #include "lib/secret.h"
 
-#define REGISTER_WINDOW		3600	/* design.md 6.9: 10 per client IP per rolling hour */
-#define REGISTER_MAX		10
+#define REGISTER_WINDOW		3600	/* design.md 6.9: register_per_ip_hour (10) */
 #define HEARTBEAT_INTERVAL	600	/* 1 per agent per 10 minutes */
 
 struct profile_in {
@@ -56,14 +55,14 @@ register_tx(struct req *r, void *arg)
 	enum db_rc rc;
 
 	snprintf(bucket, sizeof bucket, "register:%.80s", r->ip ? r->ip : "-");
-	if ((rc = db_rate_take(r->db, bucket, REGISTER_WINDOW, REGISTER_MAX, r->now, &allowed,
+	if ((rc = db_rate_take(r->db, bucket, REGISTER_WINDOW, r->cfg->register_per_ip_hour, r->now, &allowed,
 	    &retry)) != DB_OK)
 		return rc;
 	if (!allowed) {
 		reply_header(r, "Retry-After", "%lld", (long long)retry);
 		reply_err(r, ARPS_E_RATE_LIMITED,
-		    "at most %d registrations per address per hour; retry in %lld seconds",
-		    REGISTER_MAX, (long long)retry);
+		    "at most %lld registrations per address per hour; retry in %lld seconds",
+		    (long long)r->cfg->register_per_ip_hour, (long long)retry);
 		return DB_ROLLBACK;
 	}
 	if ((rc = db_agent_insert(r->db, &c->a, c->keyhash, c->claimhash, r->ip)) != DB_OK)

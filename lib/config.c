@@ -36,6 +36,8 @@ static const struct ckey {
 	{ "model_path",             C_STR,    O(model_path), 0, 0, "" },
 	{ "first_access_minutes",   C_INT,    O(first_access_minutes), 0, 10080, "15" },
 	{ "basic_max_studies",      C_INT,    O(basic_max_studies), 0, 1000, "5" },
+	{ "register_per_ip_hour",   C_INT,    O(register_per_ip_hour), 1, 1000000, "10" },
+	{ "login_codes_per_hour",   C_INT,    O(login_codes_per_hour), 1, 1000000, "5" },
 	{ "mail_transport",         C_STR,    O(mail_transport), 1, 0, "sendmail" },
 	{ "mail_from",              C_STR,    O(mail_from), 3, 0, "arps@localhost" },
 	{ "base_url",               C_STR,    O(base_url), 0, 0, "" },

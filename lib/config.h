@@ -46,6 +46,9 @@ struct config {
 	char model_path[CONFIG_STR];
 	int64_t first_access_minutes;
 	int64_t basic_max_studies;
+	/* exact limits (design.md 6.9), per rolling hour */
+	int64_t register_per_ip_hour;
+	int64_t login_codes_per_hour;
 	/* mail */
 	char mail_transport[CONFIG_STR];	/* "file:DIR" or "sendmail" */
 	char mail_from[CONFIG_STR];

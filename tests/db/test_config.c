@@ -43,6 +43,8 @@ good_file(void **state)
 	assert_int_equal(cfg.workers, 8);
 	assert_int_equal(cfg.fee_bps, 250);
 	assert_int_equal(cfg.signup_bonus_cents, 100);	/* default */
+	assert_int_equal(cfg.register_per_ip_hour, 10);	/* design.md 6.9 */
+	assert_int_equal(cfg.login_codes_per_hour, 5);
 	assert_int_equal(cfg.pepper[0], 0);
 	assert_int_equal(cfg.id_secret[31], 0x11);
 	assert_non_null(config_idp(&cfg, "google"));
@@ -64,6 +66,8 @@ bad_files(void **state)
 		{ BASE "idp.Dev.issuer = x\n", "lowercase" },
 		{ BASE "mail_transport = smtp\n", "mail_transport" },
 		{ BASE "db_port = 70000\n", "db_port: out of range" },
+		{ BASE "register_per_ip_hour = 0\n", "register_per_ip_hour: out of range" },
+		{ BASE "login_codes_per_hour = -1\n", "login_codes_per_hour: out of range" },
 	};
 	static struct config cfg;
 	char err[512];
