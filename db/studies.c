@@ -836,9 +836,13 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 	enum db_rc rc;
 
 	*outcome = ARPS_E_INTERNAL;
+	memset(s, 0, sizeof *s);
 	memset(p, 0, sizeof *p);
 	/* An active participation 24 h old is timed out first, as the sweep
-	 * would (its own locks, taken before this study's: no lock cycle). */
+	 * would, with the sweep's lock order (its study, the participation,
+	 * the agent) before this study's lock.  A crossed transaction (a
+	 * review of this agent's submission in this study) can deadlock with
+	 * it; InnoDB picks a victim and db_tx runs it again. */
 	if ((rc = db_agent_current(db, agent_id, &cur)) != DB_OK)
 		return rc;
 	if (cur.participation_id[0] != '\0' && part_timeout_due(cur.accepted_at, now)) {

@@ -237,7 +237,7 @@ accept_tx(struct req *r, void *arg)
 	const char *id = arg;
 	struct json_object *o, *next;
 	struct participation p;
-	struct study s;
+	struct study s = { 0 };
 	char ep[ENDPOINT_MAX], *url;
 	int outcome;
 	enum db_rc rc;

@@ -28,7 +28,7 @@ on_signal(int sig)
 		got_chld = 1;
 	else if (sig == SIGHUP)
 		got_hup = 1;
-	else
+	else if (sig != SIGALRM)	/* SIGALRM only wakes the master */
 		got_term = 1;
 }
 
@@ -178,6 +178,7 @@ worker(const struct config *cfg, int sock)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);	/* the master's: a request is never cut */
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &sa, NULL);
 	sigemptyset(&term);
@@ -282,6 +283,7 @@ int
 pool_run(struct config *cfg)
 {
 	pid_t pids[MAXWORKERS] = { 0 };
+	char stale[MAXWORKERS] = { 0 };	/* running with a replaced config */
 	size_t n = (size_t)cfg->workers, i, alive;
 	struct sigaction sa;
 	sigset_t blocked, none;
@@ -302,6 +304,7 @@ pool_run(struct config *cfg)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&blocked);
@@ -309,6 +312,7 @@ pool_run(struct config *cfg)
 	sigaddset(&blocked, SIGINT);
 	sigaddset(&blocked, SIGCHLD);
 	sigaddset(&blocked, SIGHUP);
+	sigaddset(&blocked, SIGALRM);
 	sigemptyset(&none);
 	sigprocmask(SIG_BLOCK, &blocked, NULL);
 
@@ -323,18 +327,28 @@ pool_run(struct config *cfg)
 			if (reload(cfg) == 0) {
 				/* Every worker finishes its request and exits; the
 				 * reaper below respawns the first cfg->workers with
-				 * the new values, and extra ones are started here. */
-				for (i = 0; i < MAXWORKERS; i++)
-					if (pids[i] > 0)
-						kill(pids[i], SIGTERM);
-				for (i = n; i < (size_t)cfg->workers; i++)
-					pids[i] = spawn(cfg, sock);
+				 * the new values, and empty slots are filled here. */
+				for (i = 0; i < n; i++)
+					stale[i] = pids[i] > 0;
 				if ((size_t)cfg->workers > n)
 					n = (size_t)cfg->workers;
+				for (i = 0; i < (size_t)cfg->workers; i++)
+					if (pids[i] <= 0) {
+						pids[i] = spawn(cfg, sock);
+						stale[i] = 0;
+					}
 				log_msg("master: reloaded %s: %lld workers", cfg->path,
 				    (long long)cfg->workers);
 			}
 		}
+		/* Until every stale worker is gone, signal it again each second:
+		 * one between its flag check and accept() misses the first. */
+		for (i = 0, alive = 0; i < n; i++)
+			if (stale[i] && pids[i] > 0) {
+				kill(pids[i], SIGTERM);
+				alive++;
+			}
+		alarm(alive > 0 ? 1 : 0);
 		if (!got_chld)
 			continue;
 		got_chld = 0;
@@ -350,6 +364,7 @@ pool_run(struct config *cfg)
 				log_msg("master: worker %d exited %d, respawning", (int)pid,
 				    WEXITSTATUS(status));
 			pids[i] = 0;
+			stale[i] = 0;
 			if (!got_term && i < (size_t)cfg->workers) {
 				if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0)
 					usleep(50000);	/* no fork storm on a crash loop */

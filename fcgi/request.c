@@ -261,11 +261,20 @@ req_set_path(struct req *r, const char *raw, const char *fallback)
 			r->path = r->pathbuf;
 			return;
 		}
-		if (c == '%' && (hi = hexdig((unsigned char)raw[i + 1])) >= 0 &&
-		    (lo = hexdig((unsigned char)raw[i + 2])) >= 0 && unreserved(hi * 16 + lo)) {
-			r->pathbuf[o++] = (char)(hi * 16 + lo);
-			i += 3;
-			continue;
+		if (c == '%') {
+			if ((hi = hexdig((unsigned char)raw[i + 1])) < 0 ||
+			    (lo = hexdig((unsigned char)raw[i + 2])) < 0) {
+				/* a broken escape: kept, it would let a later
+				 * decoding read "%%34%31" as "A"; match nothing */
+				snprintf(r->pathbuf, sizeof r->pathbuf, "/(bad escape)");
+				r->path = r->pathbuf;
+				return;
+			}
+			if (unreserved(hi * 16 + lo)) {
+				r->pathbuf[o++] = (char)(hi * 16 + lo);
+				i += 3;
+				continue;
+			}
 		}
 		r->pathbuf[o++] = (char)c;
 		i++;

@@ -451,12 +451,29 @@ config_reload(void **state)
 	assert_int_equal(same, 0);
 	assert_int_equal(read_pid("arps-fcgi.pid"), master);
 	assert_int_equal(claim_bonus(), 250);
+	/* fewer workers, then more again: every slot is filled */
+	assert_int_equal(sh("cp %s.orig %s && echo 'workers = 2' >> %s", conf, conf, conf), 0);
+	assert_int_equal(kill(master, SIGHUP), 0);
+	for (i = 0; i < 50 && (na = workers(master, after, 64)) != 2; i++)
+		usleep(100000);
+	assert_int_equal(na, 2);
+	assert_int_equal(sh("cp %s.orig %s && echo 'workers = 3' >> %s", conf, conf, conf), 0);
+	assert_int_equal(kill(master, SIGHUP), 0);
+	for (i = 0; i < 50 && (na = workers(master, after, 64)) != 3; i++)
+		usleep(100000);
+	assert_int_equal(na, 3);
+	r = http_get("/api/v1/health", NULL);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
 	/* and back */
 	assert_int_equal(sh("mv %s.orig %s", conf, conf), 0);
 	assert_int_equal(kill(master, SIGHUP), 0);
 	for (i = 0; i < 50 && (bonus = claim_bonus()) != 100; i++)
 		usleep(100000);
 	assert_int_equal(bonus, 100);
+	for (i = 0; i < 50 && (na = workers(master, after, 64)) != nb; i++)
+		usleep(100000);
+	assert_int_equal(na, nb);
 }
 
 static void
