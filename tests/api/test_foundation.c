@@ -243,6 +243,25 @@ loader(void *arg)
 	return NULL;
 }
 
+/* Wait up to secs seconds for GET /health to answer 200; asserts it does. */
+static void
+health_within(int secs)
+{
+	struct resp r;
+	int i;
+
+	for (i = 0; i < secs * 10; i++) {
+		r = http_get("/api/v1/health", NULL);
+		if (r.status == 200) {
+			resp_free(&r);
+			return;
+		}
+		resp_free(&r);
+		usleep(100000);
+	}
+	fail_msg("the pool did not answer /health within %d s", secs);
+}
+
 static int
 read_pid(const char *name)
 {
@@ -508,16 +527,7 @@ sigterm_finishes_in_flight(void **state)
 	assert_error(&r, 503, "SERVICE_UNAVAILABLE");
 	resp_free(&r);
 	assert_int_equal(sh("%s/tools/dev.sh pool-start", getenv("ARPS_ROOT")), 0);
-	for (i = 0; i < 50; i++) {
-		r = http_get("/api/v1/health", NULL);
-		if (r.status == 200) {
-			resp_free(&r);
-			break;
-		}
-		resp_free(&r);
-		usleep(100000);
-	}
-	assert_true(i < 50);
+	health_within(5);
 }
 
 /* Production under systemd: the socket unit owns the listening socket and
@@ -575,16 +585,7 @@ systemd_socket_fd0(void **state)
 	assert_non_null(f = fopen(path, "w"));
 	fprintf(f, "%d\n", (int)pid);
 	fclose(f);
-	for (i = 0; i < 50; i++) {
-		r = http_get("/api/v1/health", NULL);
-		if (r.status == 200) {
-			resp_free(&r);
-			break;
-		}
-		resp_free(&r);
-		usleep(100000);
-	}
-	assert_true(i < 50);
+	health_within(5);
 	agent_new(&a, "Socket activated");
 	r = http_get("/api/v1/agents/me", HDRS(a.hdr));
 	assert_int_equal(r.status, 200);
@@ -597,16 +598,7 @@ systemd_socket_fd0(void **state)
 	assert_int_equal(access(path, F_OK), 0);
 	/* the dev pool again */
 	assert_int_equal(sh("%s/tools/dev.sh pool-start", getenv("ARPS_ROOT")), 0);
-	for (i = 0; i < 50; i++) {
-		r = http_get("/api/v1/health", NULL);
-		if (r.status == 200) {
-			resp_free(&r);
-			break;
-		}
-		resp_free(&r);
-		usleep(100000);
-	}
-	assert_true(i < 50);
+	health_within(5);
 }
 
 int

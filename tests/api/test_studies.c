@@ -720,6 +720,20 @@ history_pages(void **state)
 	resp_free(&r);
 }
 
+/* A funded researcher u, a 2-slot study s of 100 cents, and two claimed
+ * agents a and b (owners oa, ob) that both accepted it. */
+static void
+two_accepted(struct test_user *u, char s[IDS_BUFSZ], struct test_agent *a,
+    struct test_user *oa, struct test_agent *b, struct test_user *ob)
+{
+	researcher(u, 10000);
+	study_new(u, s, 100, 2, NULL);
+	agent_claimed(a, oa, "First of two");
+	agent_claimed(b, ob, "Second of two");
+	assert_int_equal(study_post(a->hdr, s, "accept", NULL), 200);
+	assert_int_equal(study_post(b->hdr, s, "accept", NULL), 200);
+}
+
 /* 24 h after accepting, a submission comes too late even before the sweep
  * has run: the timeout is applied on the spot, once (the sweep then finds
  * nothing), and the agent's look at the study shows it. */
@@ -732,12 +746,7 @@ late_submission_times_out(void **state)
 	struct resp r;
 
 	(void)state;
-	researcher(&u, 10000);
-	study_new(&u, s, 100, 2, NULL);
-	agent_claimed(&a, &o1, "Late");
-	agent_claimed(&b, &o2, "Later");
-	assert_int_equal(study_post(a.hdr, s, "accept", NULL), 200);
-	assert_int_equal(study_post(b.hdr, s, "accept", NULL), 200);
+	two_accepted(&u, s, &a, &o1, &b, &o2);
 	/* 23 h 59 m: still in time */
 	assert_int_equal(sql("UPDATE participations SET accepted_at = accepted_at - 86340"
 	    " WHERE study_id = '%s'", s), 0);
@@ -810,12 +819,7 @@ suspended_cannot_submit(void **state)
 	struct resp r;
 
 	(void)state;
-	researcher(&u, 10000);
-	study_new(&u, s, 100, 2, NULL);
-	agent_claimed(&a, &o1, "Suspended later");
-	agent_claimed(&b, &o2, "Low score later");
-	assert_int_equal(study_post(a.hdr, s, "accept", NULL), 200);
-	assert_int_equal(study_post(b.hdr, s, "accept", NULL), 200);
+	two_accepted(&u, s, &a, &o1, &b, &o2);
 	assert_int_equal(admin(NULL, 0, "suspend-agent %s", a.id), 0);
 	agent_set_reputation(b.id, 29);
 	r = post_as(a.hdr, "{}", "/api/v1/studies/%s/complete", s);
