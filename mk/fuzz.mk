@@ -22,6 +22,7 @@ fuzz: $(FUZZ_DIR)/fuzz_core $(FUZZ_DIR)/fuzz_body $(FUZZ_DIR)/fuzz_embed | $(MOD
 	@set -e; for f in $^; do \
 	    mkdir -p $(FUZZ_DIR)/corpus-$$(basename $$f); \
 	    echo "fuzzing $$f for $(FUZZ_SECONDS)s"; \
+	    seeds=tests/fuzz/seeds/$$(basename $$f); [ -d $$seeds ] || seeds=; \
 	    $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
-	        $(FUZZ_DIR)/corpus-$$(basename $$f) 2>&1 | tail -4; \
+	        $(FUZZ_DIR)/corpus-$$(basename $$f) $$seeds 2>&1 | tail -4; \
 	done

@@ -12,9 +12,31 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The routing table is not exercised here. */
-const struct route routes[] = { { "GET", "/x", AUTH_NONE, NULL, 0 } };
-const size_t nroutes = 0;
+/* A routing table of the real shapes; the handler checks what routing
+ * hands it: decoded path parameters with no '/', NUL or control byte. */
+static int
+h_check(struct req *r)
+{
+	size_t i, j;
+
+	for (i = 0; i < r->nparams; i++) {
+		if (r->params[i][0] == '\0')
+			abort();
+		for (j = 0; r->params[i][j] != '\0'; j++)
+			if (r->params[i][j] == '/' || (unsigned char)r->params[i][j] < 0x20 ||
+			    r->params[i][j] == 0x7f)
+				abort();
+	}
+	return reply_json(r, 200, NULL);
+}
+
+const struct route routes[] = {
+	{ "GET",  "/api/v1/health", AUTH_NONE, h_check, 0 },
+	{ "GET",  "/api/v1/agents/me", AUTH_NONE, h_check, 0 },
+	{ "GET",  "/api/v1/studies/{}", AUTH_NONE, h_check, 0 },
+	{ "POST", "/api/v1/studies/{}/participants/{}/approve", AUTH_NONE, h_check, 0 },
+};
+const size_t nroutes = sizeof routes / sizeof routes[0];
 
 int
 auth_resolve(struct req *r, enum auth_kind kind, unsigned roles)
@@ -73,6 +95,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)req_query(&r, "type", buf, sizeof buf);
 	if (decode_page(&r, 20, 100, &limit, &cursor) == 0 && (limit < 1 || limit > 100))
 		abort();
+	free(r.out);
+	/* the same bytes as a request target, routed */
+	memset(&r, 0, sizeof r);
+	r.cfg = &cfg;
+	r.method = size > 0 && (data[0] & 1) ? "POST" : (size > 0 && (data[0] & 2) ? "HEAD" : "GET");
+	r.head = strcmp(r.method, "HEAD") == 0;
+	req_set_path(&r, body, "/fallback");
+	if (r.path == NULL || strlen(r.path) >= sizeof r.pathbuf)
+		abort();
+	req_dispatch(&r);
+	if (r.status == 0)
+		abort();	/* every request gets one answer */
+	if (r.json != NULL)
+		json_object_put(r.json);
 	free(r.out);
 	free(body);
 	return 0;
