@@ -125,6 +125,12 @@ rep_may_accept(int score)
 	return rep_tier_of(score) != REP_TIER_SUSPENDED;
 }
 
+bool
+rep_may_take_part(bool status_suspended, int score)
+{
+	return !status_suspended && rep_may_accept(score);
+}
+
 const char *
 rep_event_name(enum rep_event ev)
 {

@@ -57,6 +57,9 @@ const char	*rep_tier_name(enum rep_tier tier);
 bool		 rep_tier_from_name(const char *name, enum rep_tier *tier);
 /* True when the score's tier allows accepting a study (score >= 30). */
 bool		 rep_may_accept(int score);
+/* True when an agent takes part in studies at all (accept, submit, be
+ * listed): not suspended by an operator and rep_may_accept(score). */
+bool		 rep_may_take_part(bool status_suspended, int score);
 /* "none", "approve", ... for logs; NULL for an invalid event. */
 const char	*rep_event_name(enum rep_event ev);
 

@@ -190,7 +190,7 @@ r_claimed(const struct accept_facts *f)
 static bool
 r_not_suspended(const struct accept_facts *f)
 {
-	return !f->agent_status_suspended && rep_may_accept(f->agent_reputation);
+	return rep_may_take_part(f->agent_status_suspended, f->agent_reputation);
 }
 
 static bool

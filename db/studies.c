@@ -942,7 +942,7 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 		}
 		if ((rc = apply_part(db, &s, p, &pr, NULL, now, &delta)) != DB_OK)
 			goto out;
-		*outcome = ev == PART_EV_OPEN ? ARPS_OK : ARPS_E_NO_ACTIVE_PARTICIPATION;
+		*outcome = ev == PART_EV_OPEN ? ARPS_OK : ARPS_E_TIMED_OUT;
 		goto out;
 	}
 	/* A suspended agent (by the operator, or a score under 30) takes part
@@ -955,7 +955,7 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 				rc = DB_ERR;
 			goto out;
 		}
-		if (strcmp(a.status, "suspended") == 0 || !rep_may_accept(a.reputation)) {
+		if (!rep_may_take_part(strcmp(a.status, "suspended") == 0, a.reputation)) {
 			*outcome = ARPS_E_AGENT_SUSPENDED;
 			goto out;
 		}
@@ -963,6 +963,8 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 	code_ok = s.completion_code == NULL ||
 	    (code != NULL && strcmp(code, s.completion_code) == 0);
 	crc = part_transition(p->state, ev, code_ok != 0, &pr);
+	if (crc == ARPS_E_NO_ACTIVE_PARTICIPATION && p->state == PART_TIMED_OUT)
+		crc = ARPS_E_TIMED_OUT;	/* timed out before: say so */
 	if (crc == ARPS_E_INVALID_SUBMISSION) {
 		rc = apply_rep(db, agent_id, pr.rep, &delta);
 		*outcome = crc;

@@ -1,6 +1,7 @@
 /* Agent study endpoints: available, accept, complete, withdraw, history
  * (design.md 5, 6.6 - 6.8, 6b). */
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@
 #include "lib/config.h"
 
 #define ENDPOINT_MAX	96
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 
 static void
 endpoint(char *buf, const char *method, const char *study_id, const char *verb)
@@ -25,28 +28,48 @@ endpoint(char *buf, const char *method, const char *study_id, const char *verb)
 	    verb ? verb : "");
 }
 
-/* The reasons an accept, complete or withdraw is refused, and their
- * details. */
+/* The reasons an accept, complete or withdraw is refused, their details,
+ * and whether the transaction is still committed (what the refused call
+ * changed stands). */
 static const struct {
 	enum arps_err	 e;
 	const char	*detail;
+	bool		 kept;
 } refusals[] = {
-	{ ARPS_E_NOT_FOUND, "no such study" },
+	{ ARPS_E_NOT_FOUND, "no such study", false },
 	{ ARPS_E_AGENT_NOT_CLAIMED,
-	  "the agent must be claimed by its owner first (POST /auth/claim)" },
-	{ ARPS_E_AGENT_SUSPENDED, "the agent is suspended and cannot take part in studies" },
+	  "the agent must be claimed by its owner first (POST /auth/claim)", false },
+	{ ARPS_E_AGENT_SUSPENDED, "the agent is suspended (by an administrator, or a "
+	  "reputation under 30) and cannot take part in studies; an active participation "
+	  "can still be withdrawn", false },
 	{ ARPS_E_ACTIVE_PARTICIPATION,
-	  "the agent already has an active participation: complete or withdraw it first" },
-	{ ARPS_E_ALREADY_PARTICIPATED, "the agent has already taken part in this study" },
+	  "the agent already has an active participation: complete or withdraw it first", false },
+	{ ARPS_E_ALREADY_PARTICIPATED, "the agent has already taken part in this study", false },
 	{ ARPS_E_STUDY_NOT_ACTIVE,
-	  "the study is not accepting participants (paused, closed or past its deadline)" },
-	{ ARPS_E_STUDY_FULL, "the study has no free slot" },
+	  "the study is not accepting participants (paused, closed or past its deadline)", false },
+	{ ARPS_E_STUDY_FULL, "the study has no free slot", false },
 	{ ARPS_E_NO_ACTIVE_PARTICIPATION,
-	  "the agent has no active participation in this study" },
+	  "the agent has no active participation in this study", false },
+	/* the timeout, applied by this call or the sweep before it */
+	{ ARPS_E_TIMED_OUT, "the participation timed out: no submission within "
+	  STR(PART_TIMEOUT_HOURS) " hours of accepting", true },
+	/* the -5 stands (design.md 5) */
 	{ ARPS_E_INVALID_SUBMISSION,
 	  "the completion code does not match: reputation -5; fix it and submit again "
-	  "before the participation times out" },
+	  "before the participation times out", true },
 };
+
+/* Whether a refusal's transaction is committed (refusals[].kept). */
+static bool
+refusal_kept(int outcome)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
+		if ((int)refusals[i].e == outcome)
+			return refusals[i].kept;
+	return false;
+}
 
 static int
 refuse(struct req *r, int outcome)
@@ -131,7 +154,7 @@ h_available(struct req *r)
 		return available_empty(r, "claim_ownership", "POST /auth/claim",
 		    "Studies are shown to claimed agents only: your owner logs in and claims you "
 		    "with your claim code.", NULL, NULL, NULL);
-	if (strcmp(a.status, "suspended") == 0 || !rep_may_accept(a.reputation))
+	if (!rep_may_take_part(strcmp(a.status, "suspended") == 0, a.reputation))
 		return available_empty(r, "view_profile", "GET /agents/me",
 		    "The agent is suspended (by an administrator, or a reputation under 30) and "
 		    "cannot take part in studies.", NULL, NULL, NULL);
@@ -317,26 +340,11 @@ agent_ev_tx(struct req *r, void *arg)
 	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, c->ev, c->code, r->now,
 	    &p, &outcome);
 	if (rc != DB_OK || outcome != ARPS_OK) {
-		int late = rc == DB_OK && outcome == ARPS_E_NO_ACTIVE_PARTICIPATION &&
-		    p.state == PART_TIMED_OUT;
-
 		db_participation_clear(&p);
 		if (rc != DB_OK)
 			return rc;
-		if (late) {
-			/* the timeout (applied now, or by the sweep) is kept */
-			reply_err(r, outcome, "the participation timed out: no submission within %d "
-			    "hours of accepting", PART_TIMEOUT_HOURS);
-			return DB_OK;
-		}
-		if (outcome == ARPS_E_AGENT_SUSPENDED) {
-			reply_err(r, outcome, "the agent is suspended (by an administrator, or a "
-			    "reputation under 30) and cannot submit; it can still withdraw");
-			return DB_ROLLBACK;
-		}
 		refuse(r, outcome);
-		/* An invalid submission's -5 is kept (design.md 5). */
-		return outcome == ARPS_E_INVALID_SUBMISSION ? DB_OK : DB_ROLLBACK;
+		return refusal_kept(outcome) ? DB_OK : DB_ROLLBACK;
 	}
 	o = json_object_new_object();
 	jadd_str(o, "participation_id", p.id);

@@ -181,6 +181,19 @@ hexdig(int c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+/* The byte of the escape "%XX" at s[0..left), or -1 when s does not start
+ * with a complete one (reads at most 3 bytes, none past left). */
+static int
+pct_byte(const char *s, size_t left)
+{
+	int hi, lo;
+
+	if (left < 3 || s[0] != '%' || (hi = hexdig((unsigned char)s[1])) < 0 ||
+	    (lo = hexdig((unsigned char)s[2])) < 0)
+		return -1;
+	return hi << 4 | lo;
+}
+
 const char *
 req_query(const struct req *r, const char *name, char *buf, size_t bufsz)
 {
@@ -202,12 +215,11 @@ req_query(const struct req *r, const char *name, char *buf, size_t bufsz)
 			return buf;
 		}
 		for (i = (size_t)(eq + 1 - q), o = 0; q + i < amp && o + 1 < bufsz; i++) {
-			int c = (unsigned char)q[i];
+			int c = (unsigned char)q[i], d;
 			if (c == '+')
 				c = ' ';
-			else if (c == '%' && q + i + 2 < amp && hexdig((unsigned char)q[i + 1]) >= 0 &&
-			    hexdig((unsigned char)q[i + 2]) >= 0) {
-				c = hexdig((unsigned char)q[i + 1]) << 4 | hexdig((unsigned char)q[i + 2]);
+			else if ((d = pct_byte(q + i, (size_t)(amp - q) - i)) >= 0) {
+				c = d;
 				i += 2;
 			}
 			if (c == '\0')
@@ -253,33 +265,30 @@ req_set_path(struct req *r, const char *raw, const char *fallback)
 		return;
 	}
 	while (raw[i] != '\0' && raw[i] != '?' && raw[i] != '#') {
-		int c = (unsigned char)raw[i], hi, lo;
+		int c = (unsigned char)raw[i];
 
-		if (o + 1 >= sizeof r->pathbuf) {
-			/* too long for any route: keep a prefix that matches none */
-			snprintf(r->pathbuf, sizeof r->pathbuf, "/(path too long)");
-			r->path = r->pathbuf;
-			return;
-		}
+		if (o + 1 >= sizeof r->pathbuf)
+			goto none;	/* too long for any route */
 		if (c == '%') {
-			if ((hi = hexdig((unsigned char)raw[i + 1])) < 0 ||
-			    (lo = hexdig((unsigned char)raw[i + 2])) < 0) {
-				/* a broken escape: kept, it would let a later
-				 * decoding read "%%34%31" as "A"; match nothing */
-				snprintf(r->pathbuf, sizeof r->pathbuf, "/(bad escape)");
-				r->path = r->pathbuf;
-				return;
-			}
-			if (unreserved(hi * 16 + lo)) {
-				r->pathbuf[o++] = (char)(hi * 16 + lo);
+			/* a broken escape, if kept, would let the parameter
+			 * decoding read "%%34%31" as "A" */
+			if ((c = pct_byte(raw + i, strnlen(raw + i, 3))) < 0)
+				goto none;
+			if (unreserved(c)) {
+				r->pathbuf[o++] = (char)c;
 				i += 3;
 				continue;
 			}
+			c = '%';
 		}
 		r->pathbuf[o++] = (char)c;
 		i++;
 	}
 	r->pathbuf[o] = '\0';
+	r->path = r->pathbuf;
+	return;
+none:
+	snprintf(r->pathbuf, sizeof r->pathbuf, "/(no route)");	/* matches nothing */
 	r->path = r->pathbuf;
 }
 
@@ -291,15 +300,11 @@ seg_decode(const char *s, size_t len, char *out, size_t outsz)
 	size_t i, o = 0;
 
 	for (i = 0; i < len; i++) {
-		int c = (unsigned char)s[i], hi, lo;
+		int c = (unsigned char)s[i];
 
 		if (c == '%') {
-			if (i + 2 >= len)
+			if ((c = pct_byte(s + i, len - i)) < 0)
 				return -1;
-			if ((hi = hexdig((unsigned char)s[i + 1])) < 0 ||
-			    (lo = hexdig((unsigned char)s[i + 2])) < 0)
-				return -1;
-			c = hi * 16 + lo;
 			i += 2;
 		}
 		if (c < 0x20 || c == 0x7f || c == '/' || o + 1 >= outsz)

@@ -174,6 +174,14 @@ study_backdate(const char *id, int seconds)
 	    seconds, id), 0);
 }
 
+/* Move every participation of the study seconds into the past. */
+static inline void
+participations_backdate(const char *study, int seconds)
+{
+	assert_int_equal(sql("UPDATE participations SET accepted_at = accepted_at - %d"
+	    " WHERE study_id = '%s'", seconds, study), 0);
+}
+
 static inline void
 agent_set_reputation(const char *id, int rep)
 {

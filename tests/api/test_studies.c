@@ -748,8 +748,7 @@ late_submission_times_out(void **state)
 	(void)state;
 	two_accepted(&u, s, &a, &o1, &b, &o2);
 	/* 23 h 59 m: still in time */
-	assert_int_equal(sql("UPDATE participations SET accepted_at = accepted_at - 86340"
-	    " WHERE study_id = '%s'", s), 0);
+	participations_backdate(s, 86340);
 	r = get_as(a.hdr, "/api/v1/studies/%s", s);
 	assert_int_equal(r.status, 200);
 	assert_string_equal(jgets(&r, "participation.status"), "in_progress");
@@ -758,8 +757,7 @@ late_submission_times_out(void **state)
 	assert_non_null(strstr(jgets(&r, "participation.study_url"), jgets(&r, "participation.participation_id")));
 	resp_free(&r);
 	/* 24 h: too late to submit or withdraw */
-	assert_int_equal(sql("UPDATE participations SET accepted_at = accepted_at - 60"
-	    " WHERE study_id = '%s'", s), 0);
+	participations_backdate(s, 60);
 	r = post_as(a.hdr, "{}", "/api/v1/studies/%s/complete", s);
 	assert_error(&r, 409, "NO_ACTIVE_PARTICIPATION");
 	assert_non_null(strstr(jstr(&r, "detail"), "timed out"));
@@ -797,8 +795,7 @@ late_submission_times_out(void **state)
 		r = post_as(c.hdr, NULL, "/api/v1/studies/%s/accept", s);
 		assert_error(&r, 409, "ACTIVE_PARTICIPATION_EXISTS");
 		resp_free(&r);
-		assert_int_equal(sql("UPDATE participations SET accepted_at = accepted_at - 86400"
-		    " WHERE study_id = '%s'", s2), 0);
+		participations_backdate(s2, 86400);
 		assert_int_equal(study_post(c.hdr, s, "accept", NULL), 200);
 		assert_int_equal(reputation_of(&c), 45);
 		r = get_as(c.hdr, "/api/v1/studies/history");

@@ -153,6 +153,8 @@ test_tiers(void **state)
 		assert_true(rep_tier_from_name(rows[i].name, &t));
 		assert_int_equal(t, rows[i].tier);
 		assert_int_equal(rep_may_accept(rows[i].score), rows[i].may);
+		assert_int_equal(rep_may_take_part(false, rows[i].score), rows[i].may);
+		assert_false(rep_may_take_part(true, rows[i].score));
 	}
 	assert_null(rep_tier_name(REP_TIER__MAX));
 	assert_false(rep_tier_from_name("Basic", &t));
