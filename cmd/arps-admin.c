@@ -9,6 +9,7 @@
 #include "db/admin.h"
 #include "lib/jwks.h"
 #include "db/db.h"
+#include "db/fixture.h"
 #include "lib/config.h"
 #include "lib/log.h"
 
@@ -31,6 +32,8 @@ static const struct cmd {
 	{ "reinstate-agent", 1, "reinstate-agent AGT_ID", admin_reinstate },
 	{ "verify-ledger",   0, "verify-ledger", admin_verify_ledger },
 	{ "jwks",           -1, "jwks PEM=KID ... (public JWKS of key files, to stdout)", NULL },
+	{ "test",           -1, "test VERB ... (fixtures; only where the config has test_fixtures = true)",
+	  admin_test },
 };
 
 static int
@@ -47,7 +50,7 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	char err[1024], *args[16];
+	char err[1024], *args[17];
 	int i, n = 0, rc;
 	struct db *db;
 	size_t c;
@@ -62,6 +65,7 @@ main(int argc, char *argv[])
 			return usage();
 		args[n++] = argv[i];
 	}
+	args[n] = NULL;
 	if (n == 0)
 		return usage();
 	for (c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
@@ -76,6 +80,8 @@ main(int argc, char *argv[])
 		fprintf(stderr, "arps-admin: %s\n", err);
 		return 2;
 	}
+	if (cmds[c].fn == admin_test && !cfg.test_fixtures)
+		return admin_test(NULL, &cfg, args + 1);	/* refuses before connecting */
 	if ((db = db_open(&cfg)) == NULL || db_ensure(db) != DB_OK) {
 		fprintf(stderr, "arps-admin: cannot connect to the database: %s\n",
 		    db ? db_error(db) : "out of memory");

@@ -6,7 +6,7 @@
 
 #include "lib/config.h"
 
-enum ctype { C_STR, C_INT, C_SECRET };
+enum ctype { C_STR, C_INT, C_SECRET, C_BOOL };	/* C_BOOL: "true" or "false" into an int */
 
 /* One row per key: where it goes, its type and its range. */
 static const struct ckey {
@@ -41,6 +41,7 @@ static const struct ckey {
 	{ "mail_transport",         C_STR,    O(mail_transport), 1, 0, "sendmail" },
 	{ "mail_from",              C_STR,    O(mail_from), 3, 0, "arps@localhost" },
 	{ "base_url",               C_STR,    O(base_url), 0, 0, "" },
+	{ "test_fixtures",          C_BOOL,   O(test_fixtures), 0, 0, "false" },
 #undef O
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
@@ -96,6 +97,11 @@ setkey(struct config *cfg, const struct ckey *k, const char *v)
 		if (n < k->min || n > k->max)
 			return "out of range";
 		memcpy(dst, &(int64_t){ n }, sizeof(int64_t));
+		return NULL;
+	case C_BOOL:
+		if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+			return "expected true or false";
+		memcpy(dst, &(int){ strcmp(v, "true") == 0 }, sizeof(int));
 		return NULL;
 	case C_SECRET:
 		if (len != 64)

@@ -56,6 +56,9 @@ struct config {
 	/* identity providers: idp.<name>.issuer / .audience / .jwks */
 	struct config_idp idp[CONFIG_MAX_IDP];
 	size_t nidp;
+	/* arps-admin test ... (db/fixture.h) allowed: only the dev, test and
+	 * bench stacks write test_fixtures = true; default false */
+	int test_fixtures;
 };
 
 /*

@@ -21,12 +21,28 @@ bench_tools() {
         --no-install-recommends "${missing[@]}" >/dev/null || die "cannot install ${missing[*]}"
 }
 
-# SQL as the local superuser over the stack's socket; tab-separated, no header.
+# A read-only query as the local superuser over the stack's socket;
+# tab-separated, no header.  Writes go through `admin test ...` (fixture).
 sqlq() {
     mariadb --no-defaults -N -B -S "$ARPS_VAR/run/mysqld.sock" -u "$(id -un)" arps -e "$1"
 }
 
 admin() { build/arps-admin --config "$ARPS_CONFIG" "$@"; }
+
+# fixture VERB ARGS...: one test fixture (db/fixture.h; the bench stack's
+# config has test_fixtures = true), its output discarded; dies when refused.
+fixture() { admin test "$@" >/dev/null || die "arps-admin test $*: refused"; }
+
+# studies_backdate SECONDS ID...: the studies created SECONDS earlier (past
+# first access), ten ids per arps-admin run.
+studies_backdate() {
+    local s=$1
+    shift
+    while [ $# -gt 0 ]; do
+        fixture study-backdate "$s" "${@:1:10}"
+        shift $(( $# < 10 ? $# : 10 ))
+    done
+}
 
 # api METHOD PATH [BODY] [HEADER] [SOURCE_IP]: the body to stdout; dies unless 2xx.
 api() {

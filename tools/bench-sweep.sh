@@ -3,9 +3,10 @@
 #
 # Seeds BENCH_SWEEP_N (default 100,000) due participations: BENCH_SWEEP_STUDIES
 # studies (default 10) created and funded through the API (reward 1 cent), then
-# claimed agents, wallets and participations inserted by SQL (the way
-# tests/api/test_sweep.c does), odd rows accepted 25 h ago (timeout path), even
-# rows submitted 49 h ago (auto-approval path).  Then runs build/arps-sweep
+# claimed agents, wallets and participations seeded by the fixture layer
+# (arps-admin test seed-participations, as tests/api/test_sweep.c does), odd
+# rows accepted 25 h ago (timeout path), even rows submitted 49 h ago
+# (auto-approval path).  Then runs build/arps-sweep
 # while wrk keeps GET /api/v1/agents/me going, and reports the sweep's time,
 # rows/s and the API latency during the sweep against the same load before it.
 # A second agent's POST /studies/{id}/accept on the first study swept, sent 2 s
@@ -60,22 +61,12 @@ for i in $(seq 1 "$NS"); do
     STUDIES+=("$(create_study "$TOKEN" 1 "$PER" "Agents that answer surveys about developer tools")")
 done
 IDS=$(printf "'%s'," "${STUDIES[@]}"); IDS=${IDS%,}
-now=$(date +%s)
 left=$N
 for i in $(seq 0 $((NS - 1))); do
     n=$(( left < PER ? left : PER )); left=$((left - n))
-    s=${STUDIES[$i]}
-    tag=$(printf 'b%05x' "$i")	# agt_s + 6 hex + 9 digits, as tests/api/test_sweep.c
-    sqlq "
-INSERT INTO agents (id, name, api_key_hash, status, account_id, reputation, created_at)
-  SELECT CONCAT('agt_s', '$tag', LPAD(seq, 9, '0')), 'bench', UNHEX(SHA2(CONCAT('$tag', seq), 256)),
-         'claimed', '$ACC_ID', 50, $now FROM seq_1_to_$n;
-INSERT INTO wallets (owner_id) SELECT CONCAT('agt_s', '$tag', LPAD(seq, 9, '0')) FROM seq_1_to_$n;
-INSERT INTO participations (id, study_id, agent_id, participant_id, status, accepted_at, submitted_at)
-  SELECT CONCAT('prt_s', '$tag', LPAD(seq, 9, '0')), '$s', CONCAT('agt_s', '$tag', LPAD(seq, 9, '0')),
-         CONCAT('anon_', LPAD(HEX(seq), 16, '0')), IF(seq % 2 = 0, 'submitted', 'accepted'),
-         $((now - 25 * 3600)), IF(seq % 2 = 0, $((now - 49 * 3600)), NULL) FROM seq_1_to_$n;
-UPDATE studies SET occupied = $n WHERE id = '$s';"
+    tag=$(printf 'b%05x' "$i")	# agt_s + 6 chars + 9 digits, as tests/api/test_sweep.c
+    # claimed agents of the researcher with wallets, occupied slots raised
+    fixture seed-participations "${STUDIES[$i]}" "$tag" "$n" $((25 * 3600)) $((49 * 3600))
 done
 admin verify-ledger >/dev/null || die "verify-ledger fails after seeding"
 ACC=$(sqlq "SELECT COUNT(*) FROM participations WHERE study_id IN ($IDS) AND status = 'accepted'")
@@ -109,7 +100,7 @@ register bench-sweep-probe 127.0.0.4
 PROBE_AGENT=$AGENT_ID PROBE_HDR="X-API-Key: $AGENT_KEY" PROBE_CLAIM=$AGENT_CLAIM
 login bench-sweep-owner
 api POST /api/v1/auth/claim "{\"claim_code\":\"$PROBE_CLAIM\"}" "Authorization: Bearer $TOKEN" >/dev/null
-sqlq "UPDATE studies SET created_at = created_at - 3600 WHERE id IN ($IDS)"	# past first access
+studies_backdate 3600 "${STUDIES[@]}"	# past first access
 FIRST=$(sqlq "SELECT MIN(id) FROM studies WHERE id IN ($IDS)")
 
 echo "API load: GET /api/v1/agents/me, $LOAD, wrk $BENCH_THREADS threads"

@@ -41,7 +41,7 @@ http_part() {
     # Fixtures: a claimed agent with a ready bio embedding, and NAV active
     # studies (ready criteria embeddings, past first access) for it to rank.
     register bench-agent 127.0.0.2
-    local key=$AGENT_KEY agent=$AGENT_ID claim=$AGENT_CLAIM ids i crit
+    local key=$AGENT_KEY agent=$AGENT_ID claim=$AGENT_CLAIM i crit
     login bench-owner
     api POST /api/v1/auth/claim "{\"claim_code\":\"$claim\"}" "Authorization: Bearer $TOKEN" >/dev/null
     api POST /api/v1/profile/bio '{"bio":"I am a coding assistant that reviews C and shell code, writes tests, and answers questions about databases, networking and developer tools."}' \
@@ -58,8 +58,7 @@ http_part() {
         studies+=("$(create_study "$TOKEN" 100 10 "$crit")")
     done
     wait_embeddings "$agent" "${studies[@]}"
-    ids=$(printf "'%s'," "${studies[@]}")
-    sqlq "UPDATE studies SET created_at = created_at - 3600 WHERE id IN (${ids%,})"	# past first access
+    studies_backdate 3600 "${studies[@]}"	# past first access
 
     local navail
     navail=$(api GET /api/v1/studies/available "" "X-API-Key: $key" | jq '.studies | length')

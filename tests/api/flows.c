@@ -172,18 +172,19 @@ admin(char *out, size_t n, const char *fmt, ...)
 	return run(out, n, cmd);
 }
 
-int
-sql(const char *fmt, ...)
+void
+fixture(const char *fmt, ...)
 {
-	char q[2048], cmd[4096];
+	char args[1024];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(q, sizeof q, fmt, ap);
+	vsnprintf(args, sizeof args, fmt, ap);
 	va_end(ap);
-	snprintf(cmd, sizeof cmd, "mariadb --no-defaults -S %s/run/mysqld.sock -u \"$(id -un)\" arps -e \"%s\"",
-	    getenv("ARPS_VAR"), q);
-	return run(NULL, 0, cmd);
+	if ((rc = admin(NULL, 0, "test %s", args)) != 0)
+		print_error("arps-admin test %s: exit %d\n", args, rc);
+	assert_int_equal(rc, 0);
 }
 
 void

@@ -170,22 +170,21 @@ reputation_of(const struct test_agent *a)
 static inline void
 study_backdate(const char *id, int seconds)
 {
-	assert_int_equal(sql("UPDATE studies SET created_at = created_at - %d WHERE id = '%s'",
-	    seconds, id), 0);
+	fixture("study-backdate %d %s", seconds, id);
 }
 
-/* Move every participation of the study seconds into the past. */
+/* Move every participation of the study seconds into the past (all of
+ * their times together; db_fixture_participations_backdate). */
 static inline void
 participations_backdate(const char *study, int seconds)
 {
-	assert_int_equal(sql("UPDATE participations SET accepted_at = accepted_at - %d"
-	    " WHERE study_id = '%s'", seconds, study), 0);
+	fixture("participations-backdate %d %s", seconds, study);
 }
 
 static inline void
 agent_set_reputation(const char *id, int rep)
 {
-	assert_int_equal(sql("UPDATE agents SET reputation = %d WHERE id = '%s'", rep, id), 0);
+	fixture("agent-reputation %s %d", id, rep);
 }
 
 /* Run one SQL query and read the first column of its first row as an

@@ -173,8 +173,7 @@ expired_code(void **state)
 	resp_free(&r);
 	mail_code(email, code);
 	/* ten minutes pass */
-	assert_int_equal(sql("UPDATE login_codes SET expires_at = UNIX_TIMESTAMP() - 1 WHERE email = '%s'",
-	    email), 0);
+	fixture("login-code-expire %s", email);
 	r = login(email, code);
 	assert_error(&r, 401, "INVALID_CODE");
 	resp_free(&r);
@@ -322,15 +321,13 @@ token_expiry(void **state)
 	(void)state;
 	user_login(&u, "idle");
 	/* 7 days idle */
-	assert_int_equal(sql("UPDATE access_tokens SET last_used_at = UNIX_TIMESTAMP() - 7*86400"
-	    " WHERE account_id = '%s'", u.id), 0);
+	fixture("tokens-idle %s %d", u.id, 7 * 86400);
 	r = http_get("/api/v1/account", HDRS(u.hdr));
 	assert_error(&r, 401, "UNAUTHORIZED");
 	resp_free(&r);
 	user_login(&u, "absolute");
 	/* 30 days absolute, even when used every day */
-	assert_int_equal(sql("UPDATE access_tokens SET expires_at = UNIX_TIMESTAMP() WHERE account_id = '%s'",
-	    u.id), 0);
+	fixture("tokens-expire %s", u.id);
 	r = http_get("/api/v1/account", HDRS(u.hdr));
 	assert_error(&r, 401, "UNAUTHORIZED");
 	resp_free(&r);

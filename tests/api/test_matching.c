@@ -327,16 +327,14 @@ bio_hints(void **state)
 	agent_bio_set(&a, "I teach chemistry at a community college and brew beer at home.");
 	bios_ready(&a, 1);
 	/* as if the encoder had not run yet */
-	assert_int_equal(sql("UPDATE embeddings SET status = 'processing', vector = NULL"
-	    " WHERE subject_id = '%s'", a.id), 0);
+	fixture("embedding-reset %s processing", a.id);
 	r = get_as(a.hdr, "/api/v1/studies/available");
 	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
 	assert_string_equal(jgets(&r, "nextActions.0.action"), "wait_for_embedding");
 	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), "GET /profile/bio");
 	resp_free(&r);
 	/* the encoder refused it */
-	assert_int_equal(sql("UPDATE embeddings SET status = 'failed', error = 'test'"
-	    " WHERE subject_id = '%s'", a.id), 0);
+	fixture("embedding-reset %s failed", a.id);
 	r = get_as(a.hdr, "/api/v1/studies/available");
 	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
 	assert_string_equal(jgets(&r, "nextActions.0.action"), "setup_bio");
@@ -377,8 +375,7 @@ sweep_fills_criteria(void **state)
 	/* as if the model had been missing at creation, a while ago (before
 	 * any worker loaded the vector: criteria never change, so a loaded
 	 * vector is kept) */
-	assert_int_equal(sql("UPDATE embeddings SET status = 'processing', vector = NULL,"
-	    " updated_at = updated_at - 3600 WHERE subject_id = '%s'", s), 0);
+	fixture("embedding-reset %s processing 3600", s);
 	r = available(&a, 1.0);
 	assert_int_equal(position(&r, s), -1);		/* cannot be matched honestly */
 	resp_free(&r);

@@ -548,8 +548,7 @@ accept_refusals(void **state)
 	resp_free(&r);
 	agent_set_reputation(c.id, 30);
 	/* deadline passed */
-	assert_int_equal(sql("UPDATE studies SET deadline = UNIX_TIMESTAMP() - 1 WHERE id = '%s'",
-	    s3), 0);
+	fixture("study-deadline-pass %s", s3);
 	r = post_as(c.hdr, NULL, "/api/v1/studies/%s/accept", s3);
 	assert_error(&r, 400, "STUDY_NOT_ACTIVE");
 	resp_free(&r);

@@ -180,31 +180,20 @@ deadline_then_complete(void **state)
 }
 
 /*
- * Seed n due participations of one study straight into the database:
- * claimed agents with wallets, half accepted 25 h ago and (when submitted)
- * the other half submitted 49 h ago.  Returns the tag naming the rows.
+ * Seed n due participations of one study through the fixture layer
+ * (db_fixture_seed_participations): claimed agents agt_s<tag>... with
+ * wallets, half accepted 25 h ago and (when submitted) the other half
+ * submitted 49 h ago.  Returns the tag naming the rows.
  */
 static void
 seed(const struct test_user *res, char study[IDS_BUFSZ], int n, int submitted, char tag[8])
 {
-	int64_t now = (int64_t)time(NULL);
-
 	snprintf(tag, 8, "%06x", randombytes_uniform(0xffffff));
 	study_new(res, study, 1, n, NULL);
-	assert_int_equal(sql("INSERT INTO agents (id, name, api_key_hash, status, account_id,"
-	    " reputation, created_at) SELECT CONCAT('agt_s', '%s', LPAD(seq, 9, '0')), 'seed',"
-	    " UNHEX(SHA2(CONCAT('%s', seq), 256)), 'claimed', '%s', 50, %lld FROM seq_1_to_%d",
-	    tag, tag, res->id, (long long)now, n), 0);
-	assert_int_equal(sql("INSERT INTO wallets (owner_id) SELECT CONCAT('agt_s', '%s',"
-	    " LPAD(seq, 9, '0')) FROM seq_1_to_%d", tag, n), 0);
-	assert_int_equal(sql("INSERT INTO participations (id, study_id, agent_id, participant_id,"
-	    " status, accepted_at, submitted_at) SELECT CONCAT('prt_s', '%s', LPAD(seq, 9, '0')),"
-	    " '%s', CONCAT('agt_s', '%s', LPAD(seq, 9, '0')), CONCAT('anon_', LPAD(HEX(seq), 16, '0')),"
-	    " IF(%d AND seq %% 2 = 0, 'submitted', 'accepted'), %lld,"
-	    " IF(%d AND seq %% 2 = 0, %lld, NULL) FROM seq_1_to_%d",
-	    tag, study, tag, submitted, (long long)(now - 25 * 3600), submitted,
-	    (long long)(now - 49 * 3600), n), 0);
-	assert_int_equal(sql("UPDATE studies SET occupied = %d WHERE id = '%s'", n, study), 0);
+	if (submitted)
+		fixture("seed-participations %s %s %d %d %d", study, tag, n, 25 * 3600, 49 * 3600);
+	else
+		fixture("seed-participations %s %s %d %d", study, tag, n, 25 * 3600);
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 

@@ -68,6 +68,8 @@ bad_files(void **state)
 		{ BASE "db_port = 70000\n", "db_port: out of range" },
 		{ BASE "register_per_ip_hour = 0\n", "register_per_ip_hour: out of range" },
 		{ BASE "login_codes_per_hour = -1\n", "login_codes_per_hour: out of range" },
+		{ BASE "test_fixtures = yes\n", "test_fixtures: expected true or false" },
+		{ BASE "test_fixtures = 1\n", "test_fixtures: expected true or false" },
 	};
 	static struct config cfg;
 	char err[512];
@@ -80,6 +82,23 @@ bad_files(void **state)
 		if (strstr(err, rows[i].needle) == NULL)
 			fail_msg("row %zu: '%s' does not mention '%s'", i, err, rows[i].needle);
 	}
+}
+
+/* arps-admin test ... is off unless a test stack's config turns it on. */
+static void
+fixtures_key(void **state)
+{
+	static struct config cfg;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(load(BASE, &cfg, err, sizeof err), 0);
+	assert_int_equal(cfg.test_fixtures, 0);
+	assert_int_equal(load(BASE "test_fixtures = true\n", &cfg, err, sizeof err), 0);
+	assert_int_equal(cfg.test_fixtures, 1);
+	assert_int_equal(load(BASE "test_fixtures = true\ntest_fixtures = false\n", &cfg, err,
+	    sizeof err), 0);
+	assert_int_equal(cfg.test_fixtures, 0);
 }
 
 static void
@@ -101,6 +120,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(good_file),
 		cmocka_unit_test(bad_files),
+		cmocka_unit_test(fixtures_key),
 		cmocka_unit_test(path_order),
 	};
 	const char *keep = getenv("ARPS_CONFIG");

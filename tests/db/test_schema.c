@@ -11,7 +11,9 @@
 #include <cmocka.h>
 #include <sodium.h>
 
+#include "db/accounts.h"
 #include "db/db.h"
+#include "db/fixture.h"
 #include "lib/config.h"
 
 static struct config cfg;
@@ -150,27 +152,24 @@ constraints(void **state)
 	assert_int_equal(db_commit(db), DB_OK);
 	assert_int_equal(DB_Q(db, upd_post, NULL, NULL, P_STR(p1)), DB_CHECK);
 	assert_int_equal(DB_Q(db, del_post, NULL, NULL, P_STR(p1)), DB_CHECK);
-	/* clean up what does not belong to the ledger's invariants */
-	assert_int_equal(DB_Q(db, "DELETE FROM participations WHERE study_id IN (?, ?, ?)", NULL, NULL,
-	    P_STR(std1), P_STR(std2), P_STR(std3)), DB_OK);
-	assert_int_equal(DB_Q(db, "DELETE FROM studies WHERE researcher_id = ?", NULL, NULL, P_STR(acc)), DB_OK);
-	assert_int_equal(DB_Q(db, "DELETE FROM wallets WHERE owner_id = ?", NULL, NULL, P_STR(acc)), DB_OK);
+	/* clean up what does not belong to the ledger's invariants (the
+	 * studies' participations, the studies, the wallet) */
+	assert_int_equal(db_fixture_researcher_purge(db, acc), DB_OK);
 }
 
 static void
 tx_rolls_back(void **state)
 {
 	struct dbres *res = NULL;
-	char acc[21], email[64];
+	struct account acc;
+	char email[64];
 
 	(void)state;
-	id(acc, "acc_", 'r');
 	snprintf(email, sizeof email, "rb-%s@example.org", sfx);
 	assert_int_equal(db_begin(db), DB_OK);
-	assert_int_equal(DB_Q(db, "INSERT INTO accounts (id, email, created_at) VALUES (?, ?, 0)",
-	    NULL, NULL, P_STR(acc), P_STR(email)), DB_OK);
+	assert_int_equal(db_account_create(db, email, ACC_ROLE_RESEARCHER, 0, &acc), DB_OK);
 	db_rollback(db);
-	assert_int_equal(DB_Q(db, "SELECT COUNT(*) FROM accounts WHERE id = ?", &res, NULL, P_STR(acc)), DB_OK);
+	assert_int_equal(DB_Q(db, "SELECT COUNT(*) FROM accounts WHERE id = ?", &res, NULL, P_STR(acc.id)), DB_OK);
 	assert_int_equal(dbres_i64(res, 0, 0), 0);
 	dbres_free(res);
 }

@@ -1,0 +1,584 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/ids.h"
+#include "core/validate.h"
+#include "db/db.h"
+#include "db/fixture.h"
+#include "lib/config.h"
+
+/* --- statements ---------------------------------------------------------- */
+
+static const char q_code_lock[] =
+    "SELECT expires_at FROM login_codes WHERE email = ? FOR UPDATE";
+static const char q_code_shift[] =
+    "UPDATE login_codes SET created_at = created_at - ?, expires_at = expires_at - ?"
+    " WHERE email = ?";
+static const char q_tok_lock[] =
+    "SELECT token_hash FROM access_tokens WHERE account_id = ? FOR UPDATE";
+/* Assignments run left to right: every shift reads last_used_at (or
+ * expires_at) before it is changed last. */
+static const char q_tok_idle[] =
+    "UPDATE access_tokens SET created_at = created_at - GREATEST(last_used_at - ?, 0),"
+    " expires_at = expires_at - GREATEST(last_used_at - ?, 0),"
+    " revoked_at = revoked_at - GREATEST(last_used_at - ?, 0),"
+    " last_used_at = LEAST(last_used_at, ?) WHERE account_id = ?";
+static const char q_tok_expire[] =
+    "UPDATE access_tokens SET created_at = created_at - GREATEST(expires_at - ?, 0),"
+    " expires_at = LEAST(expires_at, ?) WHERE account_id = ?";
+static const char q_agent_lock[] = "SELECT id FROM agents WHERE id = ? FOR UPDATE";
+static const char q_agent_rep[] = "UPDATE agents SET reputation = ? WHERE id = ?";
+static const char q_study_lock[] =
+    "SELECT status, occupied, max_participants, researcher_id FROM studies WHERE id = ? FOR UPDATE";
+static const char q_study_backdate[] =
+    "UPDATE studies SET created_at = created_at - ? WHERE id = ?";
+static const char q_study_deadline[] =
+    "UPDATE studies SET deadline = ?, created_at = LEAST(created_at, ?) WHERE id = ?";
+static const char q_part_backdate[] =
+    "UPDATE participations SET accepted_at = accepted_at - ?, started_at = started_at - ?,"
+    " submitted_at = submitted_at - ?, reviewed_at = reviewed_at - ?, ended_at = ended_at - ?"
+    " WHERE study_id = ?";
+static const char q_study_first[] =
+    "UPDATE studies s JOIN (SELECT MIN(accepted_at) first FROM participations WHERE study_id = ?) p"
+    " SET s.created_at = LEAST(s.created_at, p.first) WHERE s.id = ? AND p.first IS NOT NULL";
+static const char q_emb_lock[] = "SELECT subject_id FROM embeddings WHERE subject_id = ? FOR UPDATE";
+static const char q_emb_reset[] =
+    "UPDATE embeddings SET status = ?, vector = NULL, error = ?, updated_at = updated_at - ?"
+    " WHERE subject_id = ?";
+/* Seeded rows: seq 1..n of the Sequence engine, named by the caller's tag. */
+static const char q_seed_agents[] =
+    "INSERT INTO agents (id, name, api_key_hash, status, account_id, reputation, created_at)"
+    " SELECT CONCAT('agt_s', ?, LPAD(seq, 9, '0')), 'seed', UNHEX(SHA2(CONCAT(?, seq), 256)),"
+    " 'claimed', ?, 50, ? FROM seq_1_to_100000 WHERE seq <= ?";
+static const char q_seed_wallets[] =
+    "INSERT INTO wallets (owner_id) SELECT CONCAT('agt_s', ?, LPAD(seq, 9, '0'))"
+    " FROM seq_1_to_100000 WHERE seq <= ?";
+static const char q_seed_parts[] =
+    "INSERT INTO participations (id, study_id, agent_id, participant_id, status, accepted_at,"
+    " started_at, submitted_at)"
+    " SELECT CONCAT('prt_s', ?, LPAD(seq, 9, '0')), ?, CONCAT('agt_s', ?, LPAD(seq, 9, '0')),"
+    " CONCAT('anon_', LOWER(LPAD(HEX(seq), 16, '0'))),"
+    " IF(? AND seq % 2 = 0, 'submitted', 'accepted'),"
+    " IF(? AND seq % 2 = 0, LEAST(?, ?), ?),"
+    " IF(? AND seq % 2 = 0, ?, NULL), IF(? AND seq % 2 = 0, ?, NULL)"
+    " FROM seq_1_to_100000 WHERE seq <= ?";
+static const char q_seed_occupy[] =
+    "UPDATE studies SET occupied = occupied + ? WHERE id = ?";
+static const char q_purge_postings[] =
+    "SELECT COUNT(*) FROM ledger_postings WHERE account = ? OR study_id IN"
+    " (SELECT id FROM studies WHERE researcher_id = ?)";
+static const char q_purge_parts[] =
+    "DELETE FROM participations WHERE study_id IN (SELECT id FROM studies WHERE researcher_id = ?)";
+static const char q_purge_studies[] = "DELETE FROM studies WHERE researcher_id = ?";
+static const char q_purge_wallet[] = "DELETE FROM wallets WHERE owner_id = ?";
+
+/* --- the fixtures -------------------------------------------------------- */
+
+/* The arguments of one fixture, carried through db_tx. */
+struct fx {
+	const char *id, *tag;
+	int64_t a, b, c, n;
+	int flag;
+};
+
+/* Lock the rows q selects for id: DB_OK, DB_NOTFOUND when none, or an
+ * error; *keep (when not NULL) gets them for the caller to free. */
+static enum db_rc
+lock_row(struct db *db, const char *q, const char *id, struct dbres **keep)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, q, &res, NULL, P_STR(id))) != DB_OK)
+		return rc;
+	if (res->nrows == 0) {
+		dbres_free(res);
+		return DB_NOTFOUND;
+	}
+	if (keep != NULL)
+		*keep = res;
+	else
+		dbres_free(res);
+	return DB_OK;
+}
+
+static enum db_rc
+code_expire_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+	struct dbres *res = NULL;
+	int64_t shift;
+	enum db_rc rc;
+
+	if ((rc = lock_row(db, q_code_lock, f->id, &res)) != DB_OK)
+		return rc;
+	shift = dbres_i64(res, 0, 0) - (f->a - 1);
+	dbres_free(res);
+	if (shift <= 0)
+		return DB_OK;		/* expired already */
+	return DB_Q(db, q_code_shift, NULL, NULL, P_I64(shift), P_I64(shift), P_STR(f->id));
+}
+
+enum db_rc
+db_fixture_login_code_expire(struct db *db, const char *email, int64_t now)
+{
+	struct fx f = { .id = email, .a = now };
+
+	return db_tx(db, code_expire_tx, &f);
+}
+
+static enum db_rc
+tokens_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+	enum db_rc rc;
+
+	if ((rc = lock_row(db, q_tok_lock, f->id, NULL)) != DB_OK)
+		return rc;
+	if (f->flag)		/* idle: last used at f->a at the latest */
+		return DB_Q(db, q_tok_idle, NULL, NULL, P_I64(f->a), P_I64(f->a), P_I64(f->a),
+		    P_I64(f->a), P_STR(f->id));
+	return DB_Q(db, q_tok_expire, NULL, NULL, P_I64(f->a), P_I64(f->a), P_STR(f->id));
+}
+
+enum db_rc
+db_fixture_tokens_idle(struct db *db, const char *account_id, int64_t seconds, int64_t now)
+{
+	struct fx f = { .id = account_id, .a = now - seconds, .flag = 1 };
+
+	if (seconds < 0)
+		return DB_CHECK;
+	return db_tx(db, tokens_tx, &f);
+}
+
+enum db_rc
+db_fixture_tokens_expire(struct db *db, const char *account_id, int64_t now)
+{
+	struct fx f = { .id = account_id, .a = now, .flag = 0 };
+
+	return db_tx(db, tokens_tx, &f);
+}
+
+static enum db_rc
+reputation_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+	enum db_rc rc;
+
+	if ((rc = lock_row(db, q_agent_lock, f->id, NULL)) != DB_OK)
+		return rc;
+	return DB_Q(db, q_agent_rep, NULL, NULL, P_I64(f->a), P_STR(f->id));
+}
+
+enum db_rc
+db_fixture_agent_reputation(struct db *db, const char *agent_id, int64_t reputation)
+{
+	struct fx f = { .id = agent_id, .a = reputation };
+
+	if (reputation < 0 || reputation > 100)
+		return DB_CHECK;
+	return db_tx(db, reputation_tx, &f);
+}
+
+/* Study fixtures: flag says which change, after the study row is locked
+ * (studies before participations, as in the lifecycle transactions). */
+enum study_fx { SFX_BACKDATE, SFX_DEADLINE, SFX_PARTICIPATIONS };
+
+static enum db_rc
+study_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+	struct dbres *res = NULL;
+	const char *st;
+	enum db_rc rc;
+	int open;
+
+	if ((rc = lock_row(db, q_study_lock, f->id, &res)) != DB_OK)
+		return rc;
+	st = dbres_str(res, 0, 0);
+	open = st != NULL && (strcmp(st, "active") == 0 || strcmp(st, "paused") == 0);
+	dbres_free(res);
+	switch ((enum study_fx)f->flag) {
+	case SFX_BACKDATE:
+		return DB_Q(db, q_study_backdate, NULL, NULL, P_I64(f->a), P_STR(f->id));
+	case SFX_DEADLINE:
+		if (!open)
+			return DB_CHECK;
+		return DB_Q(db, q_study_deadline, NULL, NULL, P_I64(f->a - 1), P_I64(f->a - 1),
+		    P_STR(f->id));
+	case SFX_PARTICIPATIONS:
+		if ((rc = DB_Q(db, q_part_backdate, NULL, NULL, P_I64(f->a), P_I64(f->a), P_I64(f->a),
+		    P_I64(f->a), P_I64(f->a), P_STR(f->id))) != DB_OK)
+			return rc;
+		return DB_Q(db, q_study_first, NULL, NULL, P_STR(f->id), P_STR(f->id));
+	}
+	return DB_ERR;
+}
+
+enum db_rc
+db_fixture_study_backdate(struct db *db, const char *study_id, int64_t seconds)
+{
+	struct fx f = { .id = study_id, .a = seconds, .flag = SFX_BACKDATE };
+
+	if (seconds < 0)
+		return DB_CHECK;
+	return db_tx(db, study_tx, &f);
+}
+
+enum db_rc
+db_fixture_study_deadline_pass(struct db *db, const char *study_id, int64_t now)
+{
+	struct fx f = { .id = study_id, .a = now, .flag = SFX_DEADLINE };
+
+	return db_tx(db, study_tx, &f);
+}
+
+enum db_rc
+db_fixture_participations_backdate(struct db *db, const char *study_id, int64_t seconds)
+{
+	struct fx f = { .id = study_id, .a = seconds, .flag = SFX_PARTICIPATIONS };
+
+	if (seconds < 0)
+		return DB_CHECK;
+	return db_tx(db, study_tx, &f);
+}
+
+static enum db_rc
+embedding_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+	enum db_rc rc;
+
+	if ((rc = lock_row(db, q_emb_lock, f->id, NULL)) != DB_OK)
+		return rc;
+	return DB_Q(db, q_emb_reset, NULL, NULL, P_STR(f->flag ? "failed" : "processing"),
+	    f->flag ? P_STR("test") : P_NULL, P_I64(f->a), P_STR(f->id));
+}
+
+enum db_rc
+db_fixture_embedding_reset(struct db *db, const char *subject, int failed, int64_t age)
+{
+	struct fx f = { .id = subject, .a = age, .flag = failed != 0 };
+
+	if (age < 0)
+		return DB_CHECK;
+	return db_tx(db, embedding_tx, &f);
+}
+
+static int
+tag_valid(const char *tag)
+{
+	size_t i;
+
+	for (i = 0; i < FIXTURE_TAG_LEN; i++)
+		if (!((tag[i] >= '0' && tag[i] <= '9') || (tag[i] >= 'a' && tag[i] <= 'z')))
+			return 0;
+	return tag[i] == '\0';
+}
+
+static enum db_rc
+seed_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+	struct dbres *res = NULL;
+	char owner[IDS_BUFSZ];
+	int64_t sub = f->b != 0, first = sub && f->b < f->a ? f->b : f->a;
+	enum db_rc rc;
+	int ok;
+
+	if ((rc = lock_row(db, q_study_lock, f->id, &res)) != DB_OK)
+		return rc;
+	ok = dbres_str(res, 0, 0) != NULL && strcmp(dbres_str(res, 0, 0), "active") == 0 &&
+	    dbres_i64(res, 0, 1) + f->n <= dbres_i64(res, 0, 2);
+	snprintf(owner, sizeof owner, "%s", dbres_str(res, 0, 3) ? dbres_str(res, 0, 3) : "");
+	dbres_free(res);
+	if (!ok)
+		return DB_CHECK;
+	if ((rc = DB_Q(db, q_seed_agents, NULL, NULL, P_STR(f->tag), P_STR(f->tag), P_STR(owner),
+	    P_I64(first), P_I64(f->n))) != DB_OK ||
+	    (rc = DB_Q(db, q_seed_wallets, NULL, NULL, P_STR(f->tag), P_I64(f->n))) != DB_OK ||
+	    (rc = DB_Q(db, q_seed_parts, NULL, NULL, P_STR(f->tag), P_STR(f->id), P_STR(f->tag),
+	    P_I64(sub), P_I64(sub), P_I64(f->a), P_I64(f->b), P_I64(f->a),
+	    P_I64(sub), P_I64(f->b), P_I64(sub), P_I64(f->b), P_I64(f->n))) != DB_OK)
+		return rc;
+	if ((rc = DB_Q(db, q_seed_occupy, NULL, NULL, P_I64(f->n), P_STR(f->id))) != DB_OK)
+		return rc;
+	return DB_Q(db, q_study_first, NULL, NULL, P_STR(f->id), P_STR(f->id));
+}
+
+enum db_rc
+db_fixture_seed_participations(struct db *db, const char *study_id, const char *tag,
+    int64_t n, int64_t accepted_at, int64_t submitted_at)
+{
+	struct fx f = { .id = study_id, .tag = tag, .n = n, .a = accepted_at, .b = submitted_at };
+
+	if (n < 1 || n > FIXTURE_SEED_MAX || !tag_valid(tag))
+		return DB_CHECK;
+	return db_tx(db, seed_tx, &f);
+}
+
+static enum db_rc
+purge_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+	struct dbres *res = NULL;
+	enum db_rc rc;
+	int64_t named;
+
+	if ((rc = DB_Q(db, q_purge_postings, &res, NULL, P_STR(f->id), P_STR(f->id))) != DB_OK)
+		return rc;
+	named = dbres_i64(res, 0, 0);
+	dbres_free(res);
+	if (named != 0)
+		return DB_CHECK;
+	if ((rc = DB_Q(db, q_purge_parts, NULL, NULL, P_STR(f->id))) != DB_OK ||
+	    (rc = DB_Q(db, q_purge_studies, NULL, NULL, P_STR(f->id))) != DB_OK)
+		return rc;
+	return DB_Q(db, q_purge_wallet, NULL, NULL, P_STR(f->id));
+}
+
+enum db_rc
+db_fixture_researcher_purge(struct db *db, const char *account_id)
+{
+	struct fx f = { .id = account_id };
+
+	return db_tx(db, purge_tx, &f);
+}
+
+/* --- arps-admin test VERB ... -------------------------------------------- */
+
+#define MAX_SECONDS	(20LL * 366 * 86400)	/* backdating beyond 20 years is a typo */
+
+static int
+usage_line(const char *u)
+{
+	fprintf(stderr, "usage: arps-admin test %s\n", u);
+	return 2;
+}
+
+/* One decoded argument: an id of a kind, or a bounded integer; 0, or -1
+ * with the reason on stderr. */
+static int
+arg_id(const char *s, enum ids_kind kind)
+{
+	if (ids_valid(kind, s))
+		return 0;
+	fprintf(stderr, "arps-admin: expected an id %s...: %s\n", ids_prefix(kind), s);
+	return -1;
+}
+
+static int
+arg_int(const char *s, int64_t lo, int64_t hi, int64_t *out, const char *what)
+{
+	if (val_parse_int64(s, strlen(s), lo, hi, out) == 0)
+		return 0;
+	fprintf(stderr, "arps-admin: %s must be an integer in %lld..%lld: %s\n", what,
+	    (long long)lo, (long long)hi, s);
+	return -1;
+}
+
+/* The exit status of a fixture's outcome, with the one-line reason. */
+static int
+outcome(struct db *db, enum db_rc rc, const char *verb, const char *subject)
+{
+	switch (rc) {
+	case DB_OK:
+		printf("%s %s\n", verb, subject);
+		return 0;
+	case DB_NOTFOUND:
+		fprintf(stderr, "arps-admin: test %s: no such subject: %s\n", verb, subject);
+		return 1;
+	case DB_CHECK:
+		fprintf(stderr, "arps-admin: test %s: refused: out of range or not in a state for it: %s\n",
+		    verb, subject);
+		return 1;
+	case DB_DUP:
+		fprintf(stderr, "arps-admin: test %s: the seeded ids exist (pick another tag): %s\n",
+		    verb, subject);
+		return 1;
+	default:
+		fprintf(stderr, "arps-admin: test %s: database error: %s\n", verb, db_error(db));
+		return 1;
+	}
+}
+
+static int
+v_login_code_expire(struct db *db, char **a, int n, int64_t now)
+{
+	(void)n;
+	return outcome(db, db_fixture_login_code_expire(db, a[0], now), "login-code-expire", a[0]);
+}
+
+static int
+v_tokens_idle(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t s;
+
+	(void)n;
+	if (arg_id(a[0], IDS_ACCOUNT) != 0 || arg_int(a[1], 0, MAX_SECONDS, &s, "SECONDS") != 0)
+		return 2;
+	return outcome(db, db_fixture_tokens_idle(db, a[0], s, now), "tokens-idle", a[0]);
+}
+
+static int
+v_tokens_expire(struct db *db, char **a, int n, int64_t now)
+{
+	(void)n;
+	if (arg_id(a[0], IDS_ACCOUNT) != 0)
+		return 2;
+	return outcome(db, db_fixture_tokens_expire(db, a[0], now), "tokens-expire", a[0]);
+}
+
+static int
+v_agent_reputation(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t rep;
+
+	(void)n;
+	(void)now;
+	if (arg_id(a[0], IDS_AGENT) != 0 || arg_int(a[1], 0, 100, &rep, "REPUTATION") != 0)
+		return 2;
+	return outcome(db, db_fixture_agent_reputation(db, a[0], rep), "agent-reputation", a[0]);
+}
+
+/* SECONDS STD_ID...: each study in turn; stops at the first refusal. */
+static int
+v_study_backdate(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t s;
+	int i, rc;
+
+	(void)now;
+	if (arg_int(a[0], 0, MAX_SECONDS, &s, "SECONDS") != 0)
+		return 2;
+	for (i = 1; i < n; i++)
+		if (arg_id(a[i], IDS_STUDY) != 0)
+			return 2;
+	for (i = 1; i < n; i++)
+		if ((rc = outcome(db, db_fixture_study_backdate(db, a[i], s), "study-backdate", a[i])) != 0)
+			return rc;
+	return 0;
+}
+
+static int
+v_study_deadline_pass(struct db *db, char **a, int n, int64_t now)
+{
+	(void)n;
+	if (arg_id(a[0], IDS_STUDY) != 0)
+		return 2;
+	return outcome(db, db_fixture_study_deadline_pass(db, a[0], now), "study-deadline-pass", a[0]);
+}
+
+static int
+v_participations_backdate(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t s;
+
+	(void)n;
+	(void)now;
+	if (arg_int(a[0], 0, MAX_SECONDS, &s, "SECONDS") != 0 || arg_id(a[1], IDS_STUDY) != 0)
+		return 2;
+	return outcome(db, db_fixture_participations_backdate(db, a[1], s),
+	    "participations-backdate", a[1]);
+}
+
+static int
+v_embedding_reset(struct db *db, char **a, int n, int64_t now)
+{
+	enum ids_kind kind;
+	int64_t age = 0;
+	int failed;
+
+	(void)now;
+	if (!ids_kind_of(a[0], &kind) || (kind != IDS_AGENT && kind != IDS_STUDY)) {
+		fprintf(stderr, "arps-admin: not an agent or study id: %s\n", a[0]);
+		return 2;
+	}
+	if (strcmp(a[1], "processing") != 0 && strcmp(a[1], "failed") != 0) {
+		fprintf(stderr, "arps-admin: expected processing or failed: %s\n", a[1]);
+		return 2;
+	}
+	failed = strcmp(a[1], "failed") == 0;
+	if (n > 2 && arg_int(a[2], 0, MAX_SECONDS, &age, "AGE") != 0)
+		return 2;
+	return outcome(db, db_fixture_embedding_reset(db, a[0], failed, age), "embedding-reset", a[0]);
+}
+
+static int
+v_seed_participations(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t cnt, acc, sub = -1;
+
+	if (arg_id(a[0], IDS_STUDY) != 0 ||
+	    arg_int(a[2], 1, FIXTURE_SEED_MAX, &cnt, "N") != 0 ||
+	    arg_int(a[3], 0, MAX_SECONDS, &acc, "ACCEPTED_AGO") != 0 ||
+	    (n > 4 && arg_int(a[4], 0, MAX_SECONDS, &sub, "SUBMITTED_AGO") != 0))
+		return 2;
+	if (!tag_valid(a[1])) {
+		fprintf(stderr, "arps-admin: TAG must be %d of [0-9a-z]: %s\n", FIXTURE_TAG_LEN, a[1]);
+		return 2;
+	}
+	return outcome(db, db_fixture_seed_participations(db, a[0], a[1], cnt, now - acc,
+	    sub < 0 ? 0 : now - sub), "seed-participations", a[0]);
+}
+
+static int
+v_researcher_purge(struct db *db, char **a, int n, int64_t now)
+{
+	(void)n;
+	(void)now;
+	if (arg_id(a[0], IDS_ACCOUNT) != 0)
+		return 2;
+	return outcome(db, db_fixture_researcher_purge(db, a[0]), "researcher-purge", a[0]);
+}
+
+static const struct verb {
+	const char *name;
+	int min, max;		/* argument count; max -1: any number */
+	const char *usage;
+	int (*fn)(struct db *, char **, int, int64_t);
+} verbs[] = {
+	{ "login-code-expire",       1, 1,  "login-code-expire EMAIL", v_login_code_expire },
+	{ "tokens-idle",             2, 2,  "tokens-idle ACC_ID SECONDS", v_tokens_idle },
+	{ "tokens-expire",           1, 1,  "tokens-expire ACC_ID", v_tokens_expire },
+	{ "agent-reputation",        2, 2,  "agent-reputation AGT_ID 0..100", v_agent_reputation },
+	{ "study-backdate",          2, -1, "study-backdate SECONDS STD_ID...", v_study_backdate },
+	{ "study-deadline-pass",     1, 1,  "study-deadline-pass STD_ID", v_study_deadline_pass },
+	{ "participations-backdate", 2, 2,  "participations-backdate SECONDS STD_ID",
+	  v_participations_backdate },
+	{ "embedding-reset",         2, 3,  "embedding-reset AGT_ID|STD_ID processing|failed [AGE]",
+	  v_embedding_reset },
+	{ "seed-participations",     4, 5,
+	  "seed-participations STD_ID TAG N ACCEPTED_AGO [SUBMITTED_AGO]", v_seed_participations },
+	{ "researcher-purge",        1, 1,  "researcher-purge ACC_ID", v_researcher_purge },
+};
+#define NVERBS (sizeof verbs / sizeof verbs[0])
+
+int
+admin_test(struct db *db, const struct config *cfg, char **args)
+{
+	size_t v;
+	int n;
+
+	if (!cfg->test_fixtures) {
+		fprintf(stderr, "arps-admin: test fixtures are off in %s (test_fixtures = true is for"
+		    " test stacks only)\n", cfg->path);
+		return 1;
+	}
+	for (n = 0; args[n] != NULL; n++)
+		;
+	for (v = 0; n > 0 && v < NVERBS; v++)
+		if (strcmp(verbs[v].name, args[0]) == 0)
+			break;
+	if (n == 0 || v == NVERBS) {
+		fprintf(stderr, "usage: arps-admin test VERB ...\nverbs:\n");
+		for (v = 0; v < NVERBS; v++)
+			fprintf(stderr, "  %s\n", verbs[v].usage);
+		return 2;
+	}
+	if (n - 1 < verbs[v].min || (verbs[v].max >= 0 && n - 1 > verbs[v].max))
+		return usage_line(verbs[v].usage);
+	return verbs[v].fn(db, args + 1, n - 1, (int64_t)time(NULL));
+}

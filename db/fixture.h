@@ -1,0 +1,93 @@
+/*
+ * Test fixtures: the writes the test suites and the benchmarks need that no
+ * request can make (time passing for a code, a token, a study or its
+ * participations; a reputation set outright; an embedding as if the encoder
+ * had not run; a backlog of due participations seeded in bulk).  They live
+ * here, in one place, so that each keeps the invariants the real code keeps;
+ * no test or script writes a table with its own SQL.
+ *
+ * Reached through `arps-admin test VERB ...` (admin_test), which refuses
+ * unless the configuration says test_fixtures = true: only the dev, test and
+ * bench stacks of tools/dev.sh write that line.
+ *
+ * Return convention of the db_fixture_* functions: enum db_rc (db/db.h).
+ * DB_OK done; DB_NOTFOUND the subject does not exist; DB_CHECK an argument
+ * out of range or the subject in no state for the change; DB_DUP a seeded
+ * id exists; anything else is an infrastructure error.  Each runs in its
+ * own transaction (db_tx), so a caller must not hold one open.
+ */
+#ifndef ARPS_DB_FIXTURE_H
+#define ARPS_DB_FIXTURE_H
+
+#include <stdint.h>
+
+#include "db/db.h"
+
+struct config;
+
+#define FIXTURE_SEED_MAX	100000	/* participations per db_fixture_seed_participations */
+#define FIXTURE_TAG_LEN		6	/* [0-9a-z], names the seeded rows */
+
+/* The login code mailed to email expires: its times move back so that it
+ * expired a second before now (its lifetime unchanged). */
+enum db_rc db_fixture_login_code_expire(struct db *db, const char *email, int64_t now);
+
+/* The account's access tokens have not been used for `seconds`: each whole
+ * token (created, last used, expires) moves back so that it was last used
+ * `seconds` before now at the latest. */
+enum db_rc db_fixture_tokens_idle(struct db *db, const char *account_id, int64_t seconds,
+    int64_t now);
+
+/* The absolute lifetime of the account's access tokens ends now: each was
+ * created that much earlier (its last use stays where it is). */
+enum db_rc db_fixture_tokens_expire(struct db *db, const char *account_id, int64_t now);
+
+/* Set an agent's reputation (0..100) outright. */
+enum db_rc db_fixture_agent_reputation(struct db *db, const char *agent_id, int64_t reputation);
+
+/* The study was created `seconds` earlier (e.g. past the first-access
+ * window of every tier); nothing else of it moves. */
+enum db_rc db_fixture_study_backdate(struct db *db, const char *study_id, int64_t seconds);
+
+/* The deadline of an active or paused study passed a second before now
+ * (created no later than that); DB_CHECK for a study in another state. */
+enum db_rc db_fixture_study_deadline_pass(struct db *db, const char *study_id, int64_t now);
+
+/* Every participation of the study happened `seconds` earlier: all of its
+ * times (accepted, started, submitted, reviewed, ended) move together, and
+ * the study is created no later than its first acceptance.  States and the
+ * study's counters are left alone: a participation moved past its timeout
+ * is due, exactly as one the sweep has not reached yet. */
+enum db_rc db_fixture_participations_backdate(struct db *db, const char *study_id,
+    int64_t seconds);
+
+/* The subject's embedding (agt_ bio, std_ criteria) as if the encoder had
+ * not run (failed = 0: 'processing') or had refused the text (failed = 1:
+ * 'failed'), without a vector; its last update moves `age` seconds back. */
+enum db_rc db_fixture_embedding_reset(struct db *db, const char *subject, int failed,
+    int64_t age);
+
+/*
+ * Seed n (1..FIXTURE_SEED_MAX) due participations of an active study with
+ * room for them: n claimed agents owned by the study's researcher (ids
+ * agt_s<tag><9-digit seq>, reputation 50, empty wallets: no signup bonus,
+ * so no posting), one participation each (prt_s<tag><seq>), the study's
+ * occupied slots raised by n and the study created no later than its first
+ * acceptance.  Odd rows are accepted at
+ * accepted_at; when submitted_at is not 0, even rows are submitted then
+ * (and accepted no later).  tag is FIXTURE_TAG_LEN of [0-9a-z].
+ */
+enum db_rc db_fixture_seed_participations(struct db *db, const char *study_id, const char *tag,
+    int64_t n, int64_t accepted_at, int64_t submitted_at);
+
+/* Remove a researcher's studies (with their participations) and wallet,
+ * none of which any ledger posting may name (DB_CHECK otherwise): what a
+ * schema test made by hand leaves nothing verify-ledger would see. */
+enum db_rc db_fixture_researcher_purge(struct db *db, const char *account_id);
+
+/* arps-admin test VERB ARGS...: args is NULL-terminated.  Returns the exit
+ * status: 0 done, 1 refused (one-line reason on stderr, also when
+ * cfg->test_fixtures is off), 2 usage. */
+int admin_test(struct db *db, const struct config *cfg, char **args);
+
+#endif
