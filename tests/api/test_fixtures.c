@@ -193,6 +193,35 @@ seed_adds_up(void **state)
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
+/*
+ * No test helper or script writes a table itself: every INSERT, UPDATE,
+ * DELETE or REPLACE that tests/api, tests/db and the tools' shell scripts
+ * need is in db/fixture.c instead.  Exempt: tests/db/test_schema.c, whose statements are the writes
+ * the schema must refuse (its clean-up goes through the fixtures), and
+ * tools/dev.sh, which creates the database and its user.  (The pattern is
+ * spelled with [ ] so that this file does not match itself.)
+ */
+static void
+no_sql_writes_beside_the_fixtures(void **state)
+{
+	char cmd[1024], line[512];
+	FILE *p;
+	int hits = 0;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "cd %s && grep -nE"
+	    " '(INSERT[ ]INTO|REPLACE[ ]INTO|UPDATE[ ][a-z_]+[ ]SET|DELETE[ ]FROM)'"
+	    " tests/api/*.c tests/api/*.h tests/db/*.c tools/*.sh"
+	    " | grep -v '^tests/db/test_schema\\.c:\\|^tools/dev\\.sh:'", getenv("ARPS_ROOT"));
+	assert_non_null(p = popen(cmd, "r"));
+	while (fgets(line, sizeof line, p) != NULL) {
+		print_error("SQL write outside db/fixture.c: %s", line);
+		hits++;
+	}
+	pclose(p);
+	assert_int_equal(hits, 0);
+}
+
 int
 main(void)
 {
@@ -202,6 +231,7 @@ main(void)
 		cmocka_unit_test(participations_move_together),
 		cmocka_unit_test(tokens_keep_their_lifetime),
 		cmocka_unit_test(seed_adds_up),
+		cmocka_unit_test(no_sql_writes_beside_the_fixtures),
 	};
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);

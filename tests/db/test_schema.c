@@ -65,6 +65,10 @@ migrate_twice(void **state)
 	dbres_free(res);
 }
 
+/* The statements here are the test's input: each is a write the schema
+ * must refuse, or the row such a write needs.  They stay raw SQL (a fixture
+ * keeps the invariants these break on purpose); the clean-up goes through
+ * db/fixture.h. */
 static void
 constraints(void **state)
 {
