@@ -30,8 +30,15 @@ static const char q_tok_expire[] =
     " expires_at = LEAST(expires_at, ?) WHERE account_id = ?";
 static const char q_agent_lock[] = "SELECT id FROM agents WHERE id = ? FOR UPDATE";
 static const char q_agent_rep[] = "UPDATE agents SET reputation = ? WHERE id = ?";
+/* The locked study's columns and their read positions, from one list. */
+#define STUDY_LOCK_COLS(X) \
+	X(SL_STATUS, "status") X(SL_OCCUPIED, "occupied") X(SL_MAX, "max_participants") \
+	X(SL_RESEARCHER, "researcher_id")
+#define SL_ENUM(e, c)	e,
+#define SL_SQL(e, c)	c ", "
+enum { STUDY_LOCK_COLS(SL_ENUM) };
 static const char q_study_lock[] =
-    "SELECT status, occupied, max_participants, researcher_id FROM studies WHERE id = ? FOR UPDATE";
+    "SELECT " STUDY_LOCK_COLS(SL_SQL) "id FROM studies WHERE id = ? FOR UPDATE";
 static const char q_study_backdate[] =
     "UPDATE studies SET created_at = created_at - ? WHERE id = ?";
 static const char q_study_deadline[] =
@@ -79,7 +86,7 @@ static const char q_purge_wallet[] = "DELETE FROM wallets WHERE owner_id = ?";
 /* The arguments of one fixture, carried through db_tx. */
 struct fx {
 	const char *id, *tag;
-	int64_t a, b, c, n;
+	int64_t a, b, n;
 	int flag;
 };
 
@@ -197,7 +204,7 @@ study_tx(struct db *db, void *arg)
 
 	if ((rc = lock_row(db, q_study_lock, f->id, &res)) != DB_OK)
 		return rc;
-	st = dbres_str(res, 0, 0);
+	st = dbres_str(res, 0, SL_STATUS);
 	open = st != NULL && (strcmp(st, "active") == 0 || strcmp(st, "paused") == 0);
 	dbres_free(res);
 	switch ((enum study_fx)f->flag) {
@@ -290,9 +297,11 @@ seed_tx(struct db *db, void *arg)
 
 	if ((rc = lock_row(db, q_study_lock, f->id, &res)) != DB_OK)
 		return rc;
-	ok = dbres_str(res, 0, 0) != NULL && strcmp(dbres_str(res, 0, 0), "active") == 0 &&
-	    dbres_i64(res, 0, 1) + f->n <= dbres_i64(res, 0, 2);
-	snprintf(owner, sizeof owner, "%s", dbres_str(res, 0, 3) ? dbres_str(res, 0, 3) : "");
+	ok = dbres_str(res, 0, SL_STATUS) != NULL &&
+	    strcmp(dbres_str(res, 0, SL_STATUS), "active") == 0 &&
+	    dbres_i64(res, 0, SL_OCCUPIED) + f->n <= dbres_i64(res, 0, SL_MAX);
+	snprintf(owner, sizeof owner, "%s",
+	    dbres_str(res, 0, SL_RESEARCHER) ? dbres_str(res, 0, SL_RESEARCHER) : "");
 	dbres_free(res);
 	if (!ok)
 		return DB_CHECK;
