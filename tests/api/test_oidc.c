@@ -345,7 +345,7 @@ cat3(const char *a, const char *b, const char *c)
 	return t;
 }
 
-/* header_json "." payload "." HMAC-SHA256 keyed with the dev JWKS text. */
+/* An HS256 token over payload, keyed with the dev JWKS text (malloc'd). */
 static char *
 hs256_with_jwks(const char *payload)
 {
