@@ -15,7 +15,7 @@
 #include "db/limits.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
-#include "fcgi/oidc.h"
+#include "lib/oidc.h"
 #include "lib/config.h"
 #include "lib/log.h"
 #include "lib/mail.h"
@@ -51,7 +51,7 @@ struct send_ctx {
 	unsigned char hash[32];
 };
 
-static int
+static enum db_rc
 send_tx(struct req *r, void *arg)
 {
 	struct send_ctx *c = arg;
@@ -78,7 +78,7 @@ send_tx(struct req *r, void *arg)
 }
 
 /* POST /auth/email/send-code: 202 whether or not the address is known. */
-int
+handler_rc
 h_send_code(struct req *r)
 {
 	struct email_in in = { 0 };
@@ -154,7 +154,7 @@ issue_token(struct req *r, struct login_ctx *c)
 	return db_token_insert(r->db, c->tokhash, c->acc.id, r->now, r->now + TOKEN_TTL);
 }
 
-static int
+static enum db_rc
 email_login_tx(struct req *r, void *arg)
 {
 	struct login_ctx *c = arg;
@@ -189,7 +189,7 @@ email_login_tx(struct req *r, void *arg)
 
 /* Find the account of a verified identity: by (issuer, subject), else by
  * verified e-mail (linking the identity), else a new account. */
-static int
+static enum db_rc
 idp_login_tx(struct req *r, void *arg)
 {
 	struct login_ctx *c = arg;
@@ -218,7 +218,7 @@ idp_login_tx(struct req *r, void *arg)
 
 /* POST /auth/login: provider "email" with email + code, or an identity
  * provider's name with its ID token. */
-int
+handler_rc
 h_login(struct req *r)
 {
 	const struct config_idp *idp;
@@ -262,7 +262,7 @@ h_login(struct req *r)
 }
 
 /* POST /auth/logout: revoke the bearer token used. */
-int
+handler_rc
 h_logout(struct req *r)
 {
 	enum db_rc rc;
@@ -284,7 +284,7 @@ struct claim_ctx {
 	unsigned char hash[32];
 };
 
-static int
+static enum db_rc
 claim_tx(struct req *r, void *arg)
 {
 	struct claim_ctx *c = arg;
@@ -325,7 +325,7 @@ claim_tx(struct req *r, void *arg)
 }
 
 /* POST /auth/claim (design.md 6.3): link an agent to the caller's account. */
-int
+handler_rc
 h_claim(struct req *r)
 {
 	struct claim_in in = { 0 };
@@ -342,7 +342,7 @@ h_claim(struct req *r)
 }
 
 /* GET /account (design.md 6.12). */
-int
+handler_rc
 h_account(struct req *r)
 {
 	struct json_object *o, *roles, *agents, *ag;

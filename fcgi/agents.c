@@ -44,7 +44,7 @@ struct register_ctx {
 	unsigned char keyhash[32], claimhash[32];
 };
 
-static int
+static enum db_rc
 register_tx(struct req *r, void *arg)
 {
 	struct register_ctx *c = arg;
@@ -87,7 +87,7 @@ register_tx(struct req *r, void *arg)
 }
 
 /* POST /agents/register */
-int
+handler_rc
 h_register(struct req *r)
 {
 	struct register_ctx c;
@@ -148,7 +148,7 @@ reply_me(struct req *r)
 }
 
 /* GET /agents/me */
-int
+handler_rc
 h_me_get(struct req *r)
 {
 	return reply_me(r);
@@ -159,7 +159,7 @@ struct patch_ctx {
 	unsigned present;
 };
 
-static int
+static enum db_rc
 patch_tx(struct req *r, void *arg)
 {
 	struct patch_ctx *c = arg;
@@ -174,7 +174,7 @@ patch_tx(struct req *r, void *arg)
 }
 
 /* PATCH /agents/me: name and/or description; "description": null clears it. */
-int
+handler_rc
 h_me_patch(struct req *r)
 {
 	struct patch_ctx c;
@@ -193,7 +193,7 @@ static const struct field bio_fields[] = {
 	{ "bio", F_TEXT, F_REQUIRED, VAL_BIO_MIN, VAL_BIO_MAX, offsetof(struct bio_in, bio) },
 };
 
-static int
+static enum db_rc
 bio_tx(struct req *r, void *arg)
 {
 	struct bio_in *in = arg;
@@ -211,7 +211,7 @@ bio_tx(struct req *r, void *arg)
 }
 
 /* POST /profile/bio: stored as processing; embedded after the answer. */
-int
+handler_rc
 h_bio_set(struct req *r)
 {
 	struct bio_in in = { 0 };
@@ -225,7 +225,7 @@ h_bio_set(struct req *r)
 }
 
 /* GET /profile/bio (design.md 6.5). */
-int
+handler_rc
 h_bio_get(struct req *r)
 {
 	struct json_object *o;
@@ -244,7 +244,7 @@ h_bio_get(struct req *r)
 }
 
 /* POST /heartbeat: at most one per agent per 10 minutes. */
-int
+handler_rc
 h_heartbeat(struct req *r)
 {
 	struct json_object *o;

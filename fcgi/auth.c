@@ -5,7 +5,7 @@
 
 #include "core/ids.h"
 #include "db/accounts.h"
-#include "fcgi/http.h"
+#include "fcgi/auth.h"
 #include "lib/config.h"
 #include "lib/secret.h"
 

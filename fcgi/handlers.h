@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "fcgi/http.h"
+#include "fcgi/idem.h"
 
 /* {"status": s} */
 struct json_object *json_pack_status(const char *s);
@@ -20,39 +21,39 @@ void jadd_action(struct json_object *arr, const char *action, const char *endpoi
 void jadd_cursor(struct json_object *o, int64_t next);
 
 /* fcgi/health.c */
-int h_health(struct req *);
+handler_rc h_health(struct req *);
 /* fcgi/agents.c */
-int h_register(struct req *);
-int h_me_get(struct req *);
-int h_me_patch(struct req *);
-int h_bio_set(struct req *);
-int h_bio_get(struct req *);
-int h_heartbeat(struct req *);
+handler_rc h_register(struct req *);
+handler_rc h_me_get(struct req *);
+handler_rc h_me_patch(struct req *);
+handler_rc h_bio_set(struct req *);
+handler_rc h_bio_get(struct req *);
+handler_rc h_heartbeat(struct req *);
 /* fcgi/account.c */
-int h_send_code(struct req *);
-int h_login(struct req *);
-int h_logout(struct req *);
-int h_claim(struct req *);
-int h_account(struct req *);
+handler_rc h_send_code(struct req *);
+handler_rc h_login(struct req *);
+handler_rc h_logout(struct req *);
+handler_rc h_claim(struct req *);
+handler_rc h_account(struct req *);
 /* fcgi/studies.c: researcher side and the study detail */
-int h_study_create(struct req *);
-int h_study_list(struct req *);
-int h_study_get(struct req *);
-int h_study_pause(struct req *);
-int h_study_resume(struct req *);
-int h_study_stop(struct req *);
-int h_participants(struct req *);
-int h_participant_approve(struct req *);
-int h_participant_reject(struct req *);
+handler_rc h_study_create(struct req *);
+handler_rc h_study_list(struct req *);
+handler_rc h_study_get(struct req *);
+handler_rc h_study_pause(struct req *);
+handler_rc h_study_resume(struct req *);
+handler_rc h_study_stop(struct req *);
+handler_rc h_participants(struct req *);
+handler_rc h_participant_approve(struct req *);
+handler_rc h_participant_reject(struct req *);
 /* fcgi/participation.c: agent side */
-int h_available(struct req *);
-int h_accept(struct req *);
-int h_complete(struct req *);
-int h_withdraw(struct req *);
-int h_history(struct req *);
+handler_rc h_available(struct req *);
+handler_rc h_accept(struct req *);
+handler_rc h_complete(struct req *);
+handler_rc h_withdraw(struct req *);
+handler_rc h_history(struct req *);
 /* fcgi/wallet.c */
-int h_wallet_balance(struct req *);
-int h_wallet_transactions(struct req *);
+handler_rc h_wallet_balance(struct req *);
+handler_rc h_wallet_transactions(struct req *);
 
 /* The study URL an agent opens for its participation: study_url with
  * participant_id, study_id and participation_id appended (design.md 6.7).

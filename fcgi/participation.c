@@ -124,7 +124,7 @@ available_no_bio(struct req *r, enum db_bio_state st)
  * read and cached vectors; only the listed studies' rows are read in full.
  * A study whose criteria embedding is not ready is not listed.
  */
-int
+handler_rc
 h_available(struct req *r)
 {
 	struct match_params mp;
@@ -254,7 +254,7 @@ participant_url(const char *url, const char *anon, const char *study_id, const c
 	return out;
 }
 
-static int
+static enum db_rc
 accept_tx(struct req *r, void *arg)
 {
 	const char *id = arg;
@@ -303,7 +303,7 @@ accept_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-int
+handler_rc
 h_accept(struct req *r)
 {
 	if (!ids_valid(IDS_STUDY, r->params[0]))
@@ -327,7 +327,7 @@ struct agent_ev_ctx {
 	enum part_event ev;
 };
 
-static int
+static enum db_rc
 agent_ev_tx(struct req *r, void *arg)
 {
 	struct agent_ev_ctx *c = arg;
@@ -385,13 +385,13 @@ agent_event(struct req *r, enum part_event ev)
 	return req_tx(r, agent_ev_tx, &c);
 }
 
-int
+handler_rc
 h_complete(struct req *r)
 {
 	return agent_event(r, PART_EV_COMPLETE);
 }
 
-int
+handler_rc
 h_withdraw(struct req *r)
 {
 	return agent_event(r, PART_EV_WITHDRAW);
@@ -399,7 +399,7 @@ h_withdraw(struct req *r)
 
 /* --- GET /studies/history --- */
 
-int
+handler_rc
 h_history(struct req *r)
 {
 	struct json_object *o, *arr, *it;

@@ -11,6 +11,7 @@
 #include <fcgiapp.h>
 
 #include "db/db.h"
+#include "fcgi/dispatch.h"
 #include "fcgi/http.h"
 #include "fcgi/match.h"
 #include "fcgi/pool.h"

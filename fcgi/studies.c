@@ -177,7 +177,7 @@ struct create_ctx {
 	char id[IDS_BUFSZ];
 };
 
-static int
+static enum db_rc
 create_tx(struct req *r, void *arg)
 {
 	struct create_ctx *c = arg;
@@ -205,7 +205,7 @@ create_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-int
+handler_rc
 h_study_create(struct req *r)
 {
 	struct study_in in;
@@ -244,7 +244,7 @@ h_study_create(struct req *r)
 
 /* --- GET /studies --- */
 
-int
+handler_rc
 h_study_list(struct req *r)
 {
 	struct json_object *o, *arr;
@@ -275,7 +275,7 @@ struct open_ctx {
 
 /* The agent's first detail fetch after accepting: accepted -> in_progress,
  * then the agent view. */
-static int
+static enum db_rc
 open_tx(struct req *r, void *arg)
 {
 	struct open_ctx *c = arg;
@@ -301,7 +301,7 @@ open_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-int
+handler_rc
 h_study_get(struct req *r)
 {
 	const char *id = r->params[0];
@@ -355,7 +355,7 @@ struct event_ctx {
 	enum study_event ev;
 };
 
-static int
+static enum db_rc
 event_tx(struct req *r, void *arg)
 {
 	struct event_ctx *c = arg;
@@ -392,19 +392,19 @@ study_event(struct req *r, enum study_event ev)
 	return req_tx(r, event_tx, &c);
 }
 
-int
+handler_rc
 h_study_pause(struct req *r)
 {
 	return study_event(r, STUDY_EV_PAUSE);
 }
 
-int
+handler_rc
 h_study_resume(struct req *r)
 {
 	return study_event(r, STUDY_EV_RESUME);
 }
 
-int
+handler_rc
 h_study_stop(struct req *r)
 {
 	return study_event(r, STUDY_EV_STOP);
@@ -412,7 +412,7 @@ h_study_stop(struct req *r)
 
 /* --- GET /studies/{id}/participants --- */
 
-int
+handler_rc
 h_participants(struct req *r)
 {
 	const char *id = r->params[0];
@@ -464,7 +464,7 @@ struct review_ctx {
 	enum part_event ev;
 };
 
-static int
+static enum db_rc
 review_tx(struct req *r, void *arg)
 {
 	struct review_ctx *c = arg;
@@ -534,13 +534,13 @@ review(struct req *r, enum part_event ev)
 	return req_tx(r, review_tx, &c);
 }
 
-int
+handler_rc
 h_participant_approve(struct req *r)
 {
 	return review(r, PART_EV_APPROVE);
 }
 
-int
+handler_rc
 h_participant_reject(struct req *r)
 {
 	return review(r, PART_EV_REJECT);

@@ -11,7 +11,7 @@
 #include "fcgi/handlers.h"
 
 /* GET /wallet/balance */
-int
+handler_rc
 h_wallet_balance(struct req *r)
 {
 	struct json_object *o;
@@ -29,7 +29,7 @@ h_wallet_balance(struct req *r)
 }
 
 /* GET /wallet/transactions?type=&limit=&cursor= */
-int
+handler_rc
 h_wallet_transactions(struct req *r)
 {
 	struct json_object *o, *arr, *it;
