@@ -233,6 +233,7 @@ test)
     deps
     make -s all model tests
     [ -x tools/check-core-purity.sh ] && { tools/check-core-purity.sh || BROKEN+=("core purity"); }
+    [ -x tools/check-fcgi-deps.sh ] && { tools/check-fcgi-deps.sh || BROKEN+=("fcgi link cycle"); }
     if [ "$kind" = all ]; then tools/check-nginx.sh || BROKEN+=("nginx production config"); fi
     if [ "$kind" = all ] || [ "$kind" = unit ]; then suite unit; fi
     if [ "$kind" != unit ]; then
