@@ -30,12 +30,14 @@ static const struct field register_fields[] = {
 	    offsetof(struct profile_in, description) },
 };
 
-static const struct field patch_fields[] = {
-	{ "name", F_NAME, 0, VAL_AGENT_NAME_MIN, VAL_AGENT_NAME_MAX,
-	    offsetof(struct profile_in, name) },
-	{ "description", F_TEXT, F_NULLABLE, VAL_AGENT_DESC_MIN, VAL_AGENT_DESC_MAX,
-	    offsetof(struct profile_in, description) },
-};
+#define PATCH_FIELDS(X) \
+	X(profile_in, PATCH_F_NAME, "name", F_NAME, 0, VAL_AGENT_NAME_MIN, VAL_AGENT_NAME_MAX, \
+	    name) \
+	X(profile_in, PATCH_F_DESCRIPTION, "description", F_TEXT, F_NULLABLE, VAL_AGENT_DESC_MIN, \
+	    VAL_AGENT_DESC_MAX, description)
+
+enum { PATCH_FIELDS(FIELD_INDEX) };
+static const struct field patch_fields[] = { PATCH_FIELDS(FIELD_ROW) };
 
 struct register_ctx {
 	struct agent a;
@@ -163,7 +165,7 @@ static enum db_rc
 patch_tx(struct req *r, void *arg)
 {
 	struct patch_ctx *c = arg;
-	int clear = (c->present & 2) == 0 && req_json(r) != NULL &&
+	int clear = !FIELD_GIVEN(c->present, PATCH_F_DESCRIPTION) && req_json(r) != NULL &&
 	    json_object_object_get_ex(r->json, "description", NULL);
 	enum db_rc rc;
 

@@ -45,7 +45,7 @@ decode_body(struct req *r, const struct field *fields, size_t n, void *out,
 				return -1;
 			}
 			memcpy(dst, &t, sizeof t);
-			*present |= 1u << i;
+			*present |= FIELD_BIT(i);
 			continue;
 		}
 		if (!json_object_is_type(v, json_type_string))
@@ -87,13 +87,13 @@ decode_body(struct req *r, const struct field *fields, size_t n, void *out,
 			if (val_iso8601(s, len, &t) != 0)
 				return bad(r, f->name, "must be an ISO 8601 timestamp");
 			memcpy(dst, &t, sizeof t);
-			*present |= 1u << i;
+			*present |= FIELD_BIT(i);
 			continue;
 		case F_INT:
 			break;
 		}
 		memcpy(dst, &s, sizeof s);
-		*present |= 1u << i;
+		*present |= FIELD_BIT(i);
 	}
 	return 0;
 }

@@ -152,25 +152,26 @@ struct study_in {
 	int64_t reward, max, duration, deadline;
 };
 
-static const struct field study_fields[] = {
-	{ "title", F_NAME, F_REQUIRED, VAL_STUDY_TITLE_MIN, VAL_STUDY_TITLE_MAX,
-	    offsetof(struct study_in, title) },
-	{ "description", F_TEXT, F_REQUIRED, VAL_STUDY_DESC_MIN, VAL_STUDY_DESC_MAX,
-	    offsetof(struct study_in, description) },
-	{ "study_url", F_URL, F_REQUIRED, 0, VAL_URL_MAX, offsetof(struct study_in, study_url) },
-	{ "reward_per_participant", F_INT, F_REQUIRED, VAL_REWARD_MIN, VAL_REWARD_MAX,
-	    offsetof(struct study_in, reward) },
-	{ "max_participants", F_INT, F_REQUIRED, VAL_MAX_PARTICIPANTS_MIN,
-	    VAL_MAX_PARTICIPANTS_MAX, offsetof(struct study_in, max) },
-	{ "screening_criteria", F_TEXT, F_REQUIRED, VAL_SCREENING_MIN, VAL_SCREENING_MAX,
-	    offsetof(struct study_in, criteria) },
-	{ "estimated_duration_minutes", F_INT, F_REQUIRED, VAL_DURATION_MIN, VAL_DURATION_MAX,
-	    offsetof(struct study_in, duration) },
-	{ "deadline", F_TIME, F_NULLABLE, 0, 0, offsetof(struct study_in, deadline) },
-	{ "completion_code", F_NAME, F_NULLABLE, VAL_COMPLETION_CODE_MIN, VAL_COMPLETION_CODE_MAX,
-	    offsetof(struct study_in, code) },
-};
-#define STUDY_F_DEADLINE	(1u << 7)
+#define STUDY_FIELDS(X) \
+	X(study_in, STUDY_F_TITLE, "title", F_NAME, F_REQUIRED, VAL_STUDY_TITLE_MIN, \
+	    VAL_STUDY_TITLE_MAX, title) \
+	X(study_in, STUDY_F_DESCRIPTION, "description", F_TEXT, F_REQUIRED, VAL_STUDY_DESC_MIN, \
+	    VAL_STUDY_DESC_MAX, description) \
+	X(study_in, STUDY_F_URL, "study_url", F_URL, F_REQUIRED, 0, VAL_URL_MAX, study_url) \
+	X(study_in, STUDY_F_REWARD, "reward_per_participant", F_INT, F_REQUIRED, VAL_REWARD_MIN, \
+	    VAL_REWARD_MAX, reward) \
+	X(study_in, STUDY_F_MAX, "max_participants", F_INT, F_REQUIRED, VAL_MAX_PARTICIPANTS_MIN, \
+	    VAL_MAX_PARTICIPANTS_MAX, max) \
+	X(study_in, STUDY_F_CRITERIA, "screening_criteria", F_TEXT, F_REQUIRED, VAL_SCREENING_MIN, \
+	    VAL_SCREENING_MAX, criteria) \
+	X(study_in, STUDY_F_DURATION, "estimated_duration_minutes", F_INT, F_REQUIRED, \
+	    VAL_DURATION_MIN, VAL_DURATION_MAX, duration) \
+	X(study_in, STUDY_F_DEADLINE, "deadline", F_TIME, F_NULLABLE, 0, 0, deadline) \
+	X(study_in, STUDY_F_CODE, "completion_code", F_NAME, F_NULLABLE, VAL_COMPLETION_CODE_MIN, \
+	    VAL_COMPLETION_CODE_MAX, code)
+
+enum { STUDY_FIELDS(FIELD_INDEX) };
+static const struct field study_fields[] = { STUDY_FIELDS(FIELD_ROW) };
 
 struct create_ctx {
 	struct study_new sn;
@@ -212,17 +213,17 @@ h_study_create(struct req *r)
 	struct create_ctx c;
 	struct study_new *sn = &c.sn;
 	unsigned present;
-	int crc;
+	enum arps_err plan_rc;
 
 	memset(&in, 0, sizeof in);
 	if (decode_body(r, study_fields, NFIELDS(study_fields), &in, &present) != 0)
 		return 0;
-	if ((present & STUDY_F_DEADLINE) && in.deadline <= r->now)
+	if (FIELD_GIVEN(present, STUDY_F_DEADLINE) && in.deadline <= r->now)
 		return reply_err(r, ARPS_E_VALIDATION, "deadline: must be in the future");
 	memset(&c, 0, sizeof c);
-	crc = money_study_plan(in.reward, in.max, (int)r->cfg->fee_bps,
+	plan_rc = money_study_plan(in.reward, in.max, (int)r->cfg->fee_bps,
 	    r->cfg->max_study_budget_cents, &sn->plan);
-	if (crc != ARPS_OK)
+	if (plan_rc != ARPS_OK)
 		return reply_err(r, ARPS_E_VALIDATION,
 		    "max_participants: the budget max_participants x (reward + fee) exceeds the "
 		    "per-study limit of %lld cents", (long long)r->cfg->max_study_budget_cents);
@@ -233,7 +234,7 @@ h_study_create(struct req *r)
 	sn->criteria = in.criteria;
 	sn->completion_code = in.code;
 	sn->duration_minutes = in.duration;
-	sn->has_deadline = (present & STUDY_F_DEADLINE) != 0;
+	sn->has_deadline = FIELD_GIVEN(present, STUDY_F_DEADLINE);
 	sn->deadline = in.deadline;
 	/* The criteria are embedded after the answer is sent (the sweep
 	 * retries any left processing). */
