@@ -56,21 +56,12 @@ send_tx(struct req *r, void *arg)
 {
 	struct send_ctx *c = arg;
 	char bucket[300];
-	int64_t retry;
-	int allowed;
 	enum db_rc rc;
 
 	snprintf(bucket, sizeof bucket, "mail:%.90s", c->email);
-	if ((rc = db_rate_take(r->db, bucket, CODE_WINDOW, r->cfg->login_codes_per_hour, r->now,
-	    &allowed, &retry)) != DB_OK)
+	if ((rc = rate_take_or_reply(r, bucket, CODE_WINDOW, r->cfg->login_codes_per_hour,
+	    "codes")) != DB_OK)
 		return rc;
-	if (!allowed) {
-		reply_header(r, "Retry-After", "%lld", (long long)retry);
-		reply_err(r, ARPS_E_RATE_LIMITED,
-		    "at most %lld codes per address per hour; retry in %lld seconds",
-		    (long long)r->cfg->login_codes_per_hour, (long long)retry);
-		return DB_ROLLBACK;
-	}
 	if ((rc = db_code_set(r->db, c->email, c->hash, r->now, r->now + CODE_TTL)) != DB_OK)
 		return rc;
 	reply_json(r, 202, json_pack_status("sent"));

@@ -52,21 +52,12 @@ register_tx(struct req *r, void *arg)
 	struct register_ctx *c = arg;
 	struct json_object *o, *next;
 	char bucket[96], what[160];
-	int64_t retry;
-	int allowed;
 	enum db_rc rc;
 
 	snprintf(bucket, sizeof bucket, "register:%.80s", r->ip ? r->ip : "-");
-	if ((rc = db_rate_take(r->db, bucket, REGISTER_WINDOW, r->cfg->register_per_ip_hour, r->now, &allowed,
-	    &retry)) != DB_OK)
+	if ((rc = rate_take_or_reply(r, bucket, REGISTER_WINDOW, r->cfg->register_per_ip_hour,
+	    "registrations")) != DB_OK)
 		return rc;
-	if (!allowed) {
-		reply_header(r, "Retry-After", "%lld", (long long)retry);
-		reply_err(r, ARPS_E_RATE_LIMITED,
-		    "at most %lld registrations per address per hour; retry in %lld seconds",
-		    (long long)r->cfg->register_per_ip_hour, (long long)retry);
-		return DB_ROLLBACK;
-	}
 	if ((rc = db_agent_insert(r->db, &c->a, c->keyhash, c->claimhash, r->ip)) != DB_OK)
 		return rc == DB_DUP ? DB_RETRY : rc;
 	o = json_object_new_object();

@@ -20,6 +20,21 @@ void jadd_action(struct json_object *arr, const char *action, const char *endpoi
 /* "next_cursor": the cursor string, or null when next <= 0. */
 void jadd_cursor(struct json_object *o, int64_t next);
 
+/* The list-page answer: 200 {key: arr, "next_cursor": ...} (takes arr). */
+handler_rc reply_page(struct req *r, const char *key, struct json_object *arr, int64_t next);
+/*
+ * In a req_tx callback: take one from the rate-limit bucket (at most max
+ * per window seconds).  DB_OK when allowed; else answers 429 with
+ * Retry-After ("at most <max> <what> per address per hour; ...") and
+ * returns DB_ROLLBACK; another db code on a database error.
+ */
+enum db_rc rate_take_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
+    const char *what);
+
+/* A handler that is one event of a shared one: name(r) is fn(r, ev). */
+#define HANDLER_EVENT(name, fn, ev) \
+	handler_rc name(struct req *r) { return fn(r, ev); }
+
 /* fcgi/health.c */
 handler_rc h_health(struct req *);
 /* fcgi/agents.c */

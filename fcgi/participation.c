@@ -385,24 +385,15 @@ agent_event(struct req *r, enum part_event ev)
 	return req_tx(r, agent_ev_tx, &c);
 }
 
-handler_rc
-h_complete(struct req *r)
-{
-	return agent_event(r, PART_EV_COMPLETE);
-}
-
-handler_rc
-h_withdraw(struct req *r)
-{
-	return agent_event(r, PART_EV_WITHDRAW);
-}
+HANDLER_EVENT(h_complete, agent_event, PART_EV_COMPLETE)
+HANDLER_EVENT(h_withdraw, agent_event, PART_EV_WITHDRAW)
 
 /* --- GET /studies/history --- */
 
 handler_rc
 h_history(struct req *r)
 {
-	struct json_object *o, *arr, *it;
+	struct json_object *arr, *it;
 	struct participation *v = NULL;
 	int64_t limit, cursor, next;
 	size_t i, n;
@@ -412,7 +403,6 @@ h_history(struct req *r)
 		return 0;
 	if ((rc = db_history_list(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_db(r, rc);
-	o = json_object_new_object();
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		it = json_object_new_object();
@@ -428,7 +418,5 @@ h_history(struct req *r)
 		json_object_array_add(arr, it);
 	}
 	db_participations_free(v, n);
-	json_object_object_add(o, "participations", arr);
-	jadd_cursor(o, next);
-	return reply_json(r, 200, o);
+	return reply_page(r, "participations", arr, next);
 }

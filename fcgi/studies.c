@@ -248,7 +248,7 @@ h_study_create(struct req *r)
 handler_rc
 h_study_list(struct req *r)
 {
-	struct json_object *o, *arr;
+	struct json_object *arr;
 	struct study *v = NULL;
 	int64_t limit, cursor, next;
 	size_t i, n;
@@ -258,14 +258,11 @@ h_study_list(struct req *r)
 		return 0;
 	if ((rc = db_study_list_owner(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_db(r, rc);
-	o = json_object_new_object();
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++)
 		json_object_array_add(arr, study_researcher_json(&v[i]));
 	db_studies_free(v, n);
-	json_object_object_add(o, "studies", arr);
-	jadd_cursor(o, next);
-	return reply_json(r, 200, o);
+	return reply_page(r, "studies", arr, next);
 }
 
 /* --- GET /studies/{id} --- */
@@ -393,23 +390,9 @@ study_event(struct req *r, enum study_event ev)
 	return req_tx(r, event_tx, &c);
 }
 
-handler_rc
-h_study_pause(struct req *r)
-{
-	return study_event(r, STUDY_EV_PAUSE);
-}
-
-handler_rc
-h_study_resume(struct req *r)
-{
-	return study_event(r, STUDY_EV_RESUME);
-}
-
-handler_rc
-h_study_stop(struct req *r)
-{
-	return study_event(r, STUDY_EV_STOP);
-}
+HANDLER_EVENT(h_study_pause, study_event, STUDY_EV_PAUSE)
+HANDLER_EVENT(h_study_resume, study_event, STUDY_EV_RESUME)
+HANDLER_EVENT(h_study_stop, study_event, STUDY_EV_STOP)
 
 /* --- GET /studies/{id}/participants --- */
 
@@ -417,7 +400,7 @@ handler_rc
 h_participants(struct req *r)
 {
 	const char *id = r->params[0];
-	struct json_object *o, *arr;
+	struct json_object *arr;
 	struct participation *v = NULL;
 	struct study s;
 	int64_t limit, cursor, next;
@@ -439,14 +422,11 @@ h_participants(struct req *r)
 	db_study_clear(&s);
 	if ((rc = db_participants_list(r->db, id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_db(r, rc);
-	o = json_object_new_object();
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++)
 		json_object_array_add(arr, participant_json(&v[i]));
 	db_participations_free(v, n);
-	json_object_object_add(o, "participants", arr);
-	jadd_cursor(o, next);
-	return reply_json(r, 200, o);
+	return reply_page(r, "participants", arr, next);
 }
 
 /* --- POST /studies/{id}/participants/{pid}/approve | reject --- */
@@ -535,14 +515,5 @@ review(struct req *r, enum part_event ev)
 	return req_tx(r, review_tx, &c);
 }
 
-handler_rc
-h_participant_approve(struct req *r)
-{
-	return review(r, PART_EV_APPROVE);
-}
-
-handler_rc
-h_participant_reject(struct req *r)
-{
-	return review(r, PART_EV_REJECT);
-}
+HANDLER_EVENT(h_participant_approve, review, PART_EV_APPROVE)
+HANDLER_EVENT(h_participant_reject, review, PART_EV_REJECT)

@@ -32,7 +32,7 @@ h_wallet_balance(struct req *r)
 handler_rc
 h_wallet_transactions(struct req *r)
 {
-	struct json_object *o, *arr, *it;
+	struct json_object *arr, *it;
 	struct txn_row *v = NULL;
 	enum ledger_txn_type type;
 	int64_t limit, cursor, next;
@@ -53,7 +53,6 @@ h_wallet_transactions(struct req *r)
 	if ((rc = db_txn_list(r->db, r->who.id, t != NULL ? &type : NULL, cursor, limit, &v, &n,
 	    &next)) != DB_OK)
 		return reply_db(r, rc);
-	o = json_object_new_object();
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		it = json_object_new_object();
@@ -66,7 +65,5 @@ h_wallet_transactions(struct req *r)
 		json_object_array_add(arr, it);
 	}
 	db_txns_free(v, n);
-	json_object_object_add(o, "transactions", arr);
-	jadd_cursor(o, next);
-	return reply_json(r, 200, o);
+	return reply_page(r, "transactions", arr, next);
 }
