@@ -77,7 +77,7 @@ h_send_code(struct req *r)
 	char body[512];
 	unsigned present;
 
-	if (decode_body(r, send_fields, NFIELDS(send_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, send_fields, NFIELDS(send_fields), &in, &present) != 0)
 		return 0;
 	memset(&c, 0, sizeof c);
 	lower(c.email, sizeof c.email, in.email);
@@ -219,7 +219,7 @@ h_login(struct req *r)
 	unsigned present;
 	int rc;
 
-	if (decode_body(r, login_fields, NFIELDS(login_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, login_fields, NFIELDS(login_fields), &in, &present) != 0)
 		return 0;
 	memset(&c, 0, sizeof c);
 	if (token_new(&secret_rng, c.token) != 0)
@@ -324,7 +324,7 @@ h_claim(struct req *r)
 	char norm[CLAIM_BUFSZ];
 	unsigned present;
 
-	if (decode_body(r, claim_fields, NFIELDS(claim_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, claim_fields, NFIELDS(claim_fields), &in, &present) != 0)
 		return 0;
 	if (!claim_code_normalize(in.claim_code, norm))
 		return reply_err(r, ARPS_E_NOT_FOUND, "unknown claim code");

@@ -87,7 +87,7 @@ h_register(struct req *r)
 	struct profile_in in = { 0 };
 	unsigned present;
 
-	if (decode_body(r, register_fields, NFIELDS(register_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, register_fields, NFIELDS(register_fields), &in, &present) != 0)
 		return 0;
 	memset(&c, 0, sizeof c);
 	if (ids_new(IDS_AGENT, &secret_rng, c.a.id) != 0 || apikey_new(&secret_rng, c.key) != 0 ||
@@ -173,7 +173,7 @@ h_me_patch(struct req *r)
 	struct patch_ctx c;
 
 	memset(&c, 0, sizeof c);
-	if (decode_body(r, patch_fields, NFIELDS(patch_fields), &c.in, &c.present) != 0)
+	if (decode_body_or_reply(r, patch_fields, NFIELDS(patch_fields), &c.in, &c.present) != 0)
 		return 0;
 	return req_tx(r, patch_tx, &c);
 }
@@ -210,7 +210,7 @@ h_bio_set(struct req *r)
 	struct bio_in in = { 0 };
 	unsigned present;
 
-	if (decode_body(r, bio_fields, NFIELDS(bio_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, bio_fields, NFIELDS(bio_fields), &in, &present) != 0)
 		return 0;
 	if (req_tx(r, bio_tx, &in) == 0 && r->status == 200)
 		match_embed_after(r, r->who.id, in.bio);

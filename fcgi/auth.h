@@ -10,6 +10,6 @@
 
 /* Resolve the credential for a route kind and role bits.  Answers 401/403
  * (or 503/500) itself and returns -1; 0 when r->who is set. */
-int auth_resolve(struct req *r, enum auth_kind kind, unsigned roles);
+int auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles);
 
 #endif

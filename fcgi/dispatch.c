@@ -95,9 +95,9 @@ req_dispatch(struct req *r)
 	}
 	/* Matching again re-captures this route's parameters. */
 	match(r, hit->pattern, r->path);
-	if (hit->auth != AUTH_NONE && auth_resolve(r, hit->auth, hit->roles) != 0)
+	if (hit->auth != AUTH_NONE && auth_resolve_or_reply(r, hit->auth, hit->roles) != 0)
 		return;
-	if (r->idem != NULL && strcmp(r->method, "POST") == 0 && idem_begin(r))
+	if (r->idem != NULL && strcmp(r->method, "POST") == 0 && idem_begin_or_reply(r) != 0)
 		return;
 	if (hit->fn(r) != 0 && r->status == 0)
 		reply_err(r, ARPS_E_INTERNAL, "internal error");

@@ -12,10 +12,11 @@
  *  - a handler returns handler_rc: 0 when its answer is set (success or an
  *    error answer), -1 when it failed (an error answer is set, or none on
  *    allocation failure: dispatch then answers 500);
- *  - a helper that validates or looks something up and, on failure, writes
- *    the error answer itself is named ..._or_reply (or is one of the
- *    reply_* and decode_* helpers) and returns -1 after answering, 0 when
- *    the caller goes on; the handler then just returns;
+ *  - reply_* (fcgi/reply.c and the handlers' own reply_no_study, ...)
+ *    always set an answer; an error answer returns -1;
+ *  - a helper that checks or looks something up and, on failure, writes
+ *    the error answer itself is named ..._or_reply: it returns 0 when the
+ *    caller goes on, -1 after answering, and the handler just returns;
  *  - a req_tx callback returns enum db_rc (see fcgi/idem.h).
  */
 #ifndef ARPS_FCGI_HTTP_H

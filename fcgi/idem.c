@@ -95,7 +95,7 @@ req_tx(struct req *r, req_tx_fn fn, void *arg)
 }
 
 int
-idem_begin(struct req *r)
+idem_begin_or_reply(struct req *r)
 {
 	enum idem_state st;
 	unsigned char hash[32];
@@ -107,12 +107,12 @@ idem_begin(struct req *r)
 
 	if (klen == 0 || klen > 255) {
 		reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: must be 1 to 255 characters");
-		return 1;
+		return -1;
 	}
 	for (i = 0; i < klen; i++)
 		if ((unsigned char)r->idem[i] < 0x21 || (unsigned char)r->idem[i] > 0x7e) {
 			reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: printable ASCII only");
-			return 1;
+			return -1;
 		}
 	if (r->who.kind != AUTH_NONE)
 		snprintf(r->idem_principal, sizeof r->idem_principal, "%s", r->who.id);
@@ -145,7 +145,7 @@ idem_begin(struct req *r)
 	    &status, &body, &blen);
 	if (rc != DB_OK) {
 		reply_db(r, rc);
-		return 1;
+		return -1;
 	}
 	switch (st) {
 	case IDEM_NEW:
@@ -157,21 +157,21 @@ idem_begin(struct req *r)
 		free(body);
 		if (r->out == NULL) {
 			reply_err(r, ARPS_E_INTERNAL, "cannot replay the stored answer");
-			return 1;
+			return -1;
 		}
 		r->status = status;
 		reply_header(r, "Idempotent-Replayed", "true");
-		return 1;
+		return -1;
 	case IDEM_CONFLICT:
 		reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
 		    "Idempotency-Key was already used with a different request");
-		return 1;
+		return -1;
 	case IDEM_BUSY:
 		reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
 		    "a request with this Idempotency-Key is still in flight");
-		return 1;
+		return -1;
 	}
-	return 1;
+	return -1;
 }
 
 void

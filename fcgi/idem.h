@@ -25,9 +25,10 @@ typedef enum db_rc (*req_tx_fn)(struct req *r, void *arg);
  */
 int req_tx(struct req *r, req_tx_fn fn, void *arg);
 
-/* Idempotency-Key: claim the key before the handler runs; 1 when the
- * answer is already set (replay or conflict), 0 when the handler runs. */
-int idem_begin(struct req *r);
+/* Idempotency-Key: claim the key before the handler runs: 0 when the
+ * handler runs, -1 when the answer is already set (a replay, a conflict,
+ * a bad key or a database error). */
+int idem_begin_or_reply(struct req *r);
 /* After the handler: store the answer of an owned key not stored with its
  * effect (an answer below 500), or release the key. */
 void idem_end(struct req *r);

@@ -72,7 +72,7 @@ refusal_kept(int outcome)
 }
 
 static int
-refuse(struct req *r, int outcome)
+reply_refusal(struct req *r, int outcome)
 {
 	size_t i;
 
@@ -144,7 +144,7 @@ h_available(struct req *r)
 	size_t i, n = 0;
 	enum db_rc rc;
 
-	if (decode_page(r, VAL_AVAILABLE_LIMIT_DEFAULT, VAL_AVAILABLE_LIMIT_MAX, &limit,
+	if (decode_page_or_reply(r, VAL_AVAILABLE_LIMIT_DEFAULT, VAL_AVAILABLE_LIMIT_MAX, &limit,
 	    &cursor) != 0)
 		return 0;
 	if ((rc = db_agent_get(r->db, r->who.id, 0, &a)) != DB_OK ||
@@ -271,7 +271,7 @@ accept_tx(struct req *r, void *arg)
 		db_participation_clear(&p);
 		if (rc != DB_OK)
 			return rc;
-		refuse(r, outcome);
+		reply_refusal(r, outcome);
 		return DB_ROLLBACK;
 	}
 	if ((url = participant_url(s.study_url, p.participant_id, s.id, p.id)) == NULL) {
@@ -307,7 +307,7 @@ handler_rc
 h_accept(struct req *r)
 {
 	if (!ids_valid(IDS_STUDY, r->params[0]))
-		return refuse(r, ARPS_E_NOT_FOUND);
+		return reply_refusal(r, ARPS_E_NOT_FOUND);
 	return req_tx(r, accept_tx, r->params[0]);
 }
 
@@ -343,7 +343,7 @@ agent_ev_tx(struct req *r, void *arg)
 		db_participation_clear(&p);
 		if (rc != DB_OK)
 			return rc;
-		refuse(r, outcome);
+		reply_refusal(r, outcome);
 		return refusal_kept(outcome) ? DB_OK : DB_ROLLBACK;
 	}
 	o = json_object_new_object();
@@ -374,11 +374,11 @@ agent_event(struct req *r, enum part_event ev)
 	struct agent_ev_ctx c;
 	unsigned present;
 
-	if (decode_body(r, complete_fields, ev == PART_EV_COMPLETE ? NFIELDS(complete_fields) : 0,
+	if (decode_body_or_reply(r, complete_fields, ev == PART_EV_COMPLETE ? NFIELDS(complete_fields) : 0,
 	    &in, &present) != 0)
 		return 0;
 	if (!ids_valid(IDS_STUDY, r->params[0]))
-		return refuse(r, ARPS_E_NOT_FOUND);
+		return reply_refusal(r, ARPS_E_NOT_FOUND);
 	c.study_id = r->params[0];
 	c.code = in.code;
 	c.ev = ev;
@@ -399,7 +399,7 @@ h_history(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
 		return 0;
 	if ((rc = db_history_list(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_db(r, rc);

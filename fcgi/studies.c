@@ -140,7 +140,7 @@ participant_json(const struct participation *p)
 }
 
 static int
-no_study(struct req *r, const char *id)
+reply_no_study(struct req *r, const char *id)
 {
 	return reply_err(r, ARPS_E_NOT_FOUND, "no such study: %.40s", id);
 }
@@ -216,7 +216,7 @@ h_study_create(struct req *r)
 	enum arps_err plan_rc;
 
 	memset(&in, 0, sizeof in);
-	if (decode_body(r, study_fields, NFIELDS(study_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, study_fields, NFIELDS(study_fields), &in, &present) != 0)
 		return 0;
 	if (FIELD_GIVEN(present, STUDY_F_DEADLINE) && in.deadline <= r->now)
 		return reply_err(r, ARPS_E_VALIDATION, "deadline: must be in the future");
@@ -254,7 +254,7 @@ h_study_list(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
 		return 0;
 	if ((rc = db_study_list_owner(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_db(r, rc);
@@ -310,16 +310,16 @@ h_study_get(struct req *r)
 	enum db_rc rc;
 
 	if (!ids_valid(IDS_STUDY, id))
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	if ((rc = db_study_get(r->db, id, 0, &s)) == DB_NOTFOUND)
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	if (rc != DB_OK)
 		return reply_db(r, rc);
 	if (r->who.kind == AUTH_BEARER) {
 		/* Another researcher's study does not exist for the caller (6.2). */
 		if (strcmp(s.researcher_id, r->who.id) != 0) {
 			db_study_clear(&s);
-			return no_study(r, id);
+			return reply_no_study(r, id);
 		}
 		reply_json(r, 200, study_researcher_json(&s));
 		db_study_clear(&s);
@@ -331,7 +331,7 @@ h_study_get(struct req *r)
 	}
 	if (!took && s.state != STUDY_ACTIVE) {
 		db_study_clear(&s);
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	}
 	/* HEAD only looks: the study is opened by a GET. */
 	if (took && p.state == PART_ACCEPTED && !r->head) {
@@ -366,7 +366,7 @@ event_tx(struct req *r, void *arg)
 		return rc;
 	if (outcome == ARPS_E_NOT_FOUND) {
 		db_study_clear(&s);
-		no_study(r, c->study_id);
+		reply_no_study(r, c->study_id);
 		return DB_ROLLBACK;
 	}
 	if (outcome != ARPS_OK) {
@@ -386,7 +386,7 @@ study_event(struct req *r, enum study_event ev)
 	struct event_ctx c = { r->params[0], ev };
 
 	if (!ids_valid(IDS_STUDY, c.study_id))
-		return no_study(r, c.study_id);
+		return reply_no_study(r, c.study_id);
 	return req_tx(r, event_tx, &c);
 }
 
@@ -407,17 +407,17 @@ h_participants(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
 		return 0;
 	if (!ids_valid(IDS_STUDY, id))
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	if ((rc = db_study_get(r->db, id, 0, &s)) == DB_NOTFOUND)
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	if (rc != DB_OK)
 		return reply_db(r, rc);
 	if (strcmp(s.researcher_id, r->who.id) != 0) {
 		db_study_clear(&s);
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	}
 	db_study_clear(&s);
 	if ((rc = db_participants_list(r->db, id, cursor, limit, &v, &n, &next)) != DB_OK)
@@ -458,7 +458,7 @@ review_tx(struct req *r, void *arg)
 	if ((rc = db_study_get(r->db, c->study_id, 0, &s)) == DB_NOTFOUND ||
 	    (rc == DB_OK && strcmp(s.researcher_id, r->who.id) != 0)) {
 		db_study_clear(&s);
-		no_study(r, c->study_id);
+		reply_no_study(r, c->study_id);
 		return DB_ROLLBACK;
 	}
 	db_study_clear(&s);
@@ -501,14 +501,14 @@ review(struct req *r, enum part_event ev)
 	struct review_ctx c;
 	unsigned present;
 
-	if (decode_body(r, review_fields, NFIELDS(review_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, review_fields, NFIELDS(review_fields), &in, &present) != 0)
 		return 0;
 	c.study_id = r->params[0];
 	c.pid = r->params[1];
 	c.reason = in.reason;
 	c.ev = ev;
 	if (!ids_valid(IDS_STUDY, c.study_id))
-		return no_study(r, c.study_id);
+		return reply_no_study(r, c.study_id);
 	if (!anon_id_valid(c.pid))
 		return reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s",
 		    c.pid);

@@ -41,7 +41,7 @@ h_wallet_transactions(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
 		return 0;
 	t = req_query(r, "type", buf, sizeof buf);
 	if (t != NULL && !ledger_txn_type_from_name(t, &type))

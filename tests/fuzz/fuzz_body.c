@@ -1,5 +1,5 @@
 /* libFuzzer: the HTTP edge's body and query decoding (req_json,
- * decode_body with every field type, req_query, decode_page) on any bytes:
+ * decode_body_or_reply with every field type, req_query, decode_page_or_reply) on any bytes:
  * never a crash, always exactly one answer (make fuzz). */
 #include <stddef.h>
 #include <stdint.h>
@@ -76,7 +76,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.ctype = "application/json";
 	r.body = body;
 	r.blen = size;
-	if (decode_body(&r, fields, sizeof fields / sizeof fields[0], &a, &present) != 0 &&
+	if (decode_body_or_reply(&r, fields, sizeof fields / sizeof fields[0], &a, &present) != 0 &&
 	    r.status == 0)
 		abort();	/* a refusal always answers */
 	if (r.json != NULL)
@@ -87,7 +87,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.query = body;
 	(void)req_query(&r, "limit", buf, sizeof buf);
 	(void)req_query(&r, "type", buf, sizeof buf);
-	if (decode_page(&r, 20, 100, &limit, &cursor) == 0 && (limit < 1 || limit > 100))
+	if (decode_page_or_reply(&r, 20, 100, &limit, &cursor) == 0 && (limit < 1 || limit > 100))
 		abort();
 	free(r.out);
 	/* the same bytes as a request target, routed */
