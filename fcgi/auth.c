@@ -81,13 +81,15 @@ auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles)
 		return 0;
 	case AUTH_KEY:
 		if (!key)
-			return reply_unauthorized(r, bearer ? "this endpoint needs an agent API key (X-API-Key), not an access token"
-			    : "missing API key (X-API-Key)");
+			return reply_unauthorized(r, bearer ?
+			    "this endpoint needs an agent API key (X-API-Key), not an access token" :
+			    "missing API key (X-API-Key)");
 		return key_auth_or_reply(r);
 	case AUTH_BEARER:
 		if (!bearer)
-			return reply_unauthorized(r, key ? "this endpoint needs an access token (Authorization: Bearer), not an API key"
-			    : "missing access token (Authorization: Bearer)");
+			return reply_unauthorized(r, key ?
+			    "this endpoint needs an access token (Authorization: Bearer), not an API key" :
+			    "missing access token (Authorization: Bearer)");
 		return bearer_auth_or_reply(r, roles);
 	case AUTH_EITHER:
 		if (key)

@@ -374,8 +374,8 @@ agent_event(struct req *r, enum part_event ev)
 	struct agent_ev_ctx c;
 	unsigned present;
 
-	if (decode_body_or_reply(r, complete_fields, ev == PART_EV_COMPLETE ? NFIELDS(complete_fields) : 0,
-	    &in, &present) != 0)
+	if (decode_body_or_reply(r, complete_fields,
+	    ev == PART_EV_COMPLETE ? NFIELDS(complete_fields) : 0, &in, &present) != 0)
 		return 0;
 	if (!ids_valid(IDS_STUDY, r->params[0]))
 		return reply_refusal(r, ARPS_E_NOT_FOUND);
