@@ -149,6 +149,16 @@ db_ensure(struct db *db)
 	return db_connect(db);
 }
 
+enum db_rc
+db_ping(struct db *db)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc = DB_Q0(db, "SELECT 1", &res, NULL);
+
+	dbres_free(res);
+	return rc;
+}
+
 const char *
 db_error(const struct db *db)
 {

@@ -73,6 +73,8 @@ struct db *db_open(const struct config *cfg);
 void db_close(struct db *db);
 /* Make sure the connection is up, reconnecting if needed: DB_OK or DB_GONE. */
 enum db_rc db_ensure(struct db *db);
+/* One round trip to the server (SELECT 1): DB_OK, DB_GONE or DB_ERR. */
+enum db_rc db_ping(struct db *db);
 /* The last server error text, for logs. */
 const char *db_error(const struct db *db);
 /* The last server error number (0 when none). */

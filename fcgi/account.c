@@ -15,7 +15,7 @@
 #include "db/limits.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
-#include "fcgi/oidc.h"
+#include "lib/oidc.h"
 #include "lib/config.h"
 #include "lib/log.h"
 #include "lib/mail.h"
@@ -51,26 +51,17 @@ struct send_ctx {
 	unsigned char hash[32];
 };
 
-static int
+static enum db_rc
 send_tx(struct req *r, void *arg)
 {
 	struct send_ctx *c = arg;
 	char bucket[300];
-	int64_t retry;
-	int allowed;
 	enum db_rc rc;
 
 	snprintf(bucket, sizeof bucket, "mail:%.90s", c->email);
-	if ((rc = db_rate_take(r->db, bucket, CODE_WINDOW, r->cfg->login_codes_per_hour, r->now,
-	    &allowed, &retry)) != DB_OK)
+	if ((rc = rate_take_or_reply(r, bucket, CODE_WINDOW, r->cfg->login_codes_per_hour,
+	    "codes")) != DB_OK)
 		return rc;
-	if (!allowed) {
-		reply_header(r, "Retry-After", "%lld", (long long)retry);
-		reply_err(r, ARPS_E_RATE_LIMITED,
-		    "at most %lld codes per address per hour; retry in %lld seconds",
-		    (long long)r->cfg->login_codes_per_hour, (long long)retry);
-		return DB_ROLLBACK;
-	}
 	if ((rc = db_code_set(r->db, c->email, c->hash, r->now, r->now + CODE_TTL)) != DB_OK)
 		return rc;
 	reply_json(r, 202, json_pack_status("sent"));
@@ -78,7 +69,7 @@ send_tx(struct req *r, void *arg)
 }
 
 /* POST /auth/email/send-code: 202 whether or not the address is known. */
-int
+handler_rc
 h_send_code(struct req *r)
 {
 	struct email_in in = { 0 };
@@ -86,7 +77,7 @@ h_send_code(struct req *r)
 	char body[512];
 	unsigned present;
 
-	if (decode_body(r, send_fields, NFIELDS(send_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, send_fields, NFIELDS(send_fields), &in, &present) != 0)
 		return 0;
 	memset(&c, 0, sizeof c);
 	lower(c.email, sizeof c.email, in.email);
@@ -154,7 +145,7 @@ issue_token(struct req *r, struct login_ctx *c)
 	return db_token_insert(r->db, c->tokhash, c->acc.id, r->now, r->now + TOKEN_TTL);
 }
 
-static int
+static enum db_rc
 email_login_tx(struct req *r, void *arg)
 {
 	struct login_ctx *c = arg;
@@ -189,7 +180,7 @@ email_login_tx(struct req *r, void *arg)
 
 /* Find the account of a verified identity: by (issuer, subject), else by
  * verified e-mail (linking the identity), else a new account. */
-static int
+static enum db_rc
 idp_login_tx(struct req *r, void *arg)
 {
 	struct login_ctx *c = arg;
@@ -218,7 +209,7 @@ idp_login_tx(struct req *r, void *arg)
 
 /* POST /auth/login: provider "email" with email + code, or an identity
  * provider's name with its ID token. */
-int
+handler_rc
 h_login(struct req *r)
 {
 	const struct config_idp *idp;
@@ -228,7 +219,7 @@ h_login(struct req *r)
 	unsigned present;
 	int rc;
 
-	if (decode_body(r, login_fields, NFIELDS(login_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, login_fields, NFIELDS(login_fields), &in, &present) != 0)
 		return 0;
 	memset(&c, 0, sizeof c);
 	if (token_new(&secret_rng, c.token) != 0)
@@ -262,7 +253,7 @@ h_login(struct req *r)
 }
 
 /* POST /auth/logout: revoke the bearer token used. */
-int
+handler_rc
 h_logout(struct req *r)
 {
 	enum db_rc rc;
@@ -284,7 +275,7 @@ struct claim_ctx {
 	unsigned char hash[32];
 };
 
-static int
+static enum db_rc
 claim_tx(struct req *r, void *arg)
 {
 	struct claim_ctx *c = arg;
@@ -325,7 +316,7 @@ claim_tx(struct req *r, void *arg)
 }
 
 /* POST /auth/claim (design.md 6.3): link an agent to the caller's account. */
-int
+handler_rc
 h_claim(struct req *r)
 {
 	struct claim_in in = { 0 };
@@ -333,7 +324,7 @@ h_claim(struct req *r)
 	char norm[CLAIM_BUFSZ];
 	unsigned present;
 
-	if (decode_body(r, claim_fields, NFIELDS(claim_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, claim_fields, NFIELDS(claim_fields), &in, &present) != 0)
 		return 0;
 	if (!claim_code_normalize(in.claim_code, norm))
 		return reply_err(r, ARPS_E_NOT_FOUND, "unknown claim code");
@@ -342,7 +333,7 @@ h_claim(struct req *r)
 }
 
 /* GET /account (design.md 6.12). */
-int
+handler_rc
 h_account(struct req *r)
 {
 	struct json_object *o, *roles, *agents, *ag;

@@ -30,12 +30,14 @@ static const struct field register_fields[] = {
 	    offsetof(struct profile_in, description) },
 };
 
-static const struct field patch_fields[] = {
-	{ "name", F_NAME, 0, VAL_AGENT_NAME_MIN, VAL_AGENT_NAME_MAX,
-	    offsetof(struct profile_in, name) },
-	{ "description", F_TEXT, F_NULLABLE, VAL_AGENT_DESC_MIN, VAL_AGENT_DESC_MAX,
-	    offsetof(struct profile_in, description) },
-};
+#define PATCH_FIELDS(X) \
+	X(profile_in, PATCH_F_NAME, "name", F_NAME, 0, VAL_AGENT_NAME_MIN, VAL_AGENT_NAME_MAX, \
+	    name) \
+	X(profile_in, PATCH_F_DESCRIPTION, "description", F_TEXT, F_NULLABLE, VAL_AGENT_DESC_MIN, \
+	    VAL_AGENT_DESC_MAX, description)
+
+enum { PATCH_FIELDS(FIELD_INDEX) };
+static const struct field patch_fields[] = { PATCH_FIELDS(FIELD_ROW) };
 
 struct register_ctx {
 	struct agent a;
@@ -44,27 +46,18 @@ struct register_ctx {
 	unsigned char keyhash[32], claimhash[32];
 };
 
-static int
+static enum db_rc
 register_tx(struct req *r, void *arg)
 {
 	struct register_ctx *c = arg;
 	struct json_object *o, *next;
 	char bucket[96], what[160];
-	int64_t retry;
-	int allowed;
 	enum db_rc rc;
 
 	snprintf(bucket, sizeof bucket, "register:%.80s", r->ip ? r->ip : "-");
-	if ((rc = db_rate_take(r->db, bucket, REGISTER_WINDOW, r->cfg->register_per_ip_hour, r->now, &allowed,
-	    &retry)) != DB_OK)
+	if ((rc = rate_take_or_reply(r, bucket, REGISTER_WINDOW, r->cfg->register_per_ip_hour,
+	    "registrations")) != DB_OK)
 		return rc;
-	if (!allowed) {
-		reply_header(r, "Retry-After", "%lld", (long long)retry);
-		reply_err(r, ARPS_E_RATE_LIMITED,
-		    "at most %lld registrations per address per hour; retry in %lld seconds",
-		    (long long)r->cfg->register_per_ip_hour, (long long)retry);
-		return DB_ROLLBACK;
-	}
 	if ((rc = db_agent_insert(r->db, &c->a, c->keyhash, c->claimhash, r->ip)) != DB_OK)
 		return rc == DB_DUP ? DB_RETRY : rc;
 	o = json_object_new_object();
@@ -87,14 +80,14 @@ register_tx(struct req *r, void *arg)
 }
 
 /* POST /agents/register */
-int
+handler_rc
 h_register(struct req *r)
 {
 	struct register_ctx c;
 	struct profile_in in = { 0 };
 	unsigned present;
 
-	if (decode_body(r, register_fields, NFIELDS(register_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, register_fields, NFIELDS(register_fields), &in, &present) != 0)
 		return 0;
 	memset(&c, 0, sizeof c);
 	if (ids_new(IDS_AGENT, &secret_rng, c.a.id) != 0 || apikey_new(&secret_rng, c.key) != 0 ||
@@ -148,7 +141,7 @@ reply_me(struct req *r)
 }
 
 /* GET /agents/me */
-int
+handler_rc
 h_me_get(struct req *r)
 {
 	return reply_me(r);
@@ -159,11 +152,11 @@ struct patch_ctx {
 	unsigned present;
 };
 
-static int
+static enum db_rc
 patch_tx(struct req *r, void *arg)
 {
 	struct patch_ctx *c = arg;
-	int clear = (c->present & 2) == 0 && req_json(r) != NULL &&
+	int clear = !FIELD_GIVEN(c->present, PATCH_F_DESCRIPTION) && req_json(r) != NULL &&
 	    json_object_object_get_ex(r->json, "description", NULL);
 	enum db_rc rc;
 
@@ -174,13 +167,13 @@ patch_tx(struct req *r, void *arg)
 }
 
 /* PATCH /agents/me: name and/or description; "description": null clears it. */
-int
+handler_rc
 h_me_patch(struct req *r)
 {
 	struct patch_ctx c;
 
 	memset(&c, 0, sizeof c);
-	if (decode_body(r, patch_fields, NFIELDS(patch_fields), &c.in, &c.present) != 0)
+	if (decode_body_or_reply(r, patch_fields, NFIELDS(patch_fields), &c.in, &c.present) != 0)
 		return 0;
 	return req_tx(r, patch_tx, &c);
 }
@@ -193,7 +186,7 @@ static const struct field bio_fields[] = {
 	{ "bio", F_TEXT, F_REQUIRED, VAL_BIO_MIN, VAL_BIO_MAX, offsetof(struct bio_in, bio) },
 };
 
-static int
+static enum db_rc
 bio_tx(struct req *r, void *arg)
 {
 	struct bio_in *in = arg;
@@ -211,13 +204,13 @@ bio_tx(struct req *r, void *arg)
 }
 
 /* POST /profile/bio: stored as processing; embedded after the answer. */
-int
+handler_rc
 h_bio_set(struct req *r)
 {
 	struct bio_in in = { 0 };
 	unsigned present;
 
-	if (decode_body(r, bio_fields, NFIELDS(bio_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, bio_fields, NFIELDS(bio_fields), &in, &present) != 0)
 		return 0;
 	if (req_tx(r, bio_tx, &in) == 0 && r->status == 200)
 		match_embed_after(r, r->who.id, in.bio);
@@ -225,7 +218,7 @@ h_bio_set(struct req *r)
 }
 
 /* GET /profile/bio (design.md 6.5). */
-int
+handler_rc
 h_bio_get(struct req *r)
 {
 	struct json_object *o;
@@ -244,7 +237,7 @@ h_bio_get(struct req *r)
 }
 
 /* POST /heartbeat: at most one per agent per 10 minutes. */
-int
+handler_rc
 h_heartbeat(struct req *r)
 {
 	struct json_object *o;

@@ -5,7 +5,7 @@
 
 #include "core/ids.h"
 #include "db/accounts.h"
-#include "fcgi/http.h"
+#include "fcgi/auth.h"
 #include "lib/config.h"
 #include "lib/secret.h"
 
@@ -13,7 +13,7 @@
 #define TOKEN_TOUCH	60		/* refresh last_used at most once a minute */
 
 static int
-unauthorized(struct req *r, const char *why)
+reply_unauthorized(struct req *r, const char *why)
 {
 	return reply_err(r, ARPS_E_UNAUTHORIZED, "%s", why);
 }
@@ -21,17 +21,17 @@ unauthorized(struct req *r, const char *why)
 /* X-API-Key: checksum first (no database query for a mistyped or forged
  * key), then the keyed hash is looked up. */
 static int
-key_auth(struct req *r)
+key_auth_or_reply(struct req *r)
 {
 	unsigned char h[32];
 	struct agent a;
 	enum db_rc rc;
 
 	if (!apikey_check(r->apikey))
-		return unauthorized(r, "invalid API key");
+		return reply_unauthorized(r, "invalid API key");
 	secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), h);
 	if ((rc = db_agent_by_keyhash(r->db, h, &a)) == DB_NOTFOUND)
-		return unauthorized(r, "invalid API key");
+		return reply_unauthorized(r, "invalid API key");
 	if (rc != DB_OK)
 		return reply_db(r, rc);
 	r->who.kind = AUTH_KEY;
@@ -40,7 +40,7 @@ key_auth(struct req *r)
 }
 
 static int
-bearer_auth(struct req *r, unsigned roles)
+bearer_auth_or_reply(struct req *r, unsigned roles)
 {
 	const char *tok = r->authz + 7;
 	int64_t expires, last;
@@ -51,15 +51,15 @@ bearer_auth(struct req *r, unsigned roles)
 	while (*tok == ' ')
 		tok++;
 	if (!token_valid(tok))
-		return unauthorized(r, "invalid access token");
+		return reply_unauthorized(r, "invalid access token");
 	secret_hash(r->cfg, "token", tok, strlen(tok), r->who.token_hash);
 	rc = db_token_lookup(r->db, r->who.token_hash, &acc, &expires, &last, &revoked);
 	if (rc == DB_NOTFOUND)
-		return unauthorized(r, "invalid access token");
+		return reply_unauthorized(r, "invalid access token");
 	if (rc != DB_OK)
 		return reply_db(r, rc);
 	if (revoked || r->now >= expires || r->now - last >= TOKEN_IDLE)
-		return unauthorized(r, "the access token has expired or was revoked; log in again");
+		return reply_unauthorized(r, "the access token has expired or was revoked; log in again");
 	if (r->now - last >= TOKEN_TOUCH && (rc = db_token_touch(r->db, r->who.token_hash, r->now)) != DB_OK)
 		return reply_db(r, rc);
 	r->who.kind = AUTH_BEARER;
@@ -71,7 +71,7 @@ bearer_auth(struct req *r, unsigned roles)
 }
 
 int
-auth_resolve(struct req *r, enum auth_kind kind, unsigned roles)
+auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles)
 {
 	int key = r->apikey != NULL;
 	int bearer = r->authz != NULL && strncasecmp(r->authz, "Bearer ", 7) == 0;
@@ -81,20 +81,22 @@ auth_resolve(struct req *r, enum auth_kind kind, unsigned roles)
 		return 0;
 	case AUTH_KEY:
 		if (!key)
-			return unauthorized(r, bearer ? "this endpoint needs an agent API key (X-API-Key), not an access token"
-			    : "missing API key (X-API-Key)");
-		return key_auth(r);
+			return reply_unauthorized(r, bearer ?
+			    "this endpoint needs an agent API key (X-API-Key), not an access token" :
+			    "missing API key (X-API-Key)");
+		return key_auth_or_reply(r);
 	case AUTH_BEARER:
 		if (!bearer)
-			return unauthorized(r, key ? "this endpoint needs an access token (Authorization: Bearer), not an API key"
-			    : "missing access token (Authorization: Bearer)");
-		return bearer_auth(r, roles);
+			return reply_unauthorized(r, key ?
+			    "this endpoint needs an access token (Authorization: Bearer), not an API key" :
+			    "missing access token (Authorization: Bearer)");
+		return bearer_auth_or_reply(r, roles);
 	case AUTH_EITHER:
 		if (key)
-			return key_auth(r);
+			return key_auth_or_reply(r);
 		if (bearer)
-			return bearer_auth(r, roles);
-		return unauthorized(r, "missing credential: X-API-Key or Authorization: Bearer");
+			return bearer_auth_or_reply(r, roles);
+		return reply_unauthorized(r, "missing credential: X-API-Key or Authorization: Bearer");
 	}
-	return unauthorized(r, "missing credential");
+	return reply_unauthorized(r, "missing credential");
 }

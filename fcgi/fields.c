@@ -5,13 +5,13 @@
 #include "fcgi/fields.h"
 
 static int
-bad(struct req *r, const char *name, const char *why)
+reply_invalid(struct req *r, const char *name, const char *why)
 {
 	return reply_err(r, ARPS_E_VALIDATION, "%s: %s", name, why);
 }
 
 int
-decode_body(struct req *r, const struct field *fields, size_t n, void *out,
+decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *out,
     unsigned *present)
 {
 	struct json_object *body, *v;
@@ -29,14 +29,14 @@ decode_body(struct req *r, const struct field *fields, size_t n, void *out,
 		if (!json_object_object_get_ex(body, f->name, &v) ||
 		    (v == NULL && (f->flags & F_NULLABLE))) {
 			if (f->flags & F_REQUIRED)
-				return bad(r, f->name, "is required");
+				return reply_invalid(r, f->name, "is required");
 			continue;
 		}
 		if (v == NULL)
-			return bad(r, f->name, "must not be null");
+			return reply_invalid(r, f->name, "must not be null");
 		if (f->type == F_INT) {
 			if (!json_object_is_type(v, json_type_int))
-				return bad(r, f->name, "must be an integer");
+				return reply_invalid(r, f->name, "must be an integer");
 			t = json_object_get_int64(v);
 			/* json-c saturates at INT64 bounds: treat them as out of range. */
 			if (t < f->min || t > f->max || t == INT64_MAX || t == INT64_MIN) {
@@ -45,15 +45,15 @@ decode_body(struct req *r, const struct field *fields, size_t n, void *out,
 				return -1;
 			}
 			memcpy(dst, &t, sizeof t);
-			*present |= 1u << i;
+			*present |= FIELD_BIT(i);
 			continue;
 		}
 		if (!json_object_is_type(v, json_type_string))
-			return bad(r, f->name, "must be a string");
+			return reply_invalid(r, f->name, "must be a string");
 		s = json_object_get_string(v);
 		len = (size_t)json_object_get_string_len(v);
 		if (memchr(s, '\0', len) != NULL)
-			return bad(r, f->name, "must not contain NUL bytes");
+			return reply_invalid(r, f->name, "must not contain NUL bytes");
 		if (!val_utf8(s, len, &nchars)) {
 			/* belt and braces: req_json already checked the raw body */
 			reply_err(r, ARPS_E_INVALID_JSON, "%s: not valid UTF-8", f->name);
@@ -71,35 +71,35 @@ decode_body(struct req *r, const struct field *fields, size_t n, void *out,
 			}
 			if (f->type != F_STR && val_text(s, len, (size_t)f->min, (size_t)f->max,
 			    f->type == F_TEXT) != 0)
-				return bad(r, f->name, f->type == F_NAME ?
+				return reply_invalid(r, f->name, f->type == F_NAME ?
 				    "must be one line of visible text (no control characters, not blank)" :
 				    "must be visible text (no control characters but tab and line breaks, not blank)");
 			break;
 		case F_URL:
 			if (val_url(s, len) != 0)
-				return bad(r, f->name, "must be an absolute http or https URL");
+				return reply_invalid(r, f->name, "must be an absolute http or https URL");
 			break;
 		case F_EMAIL:
 			if (val_email(s, len) != 0)
-				return bad(r, f->name, "must be an e-mail address");
+				return reply_invalid(r, f->name, "must be an e-mail address");
 			break;
 		case F_TIME:
 			if (val_iso8601(s, len, &t) != 0)
-				return bad(r, f->name, "must be an ISO 8601 timestamp");
+				return reply_invalid(r, f->name, "must be an ISO 8601 timestamp");
 			memcpy(dst, &t, sizeof t);
-			*present |= 1u << i;
+			*present |= FIELD_BIT(i);
 			continue;
 		case F_INT:
 			break;
 		}
 		memcpy(dst, &s, sizeof s);
-		*present |= 1u << i;
+		*present |= FIELD_BIT(i);
 	}
 	return 0;
 }
 
 int
-decode_page(struct req *r, int64_t def, int64_t max, int64_t *limit, int64_t *cursor)
+decode_page_or_reply(struct req *r, int64_t def, int64_t max, int64_t *limit, int64_t *cursor)
 {
 	char buf[64];
 	const char *v;

@@ -36,15 +36,29 @@ struct field {
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
+ * A field table whose "given" bits are read is written once as an X-macro
+ * list of X(struct, ID, name, type, flags, min, max, member) rows:
+ *	enum { STUDY_FIELDS(FIELD_INDEX) };
+ *	static const struct field study_fields[] = { STUDY_FIELDS(FIELD_ROW) };
+ * so ID is the row's index and FIELD_GIVEN(present, ID) its bit: the bits
+ * cannot drift from the table.
+ */
+#define FIELD_INDEX(st, id, name, type, flags, min, max, member) id,
+#define FIELD_ROW(st, id, name, type, flags, min, max, member) \
+	{ name, type, flags, min, max, offsetof(struct st, member) },
+#define FIELD_BIT(i)		(1u << (i))
+#define FIELD_GIVEN(present, id) (((present) & FIELD_BIT(id)) != 0)
+
+/*
  * Decode r's JSON body into out by the field table.  *present gets one bit
- * per field (bit i for fields[i]) that was given.  On any problem answers
+ * per field (FIELD_BIT(i) for fields[i]) that was given.  On any problem answers
  * 400/415/422 (the detail names the field) and returns -1.
  */
-int decode_body(struct req *r, const struct field *fields, size_t n, void *out,
+int decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *out,
     unsigned *present);
 
 /* `limit` and `cursor` query parameters of a list (design.md 6.15);
  * answers 422 and returns -1 on a bad value.  cursor is 0 when absent. */
-int decode_page(struct req *r, int64_t def, int64_t max, int64_t *limit, int64_t *cursor);
+int decode_page_or_reply(struct req *r, int64_t def, int64_t max, int64_t *limit, int64_t *cursor);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "fcgi/http.h"
+#include "fcgi/idem.h"
 
 /* {"status": s} */
 struct json_object *json_pack_status(const char *s);
@@ -19,40 +20,55 @@ void jadd_action(struct json_object *arr, const char *action, const char *endpoi
 /* "next_cursor": the cursor string, or null when next <= 0. */
 void jadd_cursor(struct json_object *o, int64_t next);
 
+/* The list-page answer: 200 {key: arr, "next_cursor": ...} (takes arr). */
+handler_rc reply_page(struct req *r, const char *key, struct json_object *arr, int64_t next);
+/*
+ * In a req_tx callback: take one from the rate-limit bucket (at most max
+ * per window seconds).  DB_OK when allowed; else answers 429 with
+ * Retry-After ("at most <max> <what> per address per hour; ...") and
+ * returns DB_ROLLBACK; another db code on a database error.
+ */
+enum db_rc rate_take_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
+    const char *what);
+
+/* A handler that is one event of a shared one: name(r) is fn(r, ev). */
+#define HANDLER_EVENT(name, fn, ev) \
+	handler_rc name(struct req *r) { return fn(r, ev); }
+
 /* fcgi/health.c */
-int h_health(struct req *);
+handler_rc h_health(struct req *);
 /* fcgi/agents.c */
-int h_register(struct req *);
-int h_me_get(struct req *);
-int h_me_patch(struct req *);
-int h_bio_set(struct req *);
-int h_bio_get(struct req *);
-int h_heartbeat(struct req *);
+handler_rc h_register(struct req *);
+handler_rc h_me_get(struct req *);
+handler_rc h_me_patch(struct req *);
+handler_rc h_bio_set(struct req *);
+handler_rc h_bio_get(struct req *);
+handler_rc h_heartbeat(struct req *);
 /* fcgi/account.c */
-int h_send_code(struct req *);
-int h_login(struct req *);
-int h_logout(struct req *);
-int h_claim(struct req *);
-int h_account(struct req *);
+handler_rc h_send_code(struct req *);
+handler_rc h_login(struct req *);
+handler_rc h_logout(struct req *);
+handler_rc h_claim(struct req *);
+handler_rc h_account(struct req *);
 /* fcgi/studies.c: researcher side and the study detail */
-int h_study_create(struct req *);
-int h_study_list(struct req *);
-int h_study_get(struct req *);
-int h_study_pause(struct req *);
-int h_study_resume(struct req *);
-int h_study_stop(struct req *);
-int h_participants(struct req *);
-int h_participant_approve(struct req *);
-int h_participant_reject(struct req *);
+handler_rc h_study_create(struct req *);
+handler_rc h_study_list(struct req *);
+handler_rc h_study_get(struct req *);
+handler_rc h_study_pause(struct req *);
+handler_rc h_study_resume(struct req *);
+handler_rc h_study_stop(struct req *);
+handler_rc h_participants(struct req *);
+handler_rc h_participant_approve(struct req *);
+handler_rc h_participant_reject(struct req *);
 /* fcgi/participation.c: agent side */
-int h_available(struct req *);
-int h_accept(struct req *);
-int h_complete(struct req *);
-int h_withdraw(struct req *);
-int h_history(struct req *);
+handler_rc h_available(struct req *);
+handler_rc h_accept(struct req *);
+handler_rc h_complete(struct req *);
+handler_rc h_withdraw(struct req *);
+handler_rc h_history(struct req *);
 /* fcgi/wallet.c */
-int h_wallet_balance(struct req *);
-int h_wallet_transactions(struct req *);
+handler_rc h_wallet_balance(struct req *);
+handler_rc h_wallet_transactions(struct req *);
 
 /* The study URL an agent opens for its participation: study_url with
  * participant_id, study_id and participation_id appended (design.md 6.7).

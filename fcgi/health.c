@@ -2,14 +2,12 @@
 #include "fcgi/handlers.h"
 
 /* GET /api/v1/health: 200 {"status":"ok"} after a round trip to MariaDB. */
-int
+handler_rc
 h_health(struct req *r)
 {
-	struct dbres *res = NULL;
-	int rc;
+	enum db_rc rc;
 
-	if ((rc = DB_Q0(r->db, "SELECT 1", &res, NULL)) != DB_OK)
+	if ((rc = db_ping(r->db)) != DB_OK)
 		return reply_db(r, rc);
-	dbres_free(res);
 	return reply_json(r, 200, json_pack_status("ok"));
 }

@@ -3,10 +3,21 @@
  * one table, authenticated per route, handled, and answered once from a
  * buffered response so the answer can be stored for Idempotency-Key replay.
  *
- * Return convention: handlers and the reply helpers return 0 when the
- * response is set (success or an error answer), -1 only on allocation
- * failure; a helper that fails validation writes the error answer itself
- * ("...OrReply") and returns -1, and the handler just returns.
+ * The objects of fcgi/ depend one way (tools/check-fcgi-deps.sh fails on a
+ * cycle):  pool -> dispatch -> routes -> handlers -> fields, request, idem,
+ * reply;  dispatch -> auth, idem -> reply.  This header holds the request,
+ * the route row and request reading (fcgi/request.c).
+ *
+ * Return conventions of fcgi/:
+ *  - a handler returns handler_rc: 0 when its answer is set (success or an
+ *    error answer), -1 when it failed (an error answer is set, or none on
+ *    allocation failure: dispatch then answers 500);
+ *  - reply_* (fcgi/reply.c and the handlers' own reply_no_study, ...)
+ *    always set an answer; an error answer returns -1;
+ *  - a helper that checks or looks something up and, on failure, writes
+ *    the error answer itself is named ..._or_reply: it returns 0 when the
+ *    caller goes on, -1 after answering, and the handler just returns;
+ *  - a req_tx callback returns enum db_rc (see fcgi/idem.h).
  */
 #ifndef ARPS_FCGI_HTTP_H
 #define ARPS_FCGI_HTTP_H
@@ -17,6 +28,7 @@
 #include <json-c/json.h>
 
 #include "core/errors.h"
+#include "fcgi/reply.h"
 
 #define REQ_MAX_BODY	(64 * 1024)
 #define REQ_MAX_PARAMS	4
@@ -76,7 +88,9 @@ struct req {
 	void *after_arg;
 };
 
-typedef int (*handler_fn)(struct req *);
+/* See the return conventions above. */
+typedef int handler_rc;
+typedef handler_rc (*handler_fn)(struct req *);
 
 struct route {
 	const char *method;
@@ -89,17 +103,6 @@ struct route {
 /* The routing table (fcgi/routes.c). */
 extern const struct route routes[];
 extern const size_t nroutes;
-
-/* Set a JSON answer; takes ownership of obj (may be NULL for "{}"). */
-int reply_json(struct req *r, int status, struct json_object *obj);
-/* Set the error answer {detail, error_code, status}; returns -1. */
-int reply_err(struct req *r, enum arps_err e, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Map a db/ result that is not DB_OK to 503 / 500 and answer it; returns -1. */
-int reply_db(struct req *r, int dbrc);
-/* Add one response header line (no CRLF in name or value). */
-void reply_header(struct req *r, const char *name, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /*
  * The body as a JSON object, parsed once.  Answers 415 when the body is
@@ -125,21 +128,9 @@ const char *req_query(const struct req *r, const char *name, char *buf, size_t b
 /* True when the query string names the parameter at all. */
 int req_query_has(const struct req *r, const char *name);
 
-/*
- * Run fn(r, arg) as one database transaction (retried whole on deadlock),
- * storing an owned Idempotency-Key answer in the same transaction.  fn sets
- * the answer and returns DB_OK to commit, DB_ROLLBACK to roll back keeping
- * its (error) answer, or another db code (answered 503/500).  Returns 0
- * when an answer is set from fn, -1 after answering an infrastructure error.
- */
-struct db;
-int req_tx(struct req *r, int (*fn)(struct req *, void *), void *arg);
-
-/* Handle one request already read into r: route, authenticate, dispatch. */
-void req_dispatch(struct req *r);
-
-/* Authentication (fcgi/auth.c): resolve the credential for a route kind.
- * Answers 401/403 itself and returns -1; 0 when r->who is set. */
-int auth_resolve(struct req *r, enum auth_kind kind, unsigned roles);
+/* The escape "%XX" at s[0..left) as a byte, or -1 when s does not start
+ * with a complete one (reads at most 3 bytes, none past left): the one
+ * percent-escape reader of the query, the path and its parameters. */
+int req_pct_byte(const char *s, size_t left);
 
 #endif

@@ -1,6 +1,7 @@
 #include <stdio.h>
 
 #include "core/timefmt.h"
+#include "db/limits.h"
 #include "fcgi/handlers.h"
 
 struct json_object *
@@ -59,4 +60,34 @@ jadd_cursor(struct json_object *o, int64_t next)
 	}
 	snprintf(buf, sizeof buf, "%lld", (long long)next);
 	jadd_str(o, "next_cursor", buf);
+}
+
+handler_rc
+reply_page(struct req *r, const char *key, struct json_object *arr, int64_t next)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, key, arr);
+	jadd_cursor(o, next);
+	return reply_json(r, 200, o);
+}
+
+enum db_rc
+rate_take_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
+    const char *what)
+{
+	int64_t retry;
+	int allowed;
+	enum db_rc rc;
+
+	if ((rc = db_rate_take(r->db, bucket, window, max, r->now, &allowed, &retry)) != DB_OK)
+		return rc;
+	if (!allowed) {
+		reply_header(r, "Retry-After", "%lld", (long long)retry);
+		reply_err(r, ARPS_E_RATE_LIMITED,
+		    "at most %lld %s per address per hour; retry in %lld seconds",
+		    (long long)max, what, (long long)retry);
+		return DB_ROLLBACK;
+	}
+	return DB_OK;
 }

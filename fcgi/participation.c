@@ -72,7 +72,7 @@ refusal_kept(int outcome)
 }
 
 static int
-refuse(struct req *r, int outcome)
+reply_refusal(struct req *r, int outcome)
 {
 	size_t i;
 
@@ -124,7 +124,7 @@ available_no_bio(struct req *r, enum db_bio_state st)
  * read and cached vectors; only the listed studies' rows are read in full.
  * A study whose criteria embedding is not ready is not listed.
  */
-int
+handler_rc
 h_available(struct req *r)
 {
 	struct match_params mp;
@@ -144,7 +144,7 @@ h_available(struct req *r)
 	size_t i, n = 0;
 	enum db_rc rc;
 
-	if (decode_page(r, VAL_AVAILABLE_LIMIT_DEFAULT, VAL_AVAILABLE_LIMIT_MAX, &limit,
+	if (decode_page_or_reply(r, VAL_AVAILABLE_LIMIT_DEFAULT, VAL_AVAILABLE_LIMIT_MAX, &limit,
 	    &cursor) != 0)
 		return 0;
 	if ((rc = db_agent_get(r->db, r->who.id, 0, &a)) != DB_OK ||
@@ -254,7 +254,7 @@ participant_url(const char *url, const char *anon, const char *study_id, const c
 	return out;
 }
 
-static int
+static enum db_rc
 accept_tx(struct req *r, void *arg)
 {
 	const char *id = arg;
@@ -271,7 +271,7 @@ accept_tx(struct req *r, void *arg)
 		db_participation_clear(&p);
 		if (rc != DB_OK)
 			return rc;
-		refuse(r, outcome);
+		reply_refusal(r, outcome);
 		return DB_ROLLBACK;
 	}
 	if ((url = participant_url(s.study_url, p.participant_id, s.id, p.id)) == NULL) {
@@ -303,11 +303,11 @@ accept_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-int
+handler_rc
 h_accept(struct req *r)
 {
 	if (!ids_valid(IDS_STUDY, r->params[0]))
-		return refuse(r, ARPS_E_NOT_FOUND);
+		return reply_refusal(r, ARPS_E_NOT_FOUND);
 	return req_tx(r, accept_tx, r->params[0]);
 }
 
@@ -327,7 +327,7 @@ struct agent_ev_ctx {
 	enum part_event ev;
 };
 
-static int
+static enum db_rc
 agent_ev_tx(struct req *r, void *arg)
 {
 	struct agent_ev_ctx *c = arg;
@@ -343,7 +343,7 @@ agent_ev_tx(struct req *r, void *arg)
 		db_participation_clear(&p);
 		if (rc != DB_OK)
 			return rc;
-		refuse(r, outcome);
+		reply_refusal(r, outcome);
 		return refusal_kept(outcome) ? DB_OK : DB_ROLLBACK;
 	}
 	o = json_object_new_object();
@@ -374,45 +374,35 @@ agent_event(struct req *r, enum part_event ev)
 	struct agent_ev_ctx c;
 	unsigned present;
 
-	if (decode_body(r, complete_fields, ev == PART_EV_COMPLETE ? NFIELDS(complete_fields) : 0,
-	    &in, &present) != 0)
+	if (decode_body_or_reply(r, complete_fields,
+	    ev == PART_EV_COMPLETE ? NFIELDS(complete_fields) : 0, &in, &present) != 0)
 		return 0;
 	if (!ids_valid(IDS_STUDY, r->params[0]))
-		return refuse(r, ARPS_E_NOT_FOUND);
+		return reply_refusal(r, ARPS_E_NOT_FOUND);
 	c.study_id = r->params[0];
 	c.code = in.code;
 	c.ev = ev;
 	return req_tx(r, agent_ev_tx, &c);
 }
 
-int
-h_complete(struct req *r)
-{
-	return agent_event(r, PART_EV_COMPLETE);
-}
-
-int
-h_withdraw(struct req *r)
-{
-	return agent_event(r, PART_EV_WITHDRAW);
-}
+HANDLER_EVENT(h_complete, agent_event, PART_EV_COMPLETE)
+HANDLER_EVENT(h_withdraw, agent_event, PART_EV_WITHDRAW)
 
 /* --- GET /studies/history --- */
 
-int
+handler_rc
 h_history(struct req *r)
 {
-	struct json_object *o, *arr, *it;
+	struct json_object *arr, *it;
 	struct participation *v = NULL;
 	int64_t limit, cursor, next;
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
 		return 0;
 	if ((rc = db_history_list(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_db(r, rc);
-	o = json_object_new_object();
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		it = json_object_new_object();
@@ -428,7 +418,5 @@ h_history(struct req *r)
 		json_object_array_add(arr, it);
 	}
 	db_participations_free(v, n);
-	json_object_object_add(o, "participations", arr);
-	jadd_cursor(o, next);
-	return reply_json(r, 200, o);
+	return reply_page(r, "participations", arr, next);
 }

@@ -11,6 +11,7 @@
 #include <fcgiapp.h>
 
 #include "db/db.h"
+#include "fcgi/dispatch.h"
 #include "fcgi/http.h"
 #include "fcgi/match.h"
 #include "fcgi/pool.h"
@@ -51,7 +52,7 @@ env(FCGX_Request *fx, const char *name)
 
 /* Read exactly CONTENT_LENGTH bytes; answers 413/400 itself on failure. */
 static int
-read_body(struct req *r, FCGX_Request *fx)
+read_body_or_reply(struct req *r, FCGX_Request *fx)
 {
 	const char *cl = env(fx, "CONTENT_LENGTH");
 	unsigned long long n = 0;
@@ -131,7 +132,7 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	r.idem = env(fx, "HTTP_IDEMPOTENCY_KEY");
 	if (r.method == NULL || r.path == NULL)
 		reply_err(&r, ARPS_E_BAD_REQUEST, "missing request line");
-	else if (read_body(&r, fx) == 0)
+	else if (read_body_or_reply(&r, fx) == 0)
 		req_dispatch(&r);
 	if (r.status == 0)
 		reply_err(&r, ARPS_E_INTERNAL, "internal error");

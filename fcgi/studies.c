@@ -140,7 +140,7 @@ participant_json(const struct participation *p)
 }
 
 static int
-no_study(struct req *r, const char *id)
+reply_no_study(struct req *r, const char *id)
 {
 	return reply_err(r, ARPS_E_NOT_FOUND, "no such study: %.40s", id);
 }
@@ -152,32 +152,33 @@ struct study_in {
 	int64_t reward, max, duration, deadline;
 };
 
-static const struct field study_fields[] = {
-	{ "title", F_NAME, F_REQUIRED, VAL_STUDY_TITLE_MIN, VAL_STUDY_TITLE_MAX,
-	    offsetof(struct study_in, title) },
-	{ "description", F_TEXT, F_REQUIRED, VAL_STUDY_DESC_MIN, VAL_STUDY_DESC_MAX,
-	    offsetof(struct study_in, description) },
-	{ "study_url", F_URL, F_REQUIRED, 0, VAL_URL_MAX, offsetof(struct study_in, study_url) },
-	{ "reward_per_participant", F_INT, F_REQUIRED, VAL_REWARD_MIN, VAL_REWARD_MAX,
-	    offsetof(struct study_in, reward) },
-	{ "max_participants", F_INT, F_REQUIRED, VAL_MAX_PARTICIPANTS_MIN,
-	    VAL_MAX_PARTICIPANTS_MAX, offsetof(struct study_in, max) },
-	{ "screening_criteria", F_TEXT, F_REQUIRED, VAL_SCREENING_MIN, VAL_SCREENING_MAX,
-	    offsetof(struct study_in, criteria) },
-	{ "estimated_duration_minutes", F_INT, F_REQUIRED, VAL_DURATION_MIN, VAL_DURATION_MAX,
-	    offsetof(struct study_in, duration) },
-	{ "deadline", F_TIME, F_NULLABLE, 0, 0, offsetof(struct study_in, deadline) },
-	{ "completion_code", F_NAME, F_NULLABLE, VAL_COMPLETION_CODE_MIN, VAL_COMPLETION_CODE_MAX,
-	    offsetof(struct study_in, code) },
-};
-#define STUDY_F_DEADLINE	(1u << 7)
+#define STUDY_FIELDS(X) \
+	X(study_in, STUDY_F_TITLE, "title", F_NAME, F_REQUIRED, VAL_STUDY_TITLE_MIN, \
+	    VAL_STUDY_TITLE_MAX, title) \
+	X(study_in, STUDY_F_DESCRIPTION, "description", F_TEXT, F_REQUIRED, VAL_STUDY_DESC_MIN, \
+	    VAL_STUDY_DESC_MAX, description) \
+	X(study_in, STUDY_F_URL, "study_url", F_URL, F_REQUIRED, 0, VAL_URL_MAX, study_url) \
+	X(study_in, STUDY_F_REWARD, "reward_per_participant", F_INT, F_REQUIRED, VAL_REWARD_MIN, \
+	    VAL_REWARD_MAX, reward) \
+	X(study_in, STUDY_F_MAX, "max_participants", F_INT, F_REQUIRED, VAL_MAX_PARTICIPANTS_MIN, \
+	    VAL_MAX_PARTICIPANTS_MAX, max) \
+	X(study_in, STUDY_F_CRITERIA, "screening_criteria", F_TEXT, F_REQUIRED, VAL_SCREENING_MIN, \
+	    VAL_SCREENING_MAX, criteria) \
+	X(study_in, STUDY_F_DURATION, "estimated_duration_minutes", F_INT, F_REQUIRED, \
+	    VAL_DURATION_MIN, VAL_DURATION_MAX, duration) \
+	X(study_in, STUDY_F_DEADLINE, "deadline", F_TIME, F_NULLABLE, 0, 0, deadline) \
+	X(study_in, STUDY_F_CODE, "completion_code", F_NAME, F_NULLABLE, VAL_COMPLETION_CODE_MIN, \
+	    VAL_COMPLETION_CODE_MAX, code)
+
+enum { STUDY_FIELDS(FIELD_INDEX) };
+static const struct field study_fields[] = { STUDY_FIELDS(FIELD_ROW) };
 
 struct create_ctx {
 	struct study_new sn;
 	char id[IDS_BUFSZ];
 };
 
-static int
+static enum db_rc
 create_tx(struct req *r, void *arg)
 {
 	struct create_ctx *c = arg;
@@ -205,24 +206,24 @@ create_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-int
+handler_rc
 h_study_create(struct req *r)
 {
 	struct study_in in;
 	struct create_ctx c;
 	struct study_new *sn = &c.sn;
 	unsigned present;
-	int crc;
+	enum arps_err plan_rc;
 
 	memset(&in, 0, sizeof in);
-	if (decode_body(r, study_fields, NFIELDS(study_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, study_fields, NFIELDS(study_fields), &in, &present) != 0)
 		return 0;
-	if ((present & STUDY_F_DEADLINE) && in.deadline <= r->now)
+	if (FIELD_GIVEN(present, STUDY_F_DEADLINE) && in.deadline <= r->now)
 		return reply_err(r, ARPS_E_VALIDATION, "deadline: must be in the future");
 	memset(&c, 0, sizeof c);
-	crc = money_study_plan(in.reward, in.max, (int)r->cfg->fee_bps,
+	plan_rc = money_study_plan(in.reward, in.max, (int)r->cfg->fee_bps,
 	    r->cfg->max_study_budget_cents, &sn->plan);
-	if (crc != ARPS_OK)
+	if (plan_rc != ARPS_OK)
 		return reply_err(r, ARPS_E_VALIDATION,
 		    "max_participants: the budget max_participants x (reward + fee) exceeds the "
 		    "per-study limit of %lld cents", (long long)r->cfg->max_study_budget_cents);
@@ -233,7 +234,7 @@ h_study_create(struct req *r)
 	sn->criteria = in.criteria;
 	sn->completion_code = in.code;
 	sn->duration_minutes = in.duration;
-	sn->has_deadline = (present & STUDY_F_DEADLINE) != 0;
+	sn->has_deadline = FIELD_GIVEN(present, STUDY_F_DEADLINE);
 	sn->deadline = in.deadline;
 	/* The criteria are embedded after the answer is sent (the sweep
 	 * retries any left processing). */
@@ -244,27 +245,24 @@ h_study_create(struct req *r)
 
 /* --- GET /studies --- */
 
-int
+handler_rc
 h_study_list(struct req *r)
 {
-	struct json_object *o, *arr;
+	struct json_object *arr;
 	struct study *v = NULL;
 	int64_t limit, cursor, next;
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
 		return 0;
 	if ((rc = db_study_list_owner(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_db(r, rc);
-	o = json_object_new_object();
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++)
 		json_object_array_add(arr, study_researcher_json(&v[i]));
 	db_studies_free(v, n);
-	json_object_object_add(o, "studies", arr);
-	jadd_cursor(o, next);
-	return reply_json(r, 200, o);
+	return reply_page(r, "studies", arr, next);
 }
 
 /* --- GET /studies/{id} --- */
@@ -275,7 +273,7 @@ struct open_ctx {
 
 /* The agent's first detail fetch after accepting: accepted -> in_progress,
  * then the agent view. */
-static int
+static enum db_rc
 open_tx(struct req *r, void *arg)
 {
 	struct open_ctx *c = arg;
@@ -301,7 +299,7 @@ open_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-int
+handler_rc
 h_study_get(struct req *r)
 {
 	const char *id = r->params[0];
@@ -312,16 +310,16 @@ h_study_get(struct req *r)
 	enum db_rc rc;
 
 	if (!ids_valid(IDS_STUDY, id))
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	if ((rc = db_study_get(r->db, id, 0, &s)) == DB_NOTFOUND)
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	if (rc != DB_OK)
 		return reply_db(r, rc);
 	if (r->who.kind == AUTH_BEARER) {
 		/* Another researcher's study does not exist for the caller (6.2). */
 		if (strcmp(s.researcher_id, r->who.id) != 0) {
 			db_study_clear(&s);
-			return no_study(r, id);
+			return reply_no_study(r, id);
 		}
 		reply_json(r, 200, study_researcher_json(&s));
 		db_study_clear(&s);
@@ -333,7 +331,7 @@ h_study_get(struct req *r)
 	}
 	if (!took && s.state != STUDY_ACTIVE) {
 		db_study_clear(&s);
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	}
 	/* HEAD only looks: the study is opened by a GET. */
 	if (took && p.state == PART_ACCEPTED && !r->head) {
@@ -355,7 +353,7 @@ struct event_ctx {
 	enum study_event ev;
 };
 
-static int
+static enum db_rc
 event_tx(struct req *r, void *arg)
 {
 	struct event_ctx *c = arg;
@@ -368,7 +366,7 @@ event_tx(struct req *r, void *arg)
 		return rc;
 	if (outcome == ARPS_E_NOT_FOUND) {
 		db_study_clear(&s);
-		no_study(r, c->study_id);
+		reply_no_study(r, c->study_id);
 		return DB_ROLLBACK;
 	}
 	if (outcome != ARPS_OK) {
@@ -388,64 +386,47 @@ study_event(struct req *r, enum study_event ev)
 	struct event_ctx c = { r->params[0], ev };
 
 	if (!ids_valid(IDS_STUDY, c.study_id))
-		return no_study(r, c.study_id);
+		return reply_no_study(r, c.study_id);
 	return req_tx(r, event_tx, &c);
 }
 
-int
-h_study_pause(struct req *r)
-{
-	return study_event(r, STUDY_EV_PAUSE);
-}
-
-int
-h_study_resume(struct req *r)
-{
-	return study_event(r, STUDY_EV_RESUME);
-}
-
-int
-h_study_stop(struct req *r)
-{
-	return study_event(r, STUDY_EV_STOP);
-}
+HANDLER_EVENT(h_study_pause, study_event, STUDY_EV_PAUSE)
+HANDLER_EVENT(h_study_resume, study_event, STUDY_EV_RESUME)
+HANDLER_EVENT(h_study_stop, study_event, STUDY_EV_STOP)
 
 /* --- GET /studies/{id}/participants --- */
 
-int
+handler_rc
 h_participants(struct req *r)
 {
 	const char *id = r->params[0];
-	struct json_object *o, *arr;
+	struct json_object *arr;
 	struct participation *v = NULL;
 	struct study s;
 	int64_t limit, cursor, next;
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
 		return 0;
 	if (!ids_valid(IDS_STUDY, id))
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	if ((rc = db_study_get(r->db, id, 0, &s)) == DB_NOTFOUND)
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	if (rc != DB_OK)
 		return reply_db(r, rc);
 	if (strcmp(s.researcher_id, r->who.id) != 0) {
 		db_study_clear(&s);
-		return no_study(r, id);
+		return reply_no_study(r, id);
 	}
 	db_study_clear(&s);
 	if ((rc = db_participants_list(r->db, id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_db(r, rc);
-	o = json_object_new_object();
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++)
 		json_object_array_add(arr, participant_json(&v[i]));
 	db_participations_free(v, n);
-	json_object_object_add(o, "participants", arr);
-	jadd_cursor(o, next);
-	return reply_json(r, 200, o);
+	return reply_page(r, "participants", arr, next);
 }
 
 /* --- POST /studies/{id}/participants/{pid}/approve | reject --- */
@@ -464,7 +445,7 @@ struct review_ctx {
 	enum part_event ev;
 };
 
-static int
+static enum db_rc
 review_tx(struct req *r, void *arg)
 {
 	struct review_ctx *c = arg;
@@ -477,7 +458,7 @@ review_tx(struct req *r, void *arg)
 	if ((rc = db_study_get(r->db, c->study_id, 0, &s)) == DB_NOTFOUND ||
 	    (rc == DB_OK && strcmp(s.researcher_id, r->who.id) != 0)) {
 		db_study_clear(&s);
-		no_study(r, c->study_id);
+		reply_no_study(r, c->study_id);
 		return DB_ROLLBACK;
 	}
 	db_study_clear(&s);
@@ -520,28 +501,19 @@ review(struct req *r, enum part_event ev)
 	struct review_ctx c;
 	unsigned present;
 
-	if (decode_body(r, review_fields, NFIELDS(review_fields), &in, &present) != 0)
+	if (decode_body_or_reply(r, review_fields, NFIELDS(review_fields), &in, &present) != 0)
 		return 0;
 	c.study_id = r->params[0];
 	c.pid = r->params[1];
 	c.reason = in.reason;
 	c.ev = ev;
 	if (!ids_valid(IDS_STUDY, c.study_id))
-		return no_study(r, c.study_id);
+		return reply_no_study(r, c.study_id);
 	if (!anon_id_valid(c.pid))
 		return reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s",
 		    c.pid);
 	return req_tx(r, review_tx, &c);
 }
 
-int
-h_participant_approve(struct req *r)
-{
-	return review(r, PART_EV_APPROVE);
-}
-
-int
-h_participant_reject(struct req *r)
-{
-	return review(r, PART_EV_REJECT);
-}
+HANDLER_EVENT(h_participant_approve, review, PART_EV_APPROVE)
+HANDLER_EVENT(h_participant_reject, review, PART_EV_REJECT)

@@ -11,7 +11,7 @@
 #include "fcgi/handlers.h"
 
 /* GET /wallet/balance */
-int
+handler_rc
 h_wallet_balance(struct req *r)
 {
 	struct json_object *o;
@@ -29,10 +29,10 @@ h_wallet_balance(struct req *r)
 }
 
 /* GET /wallet/transactions?type=&limit=&cursor= */
-int
+handler_rc
 h_wallet_transactions(struct req *r)
 {
-	struct json_object *o, *arr, *it;
+	struct json_object *arr, *it;
 	struct txn_row *v = NULL;
 	enum ledger_txn_type type;
 	int64_t limit, cursor, next;
@@ -41,7 +41,7 @@ h_wallet_transactions(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
 		return 0;
 	t = req_query(r, "type", buf, sizeof buf);
 	if (t != NULL && !ledger_txn_type_from_name(t, &type))
@@ -53,7 +53,6 @@ h_wallet_transactions(struct req *r)
 	if ((rc = db_txn_list(r->db, r->who.id, t != NULL ? &type : NULL, cursor, limit, &v, &n,
 	    &next)) != DB_OK)
 		return reply_db(r, rc);
-	o = json_object_new_object();
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		it = json_object_new_object();
@@ -66,7 +65,5 @@ h_wallet_transactions(struct req *r)
 		json_object_array_add(arr, it);
 	}
 	db_txns_free(v, n);
-	json_object_object_add(o, "transactions", arr);
-	jadd_cursor(o, next);
-	return reply_json(r, 200, o);
+	return reply_page(r, "transactions", arr, next);
 }

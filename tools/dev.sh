@@ -234,6 +234,8 @@ test)
     deps
     make -s all model tests
     [ -x tools/check-core-purity.sh ] && { tools/check-core-purity.sh || BROKEN+=("core purity"); }
+    [ -x tools/check-fcgi-deps.sh ] && { tools/check-fcgi-deps.sh || BROKEN+=("fcgi link cycle"); }
+    [ -x tools/check-next-actions.sh ] && { tools/check-next-actions.sh || BROKEN+=("nextActions endpoints"); }
     if [ "$kind" = all ]; then tools/check-nginx.sh || BROKEN+=("nginx production config"); fi
     if [ "$kind" = all ] || [ "$kind" = unit ]; then suite unit; fi
     if [ "$kind" != unit ]; then

@@ -1,21 +1,27 @@
 /* libFuzzer: the HTTP edge's body and query decoding (req_json,
- * decode_body with every field type, req_query, decode_page) on any bytes:
+ * decode_body_or_reply with every field type, req_query, decode_page_or_reply) on any bytes:
  * never a crash, always exactly one answer (make fuzz). */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/db.h"
+#include "fcgi/dispatch.h"
 #include "fcgi/fields.h"
 #include "fcgi/http.h"
 #include "lib/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* A routing table of the real shapes; the handler checks what routing
- * hands it: decoded path parameters with no '/', NUL or control byte. */
-static int
-h_check(struct req *r)
+/* Routing runs the real table (fcgi/routes.c), the real authentication
+ * (fcgi/auth.c) and the real handlers, against a database that is never
+ * there (a socket path that does not exist): a handler that reaches the
+ * database answers 503.  What routing hands a handler is checked after
+ * dispatch: decoded path parameters with no '/', NUL or control byte. */
+static void
+check_params(const struct req *r)
 {
 	size_t i, j;
 
@@ -27,24 +33,6 @@ h_check(struct req *r)
 			    r->params[i][j] == 0x7f)
 				abort();
 	}
-	return reply_json(r, 200, NULL);
-}
-
-const struct route routes[] = {
-	{ "GET",  "/api/v1/health", AUTH_NONE, h_check, 0 },
-	{ "GET",  "/api/v1/agents/me", AUTH_NONE, h_check, 0 },
-	{ "GET",  "/api/v1/studies/{}", AUTH_NONE, h_check, 0 },
-	{ "POST", "/api/v1/studies/{}/participants/{}/approve", AUTH_NONE, h_check, 0 },
-};
-const size_t nroutes = sizeof routes / sizeof routes[0];
-
-int
-auth_resolve(struct req *r, enum auth_kind kind, unsigned roles)
-{
-	(void)r;
-	(void)kind;
-	(void)roles;
-	return 0;
 }
 
 struct all {
@@ -64,6 +52,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct config cfg;
+	static struct db *db;
 	struct req r;
 	struct all a;
 	unsigned present;
@@ -73,6 +62,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (body == NULL)
 		return 0;
+	if (db == NULL) {
+		snprintf(cfg.db_socket, sizeof cfg.db_socket, "/nonexistent/arps-fuzz.sock");
+		if ((db = db_open(&cfg)) == NULL)
+			abort();
+	}
 	memcpy(body, data, size);
 	body[size] = '\0';
 	memset(&r, 0, sizeof r);
@@ -82,7 +76,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.ctype = "application/json";
 	r.body = body;
 	r.blen = size;
-	if (decode_body(&r, fields, sizeof fields / sizeof fields[0], &a, &present) != 0 &&
+	if (decode_body_or_reply(&r, fields, sizeof fields / sizeof fields[0], &a, &present) != 0 &&
 	    r.status == 0)
 		abort();	/* a refusal always answers */
 	if (r.json != NULL)
@@ -93,12 +87,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.query = body;
 	(void)req_query(&r, "limit", buf, sizeof buf);
 	(void)req_query(&r, "type", buf, sizeof buf);
-	if (decode_page(&r, 20, 100, &limit, &cursor) == 0 && (limit < 1 || limit > 100))
+	if (decode_page_or_reply(&r, 20, 100, &limit, &cursor) == 0 && (limit < 1 || limit > 100))
 		abort();
 	free(r.out);
 	/* the same bytes as a request target, routed */
 	memset(&r, 0, sizeof r);
 	r.cfg = &cfg;
+	r.db = db;
+	r.now = 1700000000;
 	r.method = size > 0 && (data[0] & 1) ? "POST" : (size > 0 && (data[0] & 2) ? "HEAD" : "GET");
 	r.head = strcmp(r.method, "HEAD") == 0;
 	req_set_path(&r, body, "/fallback");
@@ -107,6 +103,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	req_dispatch(&r);
 	if (r.status == 0)
 		abort();	/* every request gets one answer */
+	check_params(&r);
 	if (r.json != NULL)
 		json_object_put(r.json);
 	free(r.out);

@@ -1,6 +1,6 @@
 /* OpenID Connect ID-token verification, offline against a JWKS file. */
-#ifndef ARPS_FCGI_OIDC_H
-#define ARPS_FCGI_OIDC_H
+#ifndef ARPS_LIB_OIDC_H
+#define ARPS_LIB_OIDC_H
 
 #include <stddef.h>
 #include <stdint.h>

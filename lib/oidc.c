@@ -31,7 +31,7 @@
 #include <openssl/param_build.h>
 #include <sodium.h>
 
-#include "fcgi/oidc.h"
+#include "lib/oidc.h"
 
 #define TOKEN_MAX	8192		/* bytes of the compact token */
 #define HDR_MAX		1024		/* decoded header */

@@ -1,0 +1,186 @@
+/* Idempotency-Key handling (design.md 6.16) and the request transaction
+ * that stores an owned key's answer with the effect. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "db/db.h"
+#include "db/limits.h"
+#include "fcgi/http.h"
+#include "fcgi/idem.h"
+#include "fcgi/reply.h"
+#include "lib/config.h"
+
+/*
+ * Stored answers may carry secrets (an API key, an access token), so they
+ * are sealed with a key derived from the server pepper and the client's
+ * Idempotency-Key, which itself is stored only as a keyed hash: a database
+ * dump alone reveals neither.
+ */
+static enum db_rc
+idem_store(struct req *r)
+{
+	size_t n = crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES + r->outlen;
+	unsigned char *sealed = malloc(n);
+	enum db_rc rc;
+
+	if (sealed == NULL)
+		return DB_ERR;
+	randombytes_buf(sealed, crypto_secretbox_NONCEBYTES);
+	crypto_secretbox_easy(sealed + crypto_secretbox_NONCEBYTES, (const unsigned char *)r->out,
+	    r->outlen, sealed, r->idem_skey);
+	rc = db_idem_finish(r->db, r->idem_principal, r->idem_hkey, r->status, (const char *)sealed, n);
+	free(sealed);
+	return rc;
+}
+
+static char *
+idem_open(struct req *r, const char *sealed, size_t n, size_t *len)
+{
+	char *out;
+
+	if (n < crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES)
+		return NULL;
+	*len = n - crypto_secretbox_NONCEBYTES - crypto_secretbox_MACBYTES;
+	if ((out = malloc(*len + 1)) == NULL)
+		return NULL;
+	if (crypto_secretbox_open_easy((unsigned char *)out,
+	    (const unsigned char *)sealed + crypto_secretbox_NONCEBYTES,
+	    n - crypto_secretbox_NONCEBYTES, (const unsigned char *)sealed, r->idem_skey) != 0) {
+		free(out);
+		return NULL;
+	}
+	out[*len] = '\0';
+	return out;
+}
+
+struct txctx {
+	struct req *r;
+	req_tx_fn fn;
+	void *arg;
+};
+
+static enum db_rc
+txfn(struct db *db, void *a)
+{
+	struct txctx *c = a;
+	struct req *r = c->r;
+	enum db_rc rc;
+
+	(void)db;
+	reply_reset(r);	/* a retried transaction answers afresh */
+	rc = c->fn(r, c->arg);
+	if (rc == DB_OK && r->idem_owned && r->status > 0 && r->status < 500)
+		rc = idem_store(r);
+	return rc;
+}
+
+int
+req_tx(struct req *r, req_tx_fn fn, void *arg)
+{
+	struct txctx c = { r, fn, arg };
+	enum db_rc rc = db_tx(r->db, txfn, &c);
+
+	if (rc == DB_OK) {
+		if (r->idem_owned && r->status > 0 && r->status < 500)
+			r->idem_stored = 1;
+		return 0;
+	}
+	if (rc == DB_ROLLBACK && r->status != 0)
+		return 0;
+	reply_reset(r);
+	return reply_db(r, rc);
+}
+
+int
+idem_begin_or_reply(struct req *r)
+{
+	enum idem_state st;
+	unsigned char hash[32];
+	crypto_generichash_state hs;
+	size_t i, klen = strlen(r->idem), blen;
+	char *body = NULL;
+	int status = 0;
+	enum db_rc rc;
+
+	if (klen == 0 || klen > 255) {
+		reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: must be 1 to 255 characters");
+		return -1;
+	}
+	for (i = 0; i < klen; i++)
+		if ((unsigned char)r->idem[i] < 0x21 || (unsigned char)r->idem[i] > 0x7e) {
+			reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: printable ASCII only");
+			return -1;
+		}
+	if (r->who.kind != AUTH_NONE)
+		snprintf(r->idem_principal, sizeof r->idem_principal, "%s", r->who.id);
+	else
+		snprintf(r->idem_principal, sizeof r->idem_principal, "ip:%.60s",
+		    r->ip ? r->ip : "-");
+	crypto_generichash_init(&hs, NULL, 0, sizeof hash);
+	crypto_generichash_update(&hs, (const unsigned char *)r->method, strlen(r->method) + 1);
+	crypto_generichash_update(&hs, (const unsigned char *)r->path, strlen(r->path) + 1);
+	crypto_generichash_update(&hs, (const unsigned char *)(r->body ? r->body : ""), r->blen);
+	crypto_generichash_final(&hs, hash, sizeof hash);
+	{
+		unsigned char hk[32];
+
+		crypto_generichash_init(&hs, r->cfg->pepper, sizeof r->cfg->pepper, sizeof hk);
+		crypto_generichash_update(&hs, (const unsigned char *)"idem-key", 9);
+		crypto_generichash_update(&hs, (const unsigned char *)r->idem_principal,
+		    strlen(r->idem_principal) + 1);
+		crypto_generichash_update(&hs, (const unsigned char *)r->idem, klen);
+		crypto_generichash_final(&hs, hk, sizeof hk);
+		sodium_bin2hex(r->idem_hkey, sizeof r->idem_hkey, hk, sizeof hk);
+		crypto_generichash_init(&hs, r->cfg->pepper, sizeof r->cfg->pepper, sizeof r->idem_skey);
+		crypto_generichash_update(&hs, (const unsigned char *)"idem-body", 10);
+		crypto_generichash_update(&hs, (const unsigned char *)r->idem_principal,
+		    strlen(r->idem_principal) + 1);
+		crypto_generichash_update(&hs, (const unsigned char *)r->idem, klen);
+		crypto_generichash_final(&hs, r->idem_skey, sizeof r->idem_skey);
+	}
+	rc = db_idem_claim(r->db, r->idem_principal, r->idem_hkey, hash, r->now, 24 * 3600, &st,
+	    &status, &body, &blen);
+	if (rc != DB_OK) {
+		reply_db(r, rc);
+		return -1;
+	}
+	switch (st) {
+	case IDEM_NEW:
+		r->idem_owned = 1;
+		return 0;
+	case IDEM_REPLAY:
+		reply_reset(r);
+		r->out = idem_open(r, body, blen, &r->outlen);
+		free(body);
+		if (r->out == NULL) {
+			reply_err(r, ARPS_E_INTERNAL, "cannot replay the stored answer");
+			return -1;
+		}
+		r->status = status;
+		reply_header(r, "Idempotent-Replayed", "true");
+		return -1;
+	case IDEM_CONFLICT:
+		reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
+		    "Idempotency-Key was already used with a different request");
+		return -1;
+	case IDEM_BUSY:
+		reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
+		    "a request with this Idempotency-Key is still in flight");
+		return -1;
+	}
+	return -1;
+}
+
+void
+idem_end(struct req *r)
+{
+	if (!r->idem_owned || r->idem_stored)
+		return;
+	if (r->status > 0 && r->status < 500)
+		(void)idem_store(r);
+	else
+		(void)db_idem_release(r->db, r->idem_principal, r->idem_hkey);
+}

@@ -1,0 +1,35 @@
+/*
+ * fcgi/reply.c: answer writing.  Every answer is buffered in struct req
+ * (status, body, extra header lines) and sent once by pool.c, so that an
+ * answer can be stored for Idempotency-Key replay.  This layer uses no
+ * other fcgi/ object.
+ *
+ * Return convention of the reply helpers: reply_json returns 0 when the
+ * answer is set, -1 on allocation failure (then a bare 500 is set);
+ * reply_err and reply_db set an error answer and return -1, so that a
+ * handler or an ..._or_reply helper can "return reply_err(...)".
+ */
+#ifndef ARPS_FCGI_REPLY_H
+#define ARPS_FCGI_REPLY_H
+
+#include <json-c/json.h>
+
+#include "core/errors.h"
+#include "db/db.h"
+
+struct req;
+
+/* Set a JSON answer; takes ownership of obj (may be NULL for "{}"). */
+int reply_json(struct req *r, int status, struct json_object *obj);
+/* Set the error answer {detail, error_code, status}; returns -1. */
+int reply_err(struct req *r, enum arps_err e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Map a db/ result that is not DB_OK to 503 / 500 and answer it; returns -1. */
+int reply_db(struct req *r, enum db_rc dbrc);
+/* Add one response header line (no CRLF in name or value). */
+void reply_header(struct req *r, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Forget the answer set so far (status 0, no body, no extra header). */
+void reply_reset(struct req *r);
+
+#endif
