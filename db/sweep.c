@@ -48,7 +48,7 @@ batch_tx(struct db *db, void *arg)
 	b->moved = 0;
 	for (i = 0; i < b->ids->nrows; i++) {
 		const char *id = dbres_str(b->ids, i, 0);
-		int outcome = ARPS_E_INTERNAL;
+		enum arps_err outcome = ARPS_E_INTERNAL;
 
 		if (b->complete)
 			rc = db_study_complete(db, id, b->sw->now, &outcome);

@@ -262,7 +262,7 @@ accept_tx(struct req *r, void *arg)
 	struct participation p;
 	struct study s = { 0 };
 	char ep[ENDPOINT_MAX], *url;
-	int outcome;
+	enum arps_err outcome;
 	enum db_rc rc;
 
 	rc = db_study_accept(r->db, r->cfg, id, r->who.id, r->now, &s, &p, &outcome);
@@ -334,7 +334,7 @@ agent_ev_tx(struct req *r, void *arg)
 	struct json_object *o, *next, *poll;
 	struct participation p;
 	char ep[ENDPOINT_MAX];
-	int outcome;
+	enum arps_err outcome;
 	enum db_rc rc;
 
 	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, c->ev, c->code, r->now,

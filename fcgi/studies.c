@@ -183,7 +183,7 @@ create_tx(struct req *r, void *arg)
 	struct create_ctx *c = arg;
 	struct study_new *in = &c->sn;
 	struct study s;
-	int outcome;
+	enum arps_err outcome;
 	enum db_rc rc;
 
 	if ((rc = db_study_create(r->db, in, r->now, c->id, &outcome)) != DB_OK)
@@ -281,7 +281,8 @@ open_tx(struct req *r, void *arg)
 	struct open_ctx *c = arg;
 	struct participation p;
 	struct study s;
-	int outcome, took;
+	enum arps_err outcome;
+	int took;
 	enum db_rc rc;
 
 	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, PART_EV_OPEN, NULL,
@@ -360,7 +361,7 @@ event_tx(struct req *r, void *arg)
 {
 	struct event_ctx *c = arg;
 	struct study s;
-	int outcome;
+	enum arps_err outcome;
 	enum db_rc rc;
 
 	if ((rc = db_study_event(r->db, c->study_id, r->who.id, c->ev, r->now, &s,
