@@ -47,7 +47,7 @@ batch_tx(struct db *db, void *arg)
 
 	b->moved = 0;
 	for (i = 0; i < b->ids->nrows; i++) {
-		const char *id = dbres_str(b->ids, i, 0);
+		const char *id = dbres_str(b->ids, i, DB_COL_ONLY);
 		enum arps_err outcome = ARPS_E_INTERNAL;
 
 		if (b->complete)
