@@ -133,12 +133,8 @@ agent_one(struct db *db, const char *sql, struct dbp p, struct agent *a)
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	if ((rc = db_exec(db, sql, &p, 1, &res, NULL)) != DB_OK)
+	if ((rc = db_exec_one(db, sql, &p, 1, &res)) != DB_OK)
 		return rc;
-	if (res->nrows == 0) {
-		dbres_free(res);
-		return DB_NOTFOUND;
-	}
 	memset(a, 0, sizeof *a);
 	dbres_copy(a->id, sizeof a->id, res, 0, AGENT_C_ID);
 	dbres_copy(a->name, sizeof a->name, res, 0, AGENT_C_NAME);
@@ -314,12 +310,8 @@ account_one(struct db *db, const char *sql, const char *key, struct account *a)
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	if ((rc = DB_Q(db, sql, &res, NULL, P_STR(key))) != DB_OK)
+	if ((rc = DB_ONE(db, sql, &res, P_STR(key))) != DB_OK)
 		return rc;
-	if (res->nrows == 0) {
-		dbres_free(res);
-		return DB_NOTFOUND;
-	}
 	account_row(res, 0, a);
 	dbres_free(res);
 	return DB_OK;
@@ -397,12 +389,8 @@ db_token_lookup(struct db *db, const unsigned char h[32], struct account *acc,
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	if ((rc = DB_Q(db, q_tok_get, &res, NULL, P_BLOB(h, 32))) != DB_OK)
+	if ((rc = DB_ONE(db, q_tok_get, &res, P_BLOB(h, 32))) != DB_OK)
 		return rc;
-	if (res->nrows == 0) {
-		dbres_free(res);
-		return DB_NOTFOUND;
-	}
 	account_row(res, 0, acc);
 	*expires = dbres_i64(res, 0, TOKEN_C_EXPIRES_AT);
 	*last_used = dbres_i64(res, 0, TOKEN_C_LAST_USED_AT);
@@ -470,12 +458,8 @@ db_identity_get(struct db *db, const char *issuer, const char *subject, char acc
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	if ((rc = DB_Q(db, q_ident_get, &res, NULL, P_STR(issuer), P_STR(subject))) != DB_OK)
+	if ((rc = DB_ONE(db, q_ident_get, &res, P_STR(issuer), P_STR(subject))) != DB_OK)
 		return rc;
-	if (res->nrows == 0) {
-		dbres_free(res);
-		return DB_NOTFOUND;
-	}
 	dbres_copy(account_id, IDS_BUFSZ, res, 0, DB_COL_ONLY);
 	dbres_free(res);
 	return DB_OK;

@@ -462,6 +462,22 @@ dbres_isnull(const struct dbres *res, size_t row, size_t col)
 	return c == NULL || c->null;
 }
 
+enum db_rc
+db_exec_one(struct db *db, const char *sql, const struct dbp *p, size_t np, struct dbres **res)
+{
+	enum db_rc rc;
+
+	*res = NULL;
+	if ((rc = db_exec(db, sql, p, np, res, NULL)) != DB_OK)
+		return rc;
+	if ((*res)->nrows == 0) {
+		dbres_free(*res);
+		*res = NULL;
+		return DB_NOTFOUND;
+	}
+	return DB_OK;
+}
+
 void
 dbres_copy(char *dst, size_t n, const struct dbres *res, size_t row, size_t col)
 {

@@ -101,6 +101,14 @@ enum db_rc db_exec(struct db *db, const char *sql, const struct dbp *p, size_t n
 #define DB_Q(db, sql, res, aff, ...) db_exec((db), (sql), DB_ARGS(__VA_ARGS__), (res), (aff))
 #define DB_Q0(db, sql, res, aff) db_exec((db), (sql), NULL, 0, (res), (aff))
 
+/* db_exec for a query that gives at most one row that matters: DB_NOTFOUND
+ * (nothing kept) when it gives none, else DB_OK with the rows in *res
+ * (caller frees; read row 0). */
+enum db_rc db_exec_one(struct db *db, const char *sql, const struct dbp *p, size_t np,
+    struct dbres **res);
+/* DB_ONE(db, sql, &res, P_STR(a), ...) */
+#define DB_ONE(db, sql, res, ...) db_exec_one((db), (sql), DB_ARGS(__VA_ARGS__), (res))
+
 /*
  * Named positions.  A SELECT's column list and the positions it is read at
  * come from one X-macro LIST(X, L): X(NAME, "sql expression") for every

@@ -126,18 +126,6 @@ db_study_clear(struct study *s)
 	memset(s, 0, sizeof *s);
 }
 
-static void
-study_clear_elem(void *s)
-{
-	db_study_clear(s);
-}
-
-void
-db_studies_free(struct study *v, size_t n)
-{
-	db_array_free(v, n, sizeof *v, study_clear_elem);
-}
-
 void
 db_participation_clear(struct participation *p)
 {
@@ -148,10 +136,23 @@ db_participation_clear(struct participation *p)
 	memset(p, 0, sizeof *p);
 }
 
+/* The clear functions as db_array_free and dbres_map call them. */
+static void
+study_clear_elem(void *s)
+{
+	db_study_clear(s);
+}
+
 static void
 part_clear_elem(void *p)
 {
 	db_participation_clear(p);
+}
+
+void
+db_studies_free(struct study *v, size_t n)
+{
+	db_array_free(v, n, sizeof *v, study_clear_elem);
 }
 
 void
@@ -286,11 +287,9 @@ read_one(struct db *db, const char *sql, const struct dbp *p, size_t np,
 
 	if (out != NULL)
 		memset(out, 0, size);
-	if ((rc = db_exec(db, sql, p, np, &res, NULL)) != DB_OK)
+	if ((rc = db_exec_one(db, sql, p, np, &res)) != DB_OK)
 		return rc;
-	if (res->nrows == 0)
-		rc = DB_NOTFOUND;
-	else if (out != NULL && map(res, 0, out) != 0)
+	if (out != NULL && map(res, 0, out) != 0)
 		rc = DB_ERR;
 	dbres_free(res);
 	return rc;

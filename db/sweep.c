@@ -170,7 +170,7 @@ sweep_lock(struct db *db, int *got)
 	*got = 0;
 	if ((rc = DB_Q0(db, q_lock, &res, NULL)) != DB_OK)
 		return rc;
-	*got = dbres_i64(res, 0, 0) == 1;
+	*got = dbres_i64(res, 0, DB_COL_ONLY) == 1;
 	dbres_free(res);
 	return DB_OK;
 }
