@@ -61,25 +61,25 @@ static const struct {
 
 /* Whether a refusal's transaction is committed (refusals[].kept). */
 static bool
-refusal_kept(int outcome)
+refusal_kept(enum arps_err outcome)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
-		if ((int)refusals[i].e == outcome)
+		if (refusals[i].e == outcome)
 			return refusals[i].kept;
 	return false;
 }
 
 static int
-refuse(struct req *r, int outcome)
+refuse(struct req *r, enum arps_err outcome)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
-		if ((int)refusals[i].e == outcome)
+		if (refusals[i].e == outcome)
 			return reply_err(r, refusals[i].e, "%s", refusals[i].detail);
-	return reply_err(r, (enum arps_err)outcome, "refused");
+	return reply_err(r, outcome, "refused");
 }
 
 /* --- GET /studies/available --- */

@@ -195,7 +195,7 @@ create_tx(struct req *r, void *arg)
 		return DB_ROLLBACK;
 	}
 	if (outcome != ARPS_OK) {
-		reply_err(r, (enum arps_err)outcome, "the study cannot be funded");
+		reply_err(r, outcome, "the study cannot be funded");
 		return DB_ROLLBACK;
 	}
 	if ((rc = db_study_get(r->db, c->id, 0, &s)) != DB_OK)
@@ -373,7 +373,7 @@ event_tx(struct req *r, void *arg)
 		return DB_ROLLBACK;
 	}
 	if (outcome != ARPS_OK) {
-		reply_err(r, (enum arps_err)outcome, "cannot %s a study that is %s",
+		reply_err(r, outcome, "cannot %s a study that is %s",
 		    study_event_name(c->ev), s.id[0] ? study_state_name(s.state) : "unknown");
 		db_study_clear(&s);
 		return DB_ROLLBACK;
@@ -503,7 +503,7 @@ review_tx(struct req *r, void *arg)
 		return DB_ROLLBACK;
 	}
 	if (so.outcome != ARPS_OK) {
-		reply_err(r, (enum arps_err)so.outcome, "cannot review this participant");
+		reply_err(r, so.outcome, "cannot review this participant");
 		return DB_ROLLBACK;
 	}
 	/* Re-read for the agent's new reputation (the tier shown). */
