@@ -15,22 +15,29 @@
  *      updates by owner id; platform accounts are postings only, inserts
  *      that lock no wallet row)
  *
- * A transaction may skip levels but never takes a lower-numbered lock
- * after a higher one, and never two rows of one level except wallets,
- * which are taken in a total order.  So no two of them can wait on each
- * other in a cycle: the one that holds the higher lock waits only for
- * locks higher still.  Counting rows (the FULL check's probe) and the
- * occupied column are read or changed under the study lock.  Settling
- * by participation id reads the participation's study id first without a
- * lock (it never changes), then locks in order.
+ * One call may skip levels but never takes a lower-numbered lock after
+ * a higher one, and never two rows of one level except wallets, which are
+ * taken in a total order.  So two transactions that each make one such
+ * call cannot wait on each other in a cycle: the one holding the higher
+ * lock waits only for locks higher still.  Counting rows (the FULL
+ * check's probe) and the occupied column are read or changed under the
+ * study lock.  Settling by participation id reads the participation's
+ * study id first without a lock (it never changes), then locks in order.
  *
- * The one exception, taken on purpose: db_study_accept first times out
- * the agent's own participation when it is 24 h old, as the sweep would
- * (that study, the participation, the agent, the wallets), and only then
- * locks the study being accepted, after the agent.  A review of the same
- * agent's participation crossing it can deadlock; InnoDB then rolls one
- * back and db_tx runs it again from the start, so the outcome is as if
- * they had run one after the other.
+ * Two exceptions, taken on purpose, where a deadlock is possible and
+ * harmless: InnoDB rolls one side back and db_tx runs that transaction
+ * again from the start (DB_RETRY must reach it), so the outcome is as if
+ * the two had run one after the other.
+ *  - db_study_accept first times out the agent's own participation when
+ *    it is 24 h old, as the sweep would (that study, the participation,
+ *    the agent, the wallets), and only then locks the study being
+ *    accepted, after the agent.  A review of that participation can
+ *    cross it.
+ *  - A sweep batch (db/sweep.c) makes many of these calls in one
+ *    transaction, ids in (study_id, id) order, so between two rows it
+ *    goes back to level 1 while holding agent and wallet locks.  A
+ *    request on the same agent or researcher can cross it; the batch is
+ *    then retried whole (a batch moves all its rows or none).
  *
  * db_study_create locks only the researcher's wallet (level 4): the study
  * it inserts is new, so no other transaction can hold it.
