@@ -8,8 +8,35 @@
 #include "db/ledger.h"
 #include "lib/secret.h"
 
-#define AGENT_COLS "id, name, description, status, COALESCE(status_before_suspend, ''),"\
-	" COALESCE(account_id, ''), reputation, streak, COALESCE(last_heartbeat, 0), created_at"
+/* An agent row, read at the AGENT_C_* positions. */
+#define AGENT_COLUMNS(X, L) \
+	X(AGENT_C_ID,			"id") \
+	X(AGENT_C_NAME,			"name") \
+	X(AGENT_C_DESCRIPTION,		"description") \
+	X(AGENT_C_STATUS,		"status") \
+	X(AGENT_C_BEFORE_SUSPEND,	"COALESCE(status_before_suspend, '')") \
+	X(AGENT_C_ACCOUNT_ID,		"COALESCE(account_id, '')") \
+	X(AGENT_C_REPUTATION,		"reputation") \
+	X(AGENT_C_STREAK,		"streak") \
+	X(AGENT_C_LAST_HEARTBEAT,	"COALESCE(last_heartbeat, 0)") \
+	L(AGENT_C_CREATED_AT,		"created_at")
+enum agent_col { DB_COLS_ENUM(AGENT_COLUMNS) AGENT_C__END };
+#define AGENT_COLS DB_COLS_SQL(AGENT_COLUMNS)
+
+/* The agent's active participation. */
+#define CURRENT_COLUMNS(X, L) \
+	X(CURRENT_C_STUDY_ID,		"study_id") \
+	X(CURRENT_C_ID,			"id") \
+	X(CURRENT_C_STATUS,		"status") \
+	L(CURRENT_C_ACCEPTED_AT,	"accepted_at")
+enum current_col { DB_COLS_ENUM(CURRENT_COLUMNS) CURRENT_C__END };
+
+/* The agent's bio and the state of its embedding. */
+#define BIO_COLUMNS(X, L) \
+	X(BIO_C_TEXT,			"a.bio") \
+	X(BIO_C_STATUS,			"COALESCE(e.status, 'processing')") \
+	L(BIO_C_UPDATED_AT,		"COALESCE(a.bio_updated_at, 0)")
+enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
 
 static const char q_agent_by_key[] = "SELECT " AGENT_COLS " FROM agents WHERE api_key_hash = ?";
 static const char q_agent_get[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ?";
@@ -26,8 +53,7 @@ static const char q_agent_hb[] =
     " AND (last_heartbeat IS NULL OR last_heartbeat <= ?)";
 static const char q_agent_hb_get[] = "SELECT COALESCE(last_heartbeat, 0) FROM agents WHERE id = ?";
 static const char q_agent_current[] =
-    "SELECT study_id, id, status, accepted_at FROM participations"
-    " WHERE active_agent = ?";
+    "SELECT " DB_COLS_SQL(CURRENT_COLUMNS) " FROM participations WHERE active_agent = ?";
 static const char q_agent_claim[] =
     "UPDATE agents SET account_id = ?,"
     " status = IF(status = 'suspended', 'suspended', 'claimed'),"
@@ -42,26 +68,47 @@ static const char q_emb_set[] =
     " status = 'processing', text_hash = VALUES(text_hash), vector = NULL, error = NULL,"
     " attempts = 0, updated_at = VALUES(updated_at)";
 static const char q_bio_get[] =
-    "SELECT a.bio, COALESCE(e.status, 'processing'), COALESCE(a.bio_updated_at, 0)"
-    " FROM agents a LEFT JOIN embeddings e ON e.subject_id = a.id WHERE a.id = ?";
+    "SELECT " DB_COLS_SQL(BIO_COLUMNS) " FROM agents a"
+    " LEFT JOIN embeddings e ON e.subject_id = a.id WHERE a.id = ?";
 
-#define ACC_COLS "id, email, FIND_IN_SET('researcher', roles) > 0,"\
-	" FIND_IN_SET('participant', roles) > 0, FIND_IN_SET('admin', roles) > 0, created_at"
-static const char q_acc_get[] = "SELECT " ACC_COLS " FROM accounts WHERE id = ?";
-static const char q_acc_email[] = "SELECT " ACC_COLS " FROM accounts WHERE email = ?";
-static const char q_acc_email_lock[] = "SELECT " ACC_COLS " FROM accounts WHERE email = ? FOR UPDATE";
+/* An account row (alias a), read at the ACC_C_* positions; a token
+ * lookup selects TOKEN_COLUMNS (alias t) after it. */
+#define ACC_COLUMNS(X, L) \
+	X(ACC_C_ID,			"a.id") \
+	X(ACC_C_EMAIL,			"a.email") \
+	X(ACC_C_RESEARCHER,		"FIND_IN_SET('researcher', a.roles) > 0") \
+	X(ACC_C_PARTICIPANT,		"FIND_IN_SET('participant', a.roles) > 0") \
+	X(ACC_C_ADMIN,			"FIND_IN_SET('admin', a.roles) > 0") \
+	L(ACC_C_CREATED_AT,		"a.created_at")
+#define TOKEN_COLUMNS(X, L) \
+	X(TOKEN_C_EXPIRES_AT,		"t.expires_at") \
+	X(TOKEN_C_LAST_USED_AT,		"t.last_used_at") \
+	L(TOKEN_C_REVOKED,		"t.revoked_at IS NOT NULL")
+enum acc_col { DB_COLS_ENUM(ACC_COLUMNS) DB_COLS_ENUM(TOKEN_COLUMNS) ACC_C__END };
+#define ACC_COLS DB_COLS_SQL(ACC_COLUMNS)
+
+/* A login code. */
+#define CODE_COLUMNS(X, L) \
+	X(CODE_C_HASH,			"code_hash") \
+	X(CODE_C_EXPIRES_AT,		"expires_at") \
+	L(CODE_C_TRIES,			"tries")
+enum code_col { DB_COLS_ENUM(CODE_COLUMNS) CODE_C__END };
+
+static const char q_acc_get[] = "SELECT " ACC_COLS " FROM accounts a WHERE a.id = ?";
+static const char q_acc_email[] = "SELECT " ACC_COLS " FROM accounts a WHERE a.email = ?";
+static const char q_acc_email_lock[] =
+    "SELECT " ACC_COLS " FROM accounts a WHERE a.email = ? FOR UPDATE";
 static const char q_acc_ins[] =
     "INSERT INTO accounts (id, email, roles, created_at) VALUES (?, ?, ?, ?)";
 static const char q_acc_agents[] =
-    "SELECT id, name, status, reputation FROM agents WHERE account_id = ? ORDER BY seq DESC";
+    "SELECT " DB_COLS_SQL(ACC_AGENT_COLUMNS) " FROM agents WHERE account_id = ?"
+    " ORDER BY seq DESC";
 
 static const char q_tok_ins[] =
     "INSERT INTO access_tokens (token_hash, account_id, created_at, last_used_at, expires_at)"
     " VALUES (?, ?, ?, ?, ?)";
 static const char q_tok_get[] =
-    "SELECT a.id, a.email, FIND_IN_SET('researcher', a.roles) > 0,"
-    " FIND_IN_SET('participant', a.roles) > 0, FIND_IN_SET('admin', a.roles) > 0, a.created_at,"
-    " t.expires_at, t.last_used_at, t.revoked_at IS NOT NULL"
+    "SELECT " ACC_COLS ", " DB_COLS_SQL(TOKEN_COLUMNS)
     " FROM access_tokens t JOIN accounts a ON a.id = t.account_id WHERE t.token_hash = ?";
 static const char q_tok_touch[] = "UPDATE access_tokens SET last_used_at = ? WHERE token_hash = ?";
 static const char q_tok_revoke[] =
@@ -71,7 +118,7 @@ static const char q_code_set[] =
     "REPLACE INTO login_codes (email, code_hash, created_at, expires_at, tries)"
     " VALUES (?, ?, ?, ?, 0)";
 static const char q_code_get[] =
-    "SELECT code_hash, expires_at, tries FROM login_codes WHERE email = ? FOR UPDATE";
+    "SELECT " DB_COLS_SQL(CODE_COLUMNS) " FROM login_codes WHERE email = ? FOR UPDATE";
 static const char q_code_fail[] = "UPDATE login_codes SET tries = tries + 1 WHERE email = ?";
 static const char q_code_del[] = "DELETE FROM login_codes WHERE email = ?";
 
@@ -80,36 +127,26 @@ static const char q_ident_get[] =
 static const char q_ident_ins[] =
     "INSERT INTO account_identities (issuer, subject, account_id, created_at) VALUES (?, ?, ?, ?)";
 
-static void
-copy(char *dst, size_t n, const char *src)
-{
-	snprintf(dst, n, "%s", src ? src : "");
-}
-
 static enum db_rc
 agent_one(struct db *db, const char *sql, struct dbp p, struct agent *a)
 {
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	if ((rc = db_exec(db, sql, &p, 1, &res, NULL)) != DB_OK)
+	if ((rc = db_exec_one(db, sql, &p, 1, &res)) != DB_OK)
 		return rc;
-	if (res->nrows == 0) {
-		dbres_free(res);
-		return DB_NOTFOUND;
-	}
 	memset(a, 0, sizeof *a);
-	copy(a->id, sizeof a->id, dbres_str(res, 0, 0));
-	copy(a->name, sizeof a->name, dbres_str(res, 0, 1));
-	a->has_description = !dbres_isnull(res, 0, 2);
-	copy(a->description, sizeof a->description, dbres_str(res, 0, 2));
-	copy(a->status, sizeof a->status, dbres_str(res, 0, 3));
-	copy(a->before_suspend, sizeof a->before_suspend, dbres_str(res, 0, 4));
-	copy(a->account_id, sizeof a->account_id, dbres_str(res, 0, 5));
-	a->reputation = (int)dbres_i64(res, 0, 6);
-	a->streak = (int)dbres_i64(res, 0, 7);
-	a->last_heartbeat = dbres_i64(res, 0, 8);
-	a->created_at = dbres_i64(res, 0, 9);
+	dbres_copy(a->id, sizeof a->id, res, 0, AGENT_C_ID);
+	dbres_copy(a->name, sizeof a->name, res, 0, AGENT_C_NAME);
+	a->has_description = !dbres_isnull(res, 0, AGENT_C_DESCRIPTION);
+	dbres_copy(a->description, sizeof a->description, res, 0, AGENT_C_DESCRIPTION);
+	dbres_copy(a->status, sizeof a->status, res, 0, AGENT_C_STATUS);
+	dbres_copy(a->before_suspend, sizeof a->before_suspend, res, 0, AGENT_C_BEFORE_SUSPEND);
+	dbres_copy(a->account_id, sizeof a->account_id, res, 0, AGENT_C_ACCOUNT_ID);
+	a->reputation = (int)dbres_i64(res, 0, AGENT_C_REPUTATION);
+	a->streak = (int)dbres_i64(res, 0, AGENT_C_STREAK);
+	a->last_heartbeat = dbres_i64(res, 0, AGENT_C_LAST_HEARTBEAT);
+	a->created_at = dbres_i64(res, 0, AGENT_C_CREATED_AT);
 	dbres_free(res);
 	return DB_OK;
 }
@@ -177,7 +214,7 @@ db_agent_heartbeat(struct db *db, const char *id, int64_t now, int64_t interval,
 	}
 	if ((rc = DB_Q(db, q_agent_hb_get, &res, NULL, P_STR(id))) != DB_OK)
 		return rc;
-	*last = dbres_i64(res, 0, 0);
+	*last = dbres_i64(res, 0, DB_COL_ONLY);
 	dbres_free(res);
 	return DB_OK;
 }
@@ -192,10 +229,10 @@ db_agent_current(struct db *db, const char *id, struct agent_current *c)
 	if ((rc = DB_Q(db, q_agent_current, &res, NULL, P_STR(id))) != DB_OK)
 		return rc;
 	if (res->nrows > 0) {
-		copy(c->study_id, sizeof c->study_id, dbres_str(res, 0, 0));
-		copy(c->participation_id, sizeof c->participation_id, dbres_str(res, 0, 1));
-		copy(c->status, sizeof c->status, dbres_str(res, 0, 2));
-		c->accepted_at = dbres_i64(res, 0, 3);
+		dbres_copy(c->study_id, sizeof c->study_id, res, 0, CURRENT_C_STUDY_ID);
+		dbres_copy(c->participation_id, sizeof c->participation_id, res, 0, CURRENT_C_ID);
+		dbres_copy(c->status, sizeof c->status, res, 0, CURRENT_C_STATUS);
+		c->accepted_at = dbres_i64(res, 0, CURRENT_C_ACCEPTED_AT);
 	}
 	dbres_free(res);
 	return DB_OK;
@@ -243,13 +280,13 @@ db_bio_get(struct db *db, const char *agent_id, char **bio, char status[16], int
 	strcpy(status, "none");
 	if ((rc = DB_Q(db, q_bio_get, &res, NULL, P_STR(agent_id))) != DB_OK)
 		return rc;
-	if (res->nrows > 0 && !dbres_isnull(res, 0, 0)) {
-		if ((*bio = strdup(dbres_str(res, 0, 0))) == NULL) {
+	if (res->nrows > 0 && !dbres_isnull(res, 0, BIO_C_TEXT)) {
+		if ((*bio = strdup(dbres_str(res, 0, BIO_C_TEXT))) == NULL) {
 			dbres_free(res);
 			return DB_ERR;
 		}
-		copy(status, 16, dbres_str(res, 0, 1));
-		*updated_at = dbres_i64(res, 0, 2);
+		dbres_copy(status, 16, res, 0, BIO_C_STATUS);
+		*updated_at = dbres_i64(res, 0, BIO_C_UPDATED_AT);
 	}
 	dbres_free(res);
 	return DB_OK;
@@ -259,12 +296,12 @@ static void
 account_row(const struct dbres *res, size_t row, struct account *a)
 {
 	memset(a, 0, sizeof *a);
-	copy(a->id, sizeof a->id, dbres_str(res, row, 0));
-	copy(a->email, sizeof a->email, dbres_str(res, row, 1));
-	a->roles = (dbres_i64(res, row, 2) ? ACC_ROLE_RESEARCHER : 0) |
-	    (dbres_i64(res, row, 3) ? ACC_ROLE_PARTICIPANT : 0) |
-	    (dbres_i64(res, row, 4) ? ACC_ROLE_ADMIN : 0);
-	a->created_at = dbres_i64(res, row, 5);
+	dbres_copy(a->id, sizeof a->id, res, row, ACC_C_ID);
+	dbres_copy(a->email, sizeof a->email, res, row, ACC_C_EMAIL);
+	a->roles = (dbres_i64(res, row, ACC_C_RESEARCHER) ? ACC_ROLE_RESEARCHER : 0) |
+	    (dbres_i64(res, row, ACC_C_PARTICIPANT) ? ACC_ROLE_PARTICIPANT : 0) |
+	    (dbres_i64(res, row, ACC_C_ADMIN) ? ACC_ROLE_ADMIN : 0);
+	a->created_at = dbres_i64(res, row, ACC_C_CREATED_AT);
 }
 
 static enum db_rc
@@ -273,12 +310,8 @@ account_one(struct db *db, const char *sql, const char *key, struct account *a)
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	if ((rc = DB_Q(db, sql, &res, NULL, P_STR(key))) != DB_OK)
+	if ((rc = DB_ONE(db, sql, &res, P_STR(key))) != DB_OK)
 		return rc;
-	if (res->nrows == 0) {
-		dbres_free(res);
-		return DB_NOTFOUND;
-	}
 	account_row(res, 0, a);
 	dbres_free(res);
 	return DB_OK;
@@ -314,7 +347,7 @@ db_account_create(struct db *db, const char *email, unsigned roles, int64_t now,
 		strcat(set, "admin,");
 	if (set[0] != '\0')
 		set[strlen(set) - 1] = '\0';
-	copy(out->email, sizeof out->email, email);
+	snprintf(out->email, sizeof out->email, "%s", email ? email : "");
 	out->roles = roles;
 	out->created_at = now;
 	if ((rc = DB_Q(db, q_acc_ins, NULL, NULL, P_STR(out->id), P_STR(email), P_STR(set),
@@ -356,16 +389,12 @@ db_token_lookup(struct db *db, const unsigned char h[32], struct account *acc,
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	if ((rc = DB_Q(db, q_tok_get, &res, NULL, P_BLOB(h, 32))) != DB_OK)
+	if ((rc = DB_ONE(db, q_tok_get, &res, P_BLOB(h, 32))) != DB_OK)
 		return rc;
-	if (res->nrows == 0) {
-		dbres_free(res);
-		return DB_NOTFOUND;
-	}
 	account_row(res, 0, acc);
-	*expires = dbres_i64(res, 0, 6);
-	*last_used = dbres_i64(res, 0, 7);
-	*revoked = (int)dbres_i64(res, 0, 8);
+	*expires = dbres_i64(res, 0, TOKEN_C_EXPIRES_AT);
+	*last_used = dbres_i64(res, 0, TOKEN_C_LAST_USED_AT);
+	*revoked = (int)dbres_i64(res, 0, TOKEN_C_REVOKED);
 	dbres_free(res);
 	return DB_OK;
 }
@@ -400,13 +429,13 @@ db_code_get(struct db *db, const char *email, unsigned char h[32], int64_t *expi
 
 	if ((rc = DB_Q(db, q_code_get, &res, NULL, P_STR(email))) != DB_OK)
 		return rc;
-	if (res->nrows == 0 || (b = dbres_blob(res, 0, 0, &n)) == NULL || n != 32) {
+	if (res->nrows == 0 || (b = dbres_blob(res, 0, CODE_C_HASH, &n)) == NULL || n != 32) {
 		dbres_free(res);
 		return DB_NOTFOUND;
 	}
 	memcpy(h, b, 32);
-	*expires = dbres_i64(res, 0, 1);
-	*tries = (int)dbres_i64(res, 0, 2);
+	*expires = dbres_i64(res, 0, CODE_C_EXPIRES_AT);
+	*tries = (int)dbres_i64(res, 0, CODE_C_TRIES);
 	dbres_free(res);
 	return DB_OK;
 }
@@ -429,13 +458,9 @@ db_identity_get(struct db *db, const char *issuer, const char *subject, char acc
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	if ((rc = DB_Q(db, q_ident_get, &res, NULL, P_STR(issuer), P_STR(subject))) != DB_OK)
+	if ((rc = DB_ONE(db, q_ident_get, &res, P_STR(issuer), P_STR(subject))) != DB_OK)
 		return rc;
-	if (res->nrows == 0) {
-		dbres_free(res);
-		return DB_NOTFOUND;
-	}
-	copy(account_id, IDS_BUFSZ, dbres_str(res, 0, 0));
+	dbres_copy(account_id, IDS_BUFSZ, res, 0, DB_COL_ONLY);
 	dbres_free(res);
 	return DB_OK;
 }

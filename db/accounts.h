@@ -78,7 +78,14 @@ enum db_rc db_account_create(struct db *, const char *email, unsigned roles, int
     struct account *out);
 /* Find or create the account of an e-mail address (locked). */
 enum db_rc db_account_for_email(struct db *, const char *email, int64_t now, struct account *out);
-/* The agents an account has claimed: rows of (id, name, status, reputation). */
+/* The agents an account has claimed, newest first: rows read at the
+ * ACC_AGENT_* positions. */
+#define ACC_AGENT_COLUMNS(X, L) \
+	X(ACC_AGENT_ID,		"id") \
+	X(ACC_AGENT_NAME,	"name") \
+	X(ACC_AGENT_STATUS,	"status") \
+	L(ACC_AGENT_REPUTATION,	"reputation")
+enum acc_agent_col { DB_COLS_ENUM(ACC_AGENT_COLUMNS) ACC_AGENT__END };
 enum db_rc db_account_agents(struct db *, const char *account_id, struct dbres **res);
 
 /* Access tokens. */

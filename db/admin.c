@@ -155,7 +155,8 @@ move(struct db *db, char **args, enum ledger_event ev)
 	struct ledger_entry le;
 	char owner[IDS_BUFSZ];
 	int64_t cents, avail, frozen;
-	int tries, crc;
+	enum arps_err refusal;	/* core's verdict on the posting */
+	int tries;
 	enum db_rc rc;
 
 	if (parse_cents(args[1], &cents) != 0) {
@@ -174,11 +175,11 @@ move(struct db *db, char **args, enum ledger_event ev)
 		li.ev = ev;
 		li.amount = cents;
 		li.available = avail;
-		if ((crc = ledger_build(&li, &le)) != ARPS_OK) {
+		if ((refusal = ledger_build(&li, &le)) != ARPS_OK) {
 			db_rollback(db);
-			if (crc == ARPS_E_INSUFFICIENT_FUNDS)
+			if (refusal == ARPS_E_INSUFFICIENT_FUNDS)
 				return refuse("insufficient funds in %s", owner);
-			return refuse("refused: %s", arps_err_code(crc));
+			return refuse("refused: %s", arps_err_code(refusal));
 		}
 		if ((rc = db_ledger_post(db, &le, party, NULL, ev, NULL, (int64_t)time(NULL))) != DB_OK ||
 		    (rc = db_commit(db)) != DB_OK)
@@ -277,6 +278,7 @@ admin_reinstate(struct db *db, const struct config *cfg, char **args)
 }
 
 /* Every invariant of design.md section 4; each violation is printed. */
+enum check_col { CHECK_C_SUBJECT, CHECK_C_DETAIL };
 static const struct check {
 	const char *what;
 	const char *sql;	/* rows returned are violations: (subject, detail) */
@@ -343,8 +345,8 @@ admin_verify_ledger(struct db *db, const struct config *cfg, char **args)
 		if (DB_Q0(db, checks[i].sql, &res, NULL) != DB_OK)
 			return dberr(db);
 		for (j = 0; j < res->nrows; j++, bad++)
-			printf("VIOLATION %s: %s %s\n", checks[i].what, dbres_str(res, j, 0),
-			    dbres_str(res, j, 1) ? dbres_str(res, j, 1) : "");
+			printf("VIOLATION %s: %s %s\n", checks[i].what, dbres_str(res, j, CHECK_C_SUBJECT),
+			    dbres_str(res, j, CHECK_C_DETAIL) ? dbres_str(res, j, CHECK_C_DETAIL) : "");
 		dbres_free(res);
 	}
 	if (bad > 0) {

@@ -472,6 +472,83 @@ dbres_isnull(const struct dbres *res, size_t row, size_t col)
 	return c == NULL || c->null;
 }
 
+enum db_rc
+db_exec_one(struct db *db, const char *sql, const struct dbp *p, size_t np, struct dbres **res)
+{
+	enum db_rc rc;
+
+	*res = NULL;
+	if ((rc = db_exec(db, sql, p, np, res, NULL)) != DB_OK)
+		return rc;
+	if ((*res)->nrows == 0) {
+		dbres_free(*res);
+		*res = NULL;
+		return DB_NOTFOUND;
+	}
+	return DB_OK;
+}
+
+void
+dbres_copy(char *dst, size_t n, const struct dbres *res, size_t row, size_t col)
+{
+	const char *s = dbres_str(res, row, col);
+
+	snprintf(dst, n, "%s", s ? s : "");
+}
+
+char *
+dbres_dup(const struct dbres *res, size_t row, size_t col, int *ok)
+{
+	const char *s = dbres_str(res, row, col);
+	char *d;
+
+	if (s == NULL)
+		return NULL;
+	if ((d = strdup(s)) == NULL)
+		*ok = 0;
+	return d;
+}
+
+void
+db_array_free(void *v, size_t n, size_t size, void (*clear)(void *))
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		clear((char *)v + i * size);
+	free(v);
+}
+
+enum db_rc
+dbres_map(const struct dbres *res, int64_t limit, size_t size,
+    int (*map)(const struct dbres *, size_t, void *), void (*clear)(void *),
+    void **v, size_t *n, int *more)
+{
+	size_t i, keep = res->nrows;
+
+	if (limit > 0 && keep > (size_t)limit)
+		keep = (size_t)limit;
+	*v = NULL;
+	*n = 0;
+	*more = 0;
+	if (keep == 0)
+		return DB_OK;
+	if ((*v = calloc(keep, size)) == NULL)
+		return DB_ERR;
+	for (i = 0; i < keep; i++) {
+		if (map(res, i, (char *)*v + i * size) != 0) {
+			db_array_free(*v, i, size, clear);
+			*v = NULL;
+			return DB_ERR;
+		}
+	}
+	*n = keep;
+	*more = res->nrows > keep;
+	return DB_OK;
+}
+
 static enum db_rc
 simple(struct db *db, const char *sql)
 {

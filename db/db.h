@@ -3,9 +3,18 @@
  * statements prepared once per connection and cached by their SQL text
  * pointer, positional binds only, results copied into one owned block.
  *
- * Return convention of this layer: enum db_rc.  DB_OK is 0; business
- * outcomes the database reports (duplicate key, check constraint, no row)
- * are kept apart from infrastructure errors (DB_GONE, DB_ERR).
+ * Return convention of this layer: every function that touches the
+ * database returns enum db_rc (never an int standing for one).  DB_OK is
+ * 0; outcomes the database reports (duplicate key, check constraint, no
+ * row) are kept apart from infrastructure errors (DB_GONE, DB_ERR).  A
+ * business outcome decided under the transaction's locks (a refusal such
+ * as "study full") is not a db_rc: it is an enum arps_err in an
+ * `enum arps_err *outcome` parameter (or an `outcome` member), ARPS_OK
+ * when the change was made, written whenever the function returns DB_OK.
+ * The only other return types: void for the *_free / *_clear functions
+ * (which accept NULL), plain accessors (db_error, db_errno, dbres_*), the
+ * predicate db_embedding_vector (1 or 0), and the arps-admin commands of
+ * db/admin.h, which return the process exit status.
  */
 #ifndef ARPS_DB_DB_H
 #define ARPS_DB_DB_H
@@ -94,12 +103,67 @@ enum db_rc db_exec(struct db *db, const char *sql, const struct dbp *p, size_t n
 #define DB_Q(db, sql, res, aff, ...) db_exec((db), (sql), DB_ARGS(__VA_ARGS__), (res), (aff))
 #define DB_Q0(db, sql, res, aff) db_exec((db), (sql), NULL, 0, (res), (aff))
 
+/* db_exec for a query that gives at most one row that matters: DB_NOTFOUND
+ * (nothing kept) when it gives none, else DB_OK with the rows in *res
+ * (caller frees; read row 0). */
+enum db_rc db_exec_one(struct db *db, const char *sql, const struct dbp *p, size_t np,
+    struct dbres **res);
+/* DB_ONE(db, sql, &res, P_STR(a), ...) */
+#define DB_ONE(db, sql, res, ...) db_exec_one((db), (sql), DB_ARGS(__VA_ARGS__), (res))
+
+/*
+ * Named positions.  A SELECT's column list and the positions it is read at
+ * come from one X-macro LIST(X, L): X(NAME, "sql expression") for every
+ * column but the last, L(NAME, "sql expression") for the last.  Then
+ *   DB_COLS_SQL(LIST)   is the string literal "expr, expr, ..., expr" and
+ *   DB_COLS_ENUM(LIST)  is the enumerators NAME, NAME, ..., in that order,
+ * so `enum { DB_COLS_ENUM(AGENT_COLUMNS) AGENT__NCOLS };` numbers the
+ * columns and dbres_str(res, row, AGENT_C_NAME) cannot drift from the SQL.
+ * Two lists selected one after the other number on by writing both
+ * DB_COLS_ENUM in one enum.  DB_COL_ONLY is the column of a one-column
+ * SELECT.
+ */
+#define DB_COL_SQL_(e, sql)		sql ", "
+#define DB_COL_SQL_LAST_(e, sql)	sql
+#define DB_COL_ENUM_(e, sql)		e,
+#define DB_COLS_SQL(LIST)		LIST(DB_COL_SQL_, DB_COL_SQL_LAST_)
+#define DB_COLS_ENUM(LIST)		LIST(DB_COL_ENUM_, DB_COL_ENUM_)
+enum { DB_COL_ONLY = 0 };
+
 void dbres_free(struct dbres *res);
 /* Cell accessors; out-of-range or NULL cells give NULL / 0. */
 const char *dbres_str(const struct dbres *res, size_t row, size_t col);
 int64_t dbres_i64(const struct dbres *res, size_t row, size_t col);
 const void *dbres_blob(const struct dbres *res, size_t row, size_t col, size_t *len);
 int dbres_isnull(const struct dbres *res, size_t row, size_t col);
+
+/* Copy a cell's text into dst (n bytes, truncated; a NULL cell gives ""). */
+void dbres_copy(char *dst, size_t n, const struct dbres *res, size_t row, size_t col);
+/* A malloc'd copy of a cell's text, NULL for a NULL cell; *ok is set to 0
+ * when the copy cannot be allocated (and left alone otherwise). */
+char *dbres_dup(const struct dbres *res, size_t row, size_t col, int *ok);
+
+/*
+ * Map the rows of a list page into a calloc'd array *v of elements of
+ * `size` bytes: at most limit rows (limit <= 0: every row), each filled by
+ * map(res, row, elem), which returns 0, or -1 having released what it
+ * took.  *more is 1 when res holds a row beyond limit (there is a next
+ * page).  DB_OK, or DB_ERR (allocation or a row that does not map: every
+ * element mapped so far is released with clear, *v is NULL, *n is 0).
+ */
+enum db_rc dbres_map(const struct dbres *res, int64_t limit, size_t size,
+    int (*map)(const struct dbres *, size_t, void *), void (*clear)(void *),
+    void **v, size_t *n, int *more);
+/* Release an array of n elements of `size` bytes, each with clear; NULL is fine. */
+void db_array_free(void *v, size_t n, size_t size, void (*clear)(void *));
+
+/* The seq bound of a newest-first list page: seq < cursor, or every row
+ * for cursor 0 (the first page). */
+static inline int64_t
+db_cursor_bound(int64_t cursor)
+{
+	return cursor > 0 ? cursor : INT64_MAX;
+}
 
 /* Plain transaction control. */
 enum db_rc db_begin(struct db *db);

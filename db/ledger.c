@@ -17,10 +17,15 @@ static const char q_wallet_add[] =
     " WHERE owner_id = ?";
 static const char q_wallet_create[] =
     "INSERT IGNORE INTO wallets (owner_id, available_cents, frozen_cents) VALUES (?, 0, 0)";
+/* A wallet's balances. */
+#define WALLET_COLUMNS(X, L) \
+	X(WALLET_C_AVAILABLE,	"available_cents") \
+	L(WALLET_C_FROZEN,	"frozen_cents")
+enum wallet_col { DB_COLS_ENUM(WALLET_COLUMNS) WALLET_C__END };
 static const char q_wallet_lock[] =
-    "SELECT available_cents, frozen_cents FROM wallets WHERE owner_id = ? FOR UPDATE";
+    "SELECT " DB_COLS_SQL(WALLET_COLUMNS) " FROM wallets WHERE owner_id = ? FOR UPDATE";
 static const char q_wallet_get[] =
-    "SELECT available_cents, frozen_cents FROM wallets WHERE owner_id = ?";
+    "SELECT " DB_COLS_SQL(WALLET_COLUMNS) " FROM wallets WHERE owner_id = ?";
 
 static const char *const subname[LEDGER_SUB__MAX] = { "platform", "available", "frozen" };
 
@@ -113,14 +118,10 @@ wallet_read(struct db *db, const char *sql, const char *owner, int64_t *availabl
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	if ((rc = DB_Q(db, sql, &res, NULL, P_STR(owner))) != DB_OK)
+	if ((rc = DB_ONE(db, sql, &res, P_STR(owner))) != DB_OK)
 		return rc;
-	if (res->nrows == 0) {
-		dbres_free(res);
-		return DB_NOTFOUND;
-	}
-	*available = dbres_i64(res, 0, 0);
-	*frozen = dbres_i64(res, 0, 1);
+	*available = dbres_i64(res, 0, WALLET_C_AVAILABLE);
+	*frozen = dbres_i64(res, 0, WALLET_C_FROZEN);
 	dbres_free(res);
 	return DB_OK;
 }

@@ -8,8 +8,13 @@
 static const char q_bucket[] = "INSERT IGNORE INTO rate_buckets (bucket) VALUES (?)";
 static const char q_lock[] = "SELECT bucket FROM rate_buckets WHERE bucket = ? FOR UPDATE";
 static const char q_prune[] = "DELETE FROM rate_events WHERE bucket = ? AND at <= ?";
+/* The events of a bucket within the window. */
+#define COUNT_COLUMNS(X, L) \
+	X(COUNT_C_N,		"COUNT(*)") \
+	L(COUNT_C_OLDEST,	"MIN(at)")
+enum count_col { DB_COLS_ENUM(COUNT_COLUMNS) COUNT_C__END };
 static const char q_count[] =
-    "SELECT COUNT(*), MIN(at) FROM rate_events WHERE bucket = ? AND at > ?";
+    "SELECT " DB_COLS_SQL(COUNT_COLUMNS) " FROM rate_events WHERE bucket = ? AND at > ?";
 static const char q_event[] = "INSERT INTO rate_events (bucket, at) VALUES (?, ?)";
 
 enum db_rc
@@ -29,8 +34,8 @@ db_rate_take(struct db *db, const char *bucket, int64_t window, int64_t max,
 	if ((rc = DB_Q(db, q_prune, NULL, NULL, P_STR(bucket), P_I64(now - window))) != DB_OK ||
 	    (rc = DB_Q(db, q_count, &res, NULL, P_STR(bucket), P_I64(now - window))) != DB_OK)
 		return rc;
-	n = dbres_i64(res, 0, 0);
-	oldest = dbres_i64(res, 0, 1);
+	n = dbres_i64(res, 0, COUNT_C_N);
+	oldest = dbres_i64(res, 0, COUNT_C_OLDEST);
 	dbres_free(res);
 	if (n >= max) {
 		*retry_after = oldest + window - now;
@@ -47,8 +52,16 @@ db_rate_take(struct db *db, const char *bucket, int64_t window, int64_t max,
 static const char q_idem_ins[] =
     "INSERT INTO idempotency_keys (principal, idem_key, request_hash, state, created_at)"
     " VALUES (?, ?, ?, 'in_flight', ?)";
+/* An idempotency record, read at the IDEM_C_* positions. */
+#define IDEM_COLUMNS(X, L) \
+	X(IDEM_C_HASH,		"request_hash") \
+	X(IDEM_C_STATE,		"state") \
+	X(IDEM_C_STATUS,	"status") \
+	X(IDEM_C_BODY,		"body") \
+	L(IDEM_C_CREATED_AT,	"created_at")
+enum idem_col { DB_COLS_ENUM(IDEM_COLUMNS) IDEM_C__END };
 static const char q_idem_get[] =
-    "SELECT request_hash, state, status, body, created_at FROM idempotency_keys"
+    "SELECT " DB_COLS_SQL(IDEM_COLUMNS) " FROM idempotency_keys"
     " WHERE principal = ? AND idem_key = ?";
 static const char q_idem_expire[] =
     "DELETE FROM idempotency_keys WHERE principal = ? AND idem_key = ? AND created_at <= ?";
@@ -89,10 +102,10 @@ db_idem_claim(struct db *db, const char *principal, const char *key,
 		}
 		{
 			size_t hl, bl;
-			const void *h = dbres_blob(res, 0, 0, &hl);
-			const char *state = dbres_str(res, 0, 1);
-			const void *b = dbres_blob(res, 0, 3, &bl);
-			int64_t created = dbres_i64(res, 0, 4);
+			const void *h = dbres_blob(res, 0, IDEM_C_HASH, &hl);
+			const char *state = dbres_str(res, 0, IDEM_C_STATE);
+			const void *b = dbres_blob(res, 0, IDEM_C_BODY, &bl);
+			int64_t created = dbres_i64(res, 0, IDEM_C_CREATED_AT);
 			int stale = created <= now - ttl ||
 			    (strcmp(state, "in_flight") == 0 && created <= now - IDEM_STALE);
 
@@ -109,7 +122,7 @@ db_idem_claim(struct db *db, const char *principal, const char *key,
 				*st = IDEM_BUSY;
 			else {
 				*st = IDEM_REPLAY;
-				*status = (int)dbres_i64(res, 0, 2);
+				*status = (int)dbres_i64(res, 0, IDEM_C_STATUS);
 				if ((*body = malloc(bl + 1)) == NULL) {
 					dbres_free(res);
 					return DB_ERR;

@@ -7,19 +7,36 @@
 #define Q4	"?, ?, ?, ?"
 #define Q32	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4
 
+/* Whether the agent has a bio, and its embedding. */
+#define BIO_COLUMNS(X, L) \
+	X(BIO_C_HAS_BIO,	"a.bio IS NOT NULL") \
+	X(BIO_C_STATUS,		"COALESCE(e.status, 'processing')") \
+	L(BIO_C_VECTOR,		"e.vector")
+enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
+/* A candidate study. */
+#define CAND_COLUMNS(X, L) \
+	X(CAND_C_ID,		"s.id") \
+	L(CAND_C_CREATED_AT,	"s.created_at")
+enum cand_col { DB_COLS_ENUM(CAND_COLUMNS) CAND_C__END };
+/* A ready embedding. */
+#define VEC_COLUMNS(X, L) \
+	X(VEC_C_SUBJECT,	"subject_id") \
+	L(VEC_C_VECTOR,		"vector")
+enum vec_col { DB_COLS_ENUM(VEC_COLUMNS) VEC_C__END };
+
 static const char q_bio[] =
-    "SELECT a.bio IS NOT NULL, COALESCE(e.status, 'processing'), e.vector FROM agents a"
+    "SELECT " DB_COLS_SQL(BIO_COLUMNS) " FROM agents a"
     " LEFT JOIN embeddings e ON e.subject_id = a.id WHERE a.id = ?";
 /* Read from the studies_open index alone (002_matching.sql); the anti-join
  * reads the agent's own participations by (agent_id, seq). */
 static const char q_cand[] =
-    "SELECT s.id, s.created_at FROM studies s"
+    "SELECT " DB_COLS_SQL(CAND_COLUMNS) " FROM studies s"
     " WHERE s.status = 'active' AND s.occupied < s.max_participants"
     " AND (s.deadline IS NULL OR s.deadline > ?)"
     " AND s.id NOT IN (SELECT p.study_id FROM participations p WHERE p.agent_id = ?)"
     " ORDER BY s.seq DESC LIMIT ?";
 static const char q_vectors[] =
-    "SELECT subject_id, vector FROM embeddings WHERE status = 'ready'"
+    "SELECT " DB_COLS_SQL(VEC_COLUMNS) " FROM embeddings WHERE status = 'ready'"
     " AND subject_id IN (" Q32 ")";
 
 _Static_assert(DB_MATCH_BATCH == 32, "q_vectors has 32 placeholders");
@@ -37,9 +54,9 @@ db_match_bio(struct db *db, const char *agent_id, enum db_bio_state *state,
 	*state = DB_BIO_NONE;
 	if ((rc = DB_Q(db, q_bio, &res, NULL, P_STR(agent_id))) != DB_OK)
 		return rc;
-	if (res->nrows > 0 && dbres_i64(res, 0, 0) != 0) {
-		st = dbres_str(res, 0, 1);
-		b = dbres_blob(res, 0, 2, &len);
+	if (res->nrows > 0 && dbres_i64(res, 0, BIO_C_HAS_BIO) != 0) {
+		st = dbres_str(res, 0, BIO_C_STATUS);
+		b = dbres_blob(res, 0, BIO_C_VECTOR, &len);
 		if (st != NULL && strcmp(st, "ready") == 0 && b != NULL &&
 		    len == sizeof(float) * EMBED_DIM) {
 			memcpy(vec, b, len);
@@ -72,10 +89,10 @@ db_match_candidates(struct db *db, const char *agent_id, int64_t now,
 		return DB_ERR;
 	}
 	for (i = 0; i < res->nrows; i++) {
-		if ((id = dbres_str(res, i, 0)) == NULL || strlen(id) >= IDS_BUFSZ)
+		if ((id = dbres_str(res, i, CAND_C_ID)) == NULL || strlen(id) >= IDS_BUFSZ)
 			continue;
 		memcpy((*v)[k].id, id, strlen(id) + 1);
-		(*v)[k].created_at = dbres_i64(res, i, 1);
+		(*v)[k].created_at = dbres_i64(res, i, CAND_C_CREATED_AT);
 		k++;
 	}
 	*n = k;
@@ -101,8 +118,8 @@ db_match_vectors(struct db *db, const char *const *ids, size_t n, float *vec, in
 		if ((rc = db_exec(db, q_vectors, p, DB_MATCH_BATCH, &res, NULL)) != DB_OK)
 			return rc;
 		for (i = 0; i < res->nrows; i++) {
-			if ((id = dbres_str(res, i, 0)) == NULL ||
-			    (b = dbres_blob(res, i, 1, &len)) == NULL ||
+			if ((id = dbres_str(res, i, VEC_C_SUBJECT)) == NULL ||
+			    (b = dbres_blob(res, i, VEC_C_VECTOR, &len)) == NULL ||
 			    len != sizeof(float) * EMBED_DIM)
 				continue;
 			for (j = at; j < at + m; j++)

@@ -1,6 +1,8 @@
 /*
  * Studies and participations: row reads, lists, and every state change.
  *
+ * Reads and row mapping are in db/studies.c, the state changes in
+ * db/lifecycle.c (its head comment is the lock-order contract).
  * Each state change is one function that runs inside the caller's
  * transaction (db_tx / req_tx), locks rows in the one fixed order used
  * everywhere -- the study row, then the participation row, then the agent
@@ -23,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/errors.h"
 #include "core/ids.h"
 #include "core/money.h"
 #include "core/participation.h"
@@ -77,7 +80,7 @@ struct participation {
 
 /* The outcome of db_participation_settle. */
 struct settle_out {
-	int			 outcome;	/* ARPS_OK or the refusal */
+	enum arps_err		 outcome;	/* ARPS_OK or the refusal */
 	struct participation	 p;		/* the row after the event */
 	int			 rep_delta;	/* reputation change applied */
 	enum ledger_event	 money;		/* money booked (NONE if none) */
@@ -95,6 +98,13 @@ void	 db_participations_free(struct participation *, size_t n);
  * UPDATE: the first lock of every study-related transaction).
  * DB_NOTFOUND when there is none. */
 enum db_rc db_study_get(struct db *, const char *id, int for_update, struct study *out);
+/* The study row alone (counts left zero), locked when for_update;
+ * DB_NOTFOUND when there is none. */
+enum db_rc db_study_get_row(struct db *, const char *id, int for_update, struct study *out);
+/* One participation by id (reputation, title and reward left zero),
+ * locked when for_update; DB_NOTFOUND when there is none. */
+enum db_rc db_participation_get(struct db *, const char *prt_id, int for_update,
+    struct participation *p);
 /* An account's studies with counts, newest first: seq < cursor (0: from
  * the newest), at most limit.  *v is malloc'd (free with db_studies_free);
  * *next is the cursor of the next page, 0 at the end. */
@@ -130,7 +140,7 @@ enum db_rc db_history_list(struct db *, const char *agent_id, int64_t cursor, in
  * of the text) and the postings.  The new study's id in id_out.
  */
 enum db_rc db_study_create(struct db *, const struct study_new *in, int64_t now,
-    char id_out[IDS_BUFSZ], int *outcome);
+    char id_out[IDS_BUFSZ], enum arps_err *outcome);
 
 /*
  * Apply a study event (study_transition) to study_id: PAUSE, RESUME, STOP
@@ -142,15 +152,16 @@ enum db_rc db_study_create(struct db *, const struct study_new *in, int64_t now,
  * after the event (also on a refusal, when it exists; caller clears).
  */
 enum db_rc db_study_event(struct db *, const char *study_id, const char *owner,
-    enum study_event ev, int64_t now, struct study *after, int *outcome);
+    enum study_event ev, int64_t now, struct study *after, enum arps_err *outcome);
 /* The sweep's study closers: db_study_event with no owner.  close: ev is
  * STUDY_EV_STOP, STUDY_EV_DEADLINE or STUDY_EV_FULL (active|paused ->
  * awaiting_review); complete: awaiting_review with nothing accepted,
  * in_progress or submitted -> completed.  Idempotent: a second call
  * answers outcome ARPS_E_INVALID_STATE and writes nothing. */
 enum db_rc db_study_close(struct db *, const char *study_id, enum study_event ev, int64_t now,
-    int *outcome);
-enum db_rc db_study_complete(struct db *, const char *study_id, int64_t now, int *outcome);
+    enum arps_err *outcome);
+enum db_rc db_study_complete(struct db *, const char *study_id, int64_t now,
+    enum arps_err *outcome);
 
 /*
  * POST /studies/{id}/accept for agent_id: lock the study, then the agent;
@@ -162,7 +173,8 @@ enum db_rc db_study_complete(struct db *, const char *study_id, int64_t now, int
  * refusal).
  */
 enum db_rc db_study_accept(struct db *, const struct config *, const char *study_id,
-    const char *agent_id, int64_t now, struct study *s, struct participation *p, int *outcome);
+    const char *agent_id, int64_t now, struct study *s, struct participation *p,
+    enum arps_err *outcome);
 
 /*
  * The agent-driven participation events on (study_id, agent_id): ev is
@@ -176,7 +188,8 @@ enum db_rc db_study_accept(struct db *, const struct config *, const char *study
  * *p gets the participation after the event when found.
  */
 enum db_rc db_participation_agent_event(struct db *, const char *study_id, const char *agent_id,
-    enum part_event ev, const char *code, int64_t now, struct participation *p, int *outcome);
+    enum part_event ev, const char *code, int64_t now, struct participation *p,
+    enum arps_err *outcome);
 
 /*
  * Settle one participation by id: ev is PART_EV_APPROVE,

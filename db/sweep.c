@@ -47,8 +47,8 @@ batch_tx(struct db *db, void *arg)
 
 	b->moved = 0;
 	for (i = 0; i < b->ids->nrows; i++) {
-		const char *id = dbres_str(b->ids, i, 0);
-		int outcome = ARPS_E_INTERNAL;
+		const char *id = dbres_str(b->ids, i, DB_COL_ONLY);
+		enum arps_err outcome = ARPS_E_INTERNAL;
 
 		if (b->complete)
 			rc = db_study_complete(db, id, b->sw->now, &outcome);
@@ -170,7 +170,7 @@ sweep_lock(struct db *db, int *got)
 	*got = 0;
 	if ((rc = DB_Q0(db, q_lock, &res, NULL)) != DB_OK)
 		return rc;
-	*got = dbres_i64(res, 0, 0) == 1;
+	*got = dbres_i64(res, 0, DB_COL_ONLY) == 1;
 	dbres_free(res);
 	return DB_OK;
 }

@@ -4,7 +4,17 @@
 
 #include "db/wallet.h"
 
-#define TXN_COLS "seq, id, type, amount_cents, study_id, description, created_at"
+/* A transaction row, read at the TXN_C_* positions. */
+#define TXN_COLUMNS(X, L) \
+	X(TXN_C_SEQ,		"seq") \
+	X(TXN_C_ID,		"id") \
+	X(TXN_C_TYPE,		"type") \
+	X(TXN_C_AMOUNT,		"amount_cents") \
+	X(TXN_C_STUDY_ID,	"study_id") \
+	X(TXN_C_DESCRIPTION,	"description") \
+	L(TXN_C_CREATED_AT,	"created_at")
+enum txn_col { DB_COLS_ENUM(TXN_COLUMNS) TXN_C__END };
+#define TXN_COLS DB_COLS_SQL(TXN_COLUMNS)
 
 static const char q_txn_all[] =
     "SELECT " TXN_COLS " FROM transactions WHERE owner_id = ? AND seq < ?"
@@ -13,16 +23,35 @@ static const char q_txn_type[] =
     "SELECT " TXN_COLS " FROM transactions WHERE owner_id = ? AND type = ? AND seq < ?"
     " ORDER BY seq DESC LIMIT ?";
 
+static void
+txn_clear(void *t)
+{
+	free(((struct txn_row *)t)->description);
+}
+
 void
 db_txns_free(struct txn_row *v, size_t n)
 {
-	size_t i;
+	db_array_free(v, n, sizeof *v, txn_clear);
+}
 
-	if (v == NULL)
-		return;
-	for (i = 0; i < n; i++)
-		free(v[i].description);
-	free(v);
+/* Fill *t from row `row`: 0, or -1 (an unknown type, or no memory) with
+ * nothing held. */
+static int
+txn_row(const struct dbres *res, size_t row, void *out)
+{
+	struct txn_row *t = out;
+	const char *d = dbres_str(res, row, TXN_C_DESCRIPTION);
+
+	t->seq = dbres_i64(res, row, TXN_C_SEQ);
+	dbres_copy(t->id, sizeof t->id, res, row, TXN_C_ID);
+	if (!ledger_txn_type_from_name(dbres_str(res, row, TXN_C_TYPE), &t->type) ||
+	    (t->description = strdup(d ? d : "")) == NULL)
+		return -1;
+	t->amount = dbres_i64(res, row, TXN_C_AMOUNT);
+	dbres_copy(t->study_id, sizeof t->study_id, res, row, TXN_C_STUDY_ID);
+	t->created_at = dbres_i64(res, row, TXN_C_CREATED_AT);
+	return 0;
 }
 
 enum db_rc
@@ -30,8 +59,9 @@ db_txn_list(struct db *db, const char *owner, const enum ledger_txn_type *type, 
     int64_t limit, struct txn_row **v, size_t *n, int64_t *next)
 {
 	struct dbres *res = NULL;
-	int64_t bound = cursor > 0 ? cursor : INT64_MAX;
-	size_t i, keep;
+	int64_t bound = db_cursor_bound(cursor);
+	void *rows = NULL;
+	int more = 0;
 	enum db_rc rc;
 
 	*v = NULL;
@@ -44,32 +74,10 @@ db_txn_list(struct db *db, const char *owner, const enum ledger_txn_type *type, 
 		rc = DB_Q(db, q_txn_all, &res, NULL, P_STR(owner), P_I64(bound), P_I64(limit + 1));
 	if (rc != DB_OK)
 		return rc;
-	keep = res->nrows > (size_t)limit ? (size_t)limit : res->nrows;
-	if (keep > 0 && (*v = calloc(keep, sizeof **v)) == NULL) {
-		dbres_free(res);
-		return DB_ERR;
-	}
-	for (i = 0; i < keep; i++) {
-		struct txn_row *t = &(*v)[i];
-		const char *d = dbres_str(res, i, 5);
-
-		t->seq = dbres_i64(res, i, 0);
-		snprintf(t->id, sizeof t->id, "%s", dbres_str(res, i, 1) ? dbres_str(res, i, 1) : "");
-		if (!ledger_txn_type_from_name(dbres_str(res, i, 2), &t->type) ||
-		    (t->description = strdup(d ? d : "")) == NULL) {
-			db_txns_free(*v, i + 1);
-			*v = NULL;
-			dbres_free(res);
-			return DB_ERR;
-		}
-		t->amount = dbres_i64(res, i, 3);
-		snprintf(t->study_id, sizeof t->study_id, "%s",
-		    dbres_str(res, i, 4) ? dbres_str(res, i, 4) : "");
-		t->created_at = dbres_i64(res, i, 6);
-	}
-	*n = keep;
-	if (res->nrows > keep && keep > 0)
-		*next = (*v)[keep - 1].seq;
+	rc = dbres_map(res, limit, sizeof **v, txn_row, txn_clear, &rows, n, &more);
 	dbres_free(res);
-	return DB_OK;
+	*v = rows;
+	if (rc == DB_OK && more)
+		*next = (*v)[*n - 1].seq;
+	return rc;
 }

@@ -359,11 +359,11 @@ h_account(struct req *r)
 	jadd_time(o, "created_at", acc.created_at);
 	agents = json_object_new_array();
 	for (i = 0; i < res->nrows; i++) {
-		int rep = (int)dbres_i64(res, i, 3);
+		int rep = (int)dbres_i64(res, i, ACC_AGENT_REPUTATION);
 		ag = json_object_new_object();
-		jadd_str(ag, "agent_id", dbres_str(res, i, 0));
-		jadd_str(ag, "name", dbres_str(res, i, 1));
-		jadd_str(ag, "status", dbres_str(res, i, 2));
+		jadd_str(ag, "agent_id", dbres_str(res, i, ACC_AGENT_ID));
+		jadd_str(ag, "name", dbres_str(res, i, ACC_AGENT_NAME));
+		jadd_str(ag, "status", dbres_str(res, i, ACC_AGENT_STATUS));
 		jadd_int(ag, "reputation", rep);
 		jadd_str(ag, "tier", rep_tier_name(rep_tier_of(rep)));
 		json_object_array_add(agents, ag);

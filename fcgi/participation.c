@@ -61,25 +61,25 @@ static const struct {
 
 /* Whether a refusal's transaction is committed (refusals[].kept). */
 static bool
-refusal_kept(int outcome)
+refusal_kept(enum arps_err outcome)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
-		if ((int)refusals[i].e == outcome)
+		if (refusals[i].e == outcome)
 			return refusals[i].kept;
 	return false;
 }
 
 static int
-reply_refusal(struct req *r, int outcome)
+reply_refusal(struct req *r, enum arps_err outcome)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
-		if ((int)refusals[i].e == outcome)
+		if (refusals[i].e == outcome)
 			return reply_err(r, refusals[i].e, "%s", refusals[i].detail);
-	return reply_err(r, (enum arps_err)outcome, "refused");
+	return reply_err(r, outcome, "refused");
 }
 
 /* --- GET /studies/available --- */
@@ -262,7 +262,7 @@ accept_tx(struct req *r, void *arg)
 	struct participation p;
 	struct study s = { 0 };
 	char ep[ENDPOINT_MAX], *url;
-	int outcome;
+	enum arps_err outcome;
 	enum db_rc rc;
 
 	rc = db_study_accept(r->db, r->cfg, id, r->who.id, r->now, &s, &p, &outcome);
@@ -334,7 +334,7 @@ agent_ev_tx(struct req *r, void *arg)
 	struct json_object *o, *next, *poll;
 	struct participation p;
 	char ep[ENDPOINT_MAX];
-	int outcome;
+	enum arps_err outcome;
 	enum db_rc rc;
 
 	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, c->ev, c->code, r->now,

@@ -184,7 +184,7 @@ create_tx(struct req *r, void *arg)
 	struct create_ctx *c = arg;
 	struct study_new *in = &c->sn;
 	struct study s;
-	int outcome;
+	enum arps_err outcome;
 	enum db_rc rc;
 
 	if ((rc = db_study_create(r->db, in, r->now, c->id, &outcome)) != DB_OK)
@@ -196,7 +196,7 @@ create_tx(struct req *r, void *arg)
 		return DB_ROLLBACK;
 	}
 	if (outcome != ARPS_OK) {
-		reply_err(r, (enum arps_err)outcome, "the study cannot be funded");
+		reply_err(r, outcome, "the study cannot be funded");
 		return DB_ROLLBACK;
 	}
 	if ((rc = db_study_get(r->db, c->id, 0, &s)) != DB_OK)
@@ -279,7 +279,8 @@ open_tx(struct req *r, void *arg)
 	struct open_ctx *c = arg;
 	struct participation p;
 	struct study s;
-	int outcome, took;
+	enum arps_err outcome;
+	int took;
 	enum db_rc rc;
 
 	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, PART_EV_OPEN, NULL,
@@ -358,7 +359,7 @@ event_tx(struct req *r, void *arg)
 {
 	struct event_ctx *c = arg;
 	struct study s;
-	int outcome;
+	enum arps_err outcome;
 	enum db_rc rc;
 
 	if ((rc = db_study_event(r->db, c->study_id, r->who.id, c->ev, r->now, &s,
@@ -370,7 +371,7 @@ event_tx(struct req *r, void *arg)
 		return DB_ROLLBACK;
 	}
 	if (outcome != ARPS_OK) {
-		reply_err(r, (enum arps_err)outcome, "cannot %s a study that is %s",
+		reply_err(r, outcome, "cannot %s a study that is %s",
 		    study_event_name(c->ev), s.id[0] ? study_state_name(s.state) : "unknown");
 		db_study_clear(&s);
 		return DB_ROLLBACK;
@@ -483,7 +484,7 @@ review_tx(struct req *r, void *arg)
 		return DB_ROLLBACK;
 	}
 	if (so.outcome != ARPS_OK) {
-		reply_err(r, (enum arps_err)so.outcome, "cannot review this participant");
+		reply_err(r, so.outcome, "cannot review this participant");
 		return DB_ROLLBACK;
 	}
 	/* Re-read for the agent's new reputation (the tier shown). */

@@ -106,7 +106,7 @@ static void
 do_accept(const char *study, const char *agent, struct participation *p)
 {
 	struct study s;
-	int outcome;
+	enum arps_err outcome;
 
 	begin();
 	assert_int_equal(db_study_accept(db, &cfg, study, agent, time(NULL), &s, p, &outcome),
@@ -146,7 +146,7 @@ sweep_paths(void **state)
 	struct study s;
 	char id[IDS_BUFSZ];
 	int64_t avail, frozen, now = time(NULL);
-	int outcome;
+	enum arps_err outcome;
 
 	(void)state;
 	new_account(&acc, 10000);
@@ -247,7 +247,7 @@ deadline_close(void **state)
 	struct study s;
 	char id[IDS_BUFSZ];
 	int64_t now = time(NULL);
-	int outcome;
+	enum arps_err outcome;
 
 	(void)state;
 	new_account(&acc, 1000);

@@ -1,0 +1,618 @@
+/*
+ * The lifecycle of studies and participations: every state change, run
+ * inside the caller's transaction (db_tx / req_tx), with its locks, its
+ * money (ledger_build + db_ledger_post) and its reputation (rep_apply).
+ * Reads and row mapping are in db/studies.c; the contracts in studies.h.
+ *
+ * Lock order.  Every transaction here takes its row locks (SELECT ... FOR
+ * UPDATE, or the UPDATE itself) in this one order, and never goes back:
+ *
+ *   1. the study row            (db_study_get / db_study_get_row, for_update)
+ *   2. the participation row    (db_participation_get / _by_agent, for_update)
+ *   3. the agent row            (db_agent_get, for_update: apply_rep, accept,
+ *                                the suspended check of a completion)
+ *   4. the wallets, in owner-id order (db_ledger_post sorts its wallet
+ *      updates by owner id; platform accounts are postings only, inserts
+ *      that lock no wallet row)
+ *
+ * One call may skip levels but never takes a lower-numbered lock after
+ * a higher one, and never two rows of one level except wallets, which are
+ * taken in a total order.  So two transactions that each make one such
+ * call cannot wait on each other in a cycle: the one holding the higher
+ * lock waits only for locks higher still.  Counting rows (the FULL
+ * check's probe) and the occupied column are read or changed under the
+ * study lock.  Settling by participation id reads the participation's
+ * study id first without a lock (it never changes), then locks in order.
+ *
+ * Two exceptions, taken on purpose, where a deadlock is possible and
+ * harmless: InnoDB rolls one side back and db_tx runs that transaction
+ * again from the start (DB_RETRY must reach it), so the outcome is as if
+ * the two had run one after the other.
+ *  - db_study_accept first times out the agent's own participation when
+ *    it is 24 h old, as the sweep would (that study, the participation,
+ *    the agent, the wallets), and only then locks the study being
+ *    accepted, after the agent.  A review of that participation can
+ *    cross it.
+ *  - A sweep batch (db/sweep.c) makes many of these calls in one
+ *    transaction, ids in (study_id, id) order, so between two rows it
+ *    goes back to level 1 while holding agent and wallet locks.  A
+ *    request on the same agent or researcher can cross it; the batch is
+ *    then retried whole (a batch moves all its rows or none).
+ *
+ * db_study_create locks only the researcher's wallet (level 4): the study
+ * it inserts is new, so no other transaction can hold it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "core/errors.h"
+#include "core/ledger.h"
+#include "core/reputation.h"
+#include "db/accounts.h"
+#include "db/ledger.h"
+#include "db/studies.h"
+#include "lib/secret.h"
+
+/* Whether any participation of the study still holds its slot open to work
+ * (accepted or in_progress): one probe of the (study_id, status) key. */
+static const char q_study_has_active[] =
+    "SELECT 1 FROM participations WHERE study_id = ? AND status IN ('accepted', 'in_progress')"
+    " LIMIT 1";
+static const char q_study_ins[] =
+    "INSERT INTO studies (id, researcher_id, title, description, study_url, reward_cents,"
+    " fee_cents, max_participants, screening_criteria, duration_minutes, deadline,"
+    " completion_code, status, occupied, frozen_cents, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', 0, ?, ?)";
+static const char q_emb_ins[] =
+    "INSERT INTO embeddings (subject_id, status, text_hash, vector, error, attempts, updated_at)"
+    " VALUES (?, 'processing', ?, NULL, NULL, 0, ?)";
+static const char q_study_occ_inc[] =
+    "UPDATE studies SET occupied = occupied + 1 WHERE id = ? AND status = 'active'"
+    " AND occupied < max_participants";
+static const char q_study_occ_dec[] =
+    "UPDATE studies SET occupied = occupied - 1 WHERE id = ? AND occupied > 0";
+static const char q_study_money[] =
+    "UPDATE studies SET frozen_cents = frozen_cents - ?, spent_cents = spent_cents + ?,"
+    " refunded_cents = refunded_cents + ?, refunded_slots = refunded_slots + ? WHERE id = ?";
+static const char q_study_state[] =
+    "UPDATE studies SET status = ?, closed_at = COALESCE(closed_at, ?),"
+    " completed_at = COALESCE(completed_at, ?) WHERE id = ?";
+static const char q_part_ins[] =
+    "INSERT INTO participations (id, study_id, agent_id, participant_id, status, accepted_at)"
+    " VALUES (?, ?, ?, ?, 'accepted', ?)";
+static const char q_part_set[] =
+    "UPDATE participations SET status = ?, started_at = COALESCE(started_at, ?),"
+    " submitted_at = COALESCE(?, submitted_at), reviewed_at = COALESCE(?, reviewed_at),"
+    " ended_at = COALESCE(?, ended_at), reason = COALESCE(?, reason) WHERE id = ?";
+
+/* A time parameter, NULL when t <= 0 (keeps the column by COALESCE). */
+static struct dbp
+p_time(int64_t t)
+{
+	return t > 0 ? P_I64(t) : P_NULL;
+}
+
+/* Add to a study's money columns (frozen decreases by `unfreeze`); the
+ * row must exist. */
+static enum db_rc
+study_money(struct db *db, const char *id, int64_t unfreeze, int64_t spent, int64_t refunded,
+    int64_t refunded_slots)
+{
+	uint64_t n = 0;
+	enum db_rc rc;
+
+	/* Nothing to change (the affected-row count would be 0). */
+	if (unfreeze == 0 && spent == 0 && refunded == 0 && refunded_slots == 0)
+		return DB_OK;
+	rc = DB_Q(db, q_study_money, NULL, &n, P_I64(unfreeze), P_I64(spent), P_I64(refunded),
+	    P_I64(refunded_slots), P_STR(id));
+	return rc == DB_OK && n != 1 ? DB_ERR : rc;
+}
+
+static enum db_rc
+study_set_state(struct db *db, struct study *s, enum study_state to, int64_t now)
+{
+	enum db_rc rc;
+
+	rc = DB_Q(db, q_study_state, NULL, NULL, P_STR(study_state_name(to)),
+	    to == STUDY_AWAITING_REVIEW ? P_I64(now) : P_NULL,
+	    to == STUDY_COMPLETED ? P_I64(now) : P_NULL, P_STR(s->id));
+	if (rc != DB_OK)
+		return rc;
+	if (to == STUDY_AWAITING_REVIEW && s->closed_at == 0)
+		s->closed_at = now;
+	if (to == STUDY_COMPLETED && s->completed_at == 0)
+		s->completed_at = now;
+	s->state = to;
+	return DB_OK;
+}
+
+/* Book one study money event for the study's researcher (and agent). */
+static enum db_rc
+book(struct db *db, const struct study *s, const char *agent_id, enum ledger_event ev,
+    int64_t slots, int64_t amount, int64_t now)
+{
+	const char *party[LEDGER_P__MAX] = { 0 };
+	const char *desc = NULL;
+	struct ledger_in li = { 0 };
+	struct ledger_entry le;
+	char buf[80];
+
+	li.ev = ev;
+	li.reward = s->reward;
+	li.fee = s->fee;
+	li.slots = slots;
+	li.amount = amount;
+	if (ledger_build(&li, &le) != ARPS_OK)
+		return DB_ERR;
+	party[LEDGER_P_RESEARCHER] = s->researcher_id;
+	party[LEDGER_P_AGENT] = agent_id;
+	/* Both kinds of refund are `refund` transactions: say which one. */
+	if (ev == LEDGER_EV_REJECT)
+		desc = "Refund of a rejected participant's slot (reward + fee)";
+	else if (ev == LEDGER_EV_REFUND_UNUSED) {
+		snprintf(buf, sizeof buf, "Refund of %lld unused slot%s (reward + fee each)",
+		    (long long)slots, slots == 1 ? "" : "s");
+		desc = buf;
+	}
+	return db_ledger_post(db, &le, party, s->id, ev, desc, now);
+}
+
+/* Under the study lock: move the study to awaiting_review when every slot
+ * is occupied and none is accepted or in_progress (STUDY_EV_FULL). */
+static enum db_rc
+check_full(struct db *db, struct study *s, int64_t now)
+{
+	struct study_counts c;
+	struct study_result res;
+	struct dbres *q = NULL;
+	enum db_rc rc;
+
+	/*
+	 * The occupied column counts the slots held (kept under this lock and
+	 * checked by verify-ledger), so a study with a free slot is not full
+	 * without counting anything; otherwise one probe tells whether a slot
+	 * is still being worked.  Counting every participation of the study
+	 * here, once per settled row, made a sweep of a large study quadratic.
+	 */
+	if (s->occupied < s->max_participants ||
+	    (s->state != STUDY_ACTIVE && s->state != STUDY_PAUSED))
+		return DB_OK;
+	if ((rc = DB_Q(db, q_study_has_active, &q, NULL, P_STR(s->id))) != DB_OK)
+		return rc;
+	memset(&c, 0, sizeof c);
+	c.accepted = (int64_t)q->nrows;
+	c.approved = s->occupied - c.accepted;
+	dbres_free(q);
+	if (study_transition(s->state, STUDY_EV_FULL, s->max_participants, &c, &res) != ARPS_OK)
+		return DB_OK;
+	return study_set_state(db, s, res.to, now);
+}
+
+/* Apply a reputation event to the agent (locked here: after the
+ * participation, before the wallets).  *delta gets the change. */
+static enum db_rc
+apply_rep(struct db *db, const char *agent_id, enum rep_event ev, int *delta)
+{
+	struct rep_state st;
+	struct agent a;
+	enum db_rc rc;
+
+	*delta = 0;
+	if (ev == REP_EV_NONE || ev == REP_EV_WITHDRAW)
+		return DB_OK;
+	if ((rc = db_agent_get(db, agent_id, 1, &a)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	st.score = a.reputation;
+	st.streak = a.streak;
+	if (rep_apply(&st, ev, delta) != ARPS_OK)
+		return DB_ERR;
+	if (st.score == a.reputation && st.streak == a.streak)
+		return DB_OK;
+	return db_agent_set_reputation(db, agent_id, st.score, st.streak);
+}
+
+/*
+ * Persist a participation transition on locked rows: reputation (agent
+ * lock), money (wallet locks), the slot, the row and its timestamps; then
+ * the FULL check.  *p is updated in place.
+ */
+static enum db_rc
+apply_part(struct db *db, struct study *s, struct participation *p,
+    const struct part_result *pr, const char *reason, int64_t now, int *rep_delta)
+{
+	int64_t started = 0, submitted = 0, reviewed = 0, ended = 0, slot;
+	enum db_rc rc;
+
+	if ((rc = apply_rep(db, p->agent_id, pr->rep, rep_delta)) != DB_OK)
+		return rc;
+	if (pr->money != LEDGER_EV_NONE) {
+		if ((rc = book(db, s, p->agent_id, pr->money, 0, 0, now)) != DB_OK)
+			return rc;
+		slot = s->reward + s->fee;
+		rc = pr->money == LEDGER_EV_APPROVE ? study_money(db, s->id, slot, slot, 0, 0)
+		    : study_money(db, s->id, slot, 0, slot, 0);
+		if (rc != DB_OK)
+			return rc;
+	}
+	if (!pr->changed)
+		return DB_OK;
+	if (part_occupies_slot(p->state) && !part_occupies_slot(pr->to)) {
+		uint64_t n = 0;
+		if ((rc = DB_Q(db, q_study_occ_dec, NULL, &n, P_STR(s->id))) != DB_OK)
+			return rc;
+		if (n != 1)
+			return DB_ERR;
+		s->occupied--;
+	}
+	switch (pr->to) {
+	case PART_IN_PROGRESS:
+		started = now;
+		break;
+	case PART_SUBMITTED:
+		submitted = now;
+		break;
+	case PART_APPROVED:
+	case PART_REJECTED:
+		reviewed = ended = now;
+		break;
+	case PART_WITHDRAWN:
+	case PART_TIMED_OUT:
+		ended = now;
+		break;
+	default:
+		break;
+	}
+	if ((rc = DB_Q(db, q_part_set, NULL, NULL, P_STR(part_state_name(pr->to)), p_time(started),
+	    p_time(submitted), p_time(reviewed), p_time(ended), P_STR(reason), P_STR(p->id))) != DB_OK)
+		return rc;
+	p->state = pr->to;
+	if (started && p->started_at == 0)
+		p->started_at = started;
+	if (submitted)
+		p->submitted_at = submitted;
+	if (reviewed)
+		p->reviewed_at = reviewed;
+	if (ended)
+		p->ended_at = ended;
+	if (reason != NULL && p->reason == NULL && (p->reason = strdup(reason)) == NULL)
+		return DB_ERR;
+	return check_full(db, s, now);
+}
+
+enum db_rc
+db_study_create(struct db *db, const struct study_new *in, int64_t now, char id_out[IDS_BUFSZ],
+    enum arps_err *outcome)
+{
+	const char *party[LEDGER_P__MAX] = { 0 };
+	struct ledger_in li = { 0 };
+	struct ledger_entry le;
+	unsigned char h[32];
+	int64_t avail, frozen;
+	enum arps_err verdict;
+	enum db_rc rc;
+
+	*outcome = ARPS_E_INTERNAL;
+	id_out[0] = '\0';
+	if ((rc = db_wallet_create(db, in->researcher_id)) != DB_OK ||
+	    (rc = db_wallet_lock(db, in->researcher_id, &avail, &frozen)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	li.ev = LEDGER_EV_CREATE_STUDY;
+	li.reward = in->plan.reward;
+	li.fee = in->plan.fee;
+	li.slots = in->plan.max_participants;
+	li.available = avail;
+	if ((verdict = ledger_build(&li, &le)) != ARPS_OK) {
+		*outcome = verdict == ARPS_E_OVERFLOW ? ARPS_E_VALIDATION : verdict;
+		return DB_OK;
+	}
+	if (ids_new(IDS_STUDY, &secret_rng, id_out) != ARPS_OK)
+		return DB_ERR;
+	rc = DB_Q(db, q_study_ins, NULL, NULL, P_STR(id_out), P_STR(in->researcher_id),
+	    P_STR(in->title), P_STR(in->description), P_STR(in->study_url), P_I64(in->plan.reward),
+	    P_I64(in->plan.fee), P_I64(in->plan.max_participants), P_STR(in->criteria),
+	    P_I64(in->duration_minutes), in->has_deadline ? P_I64(in->deadline) : P_NULL,
+	    P_STR(in->completion_code), P_I64(in->plan.total), P_I64(now));
+	if (rc != DB_OK)
+		return rc == DB_DUP ? DB_RETRY : rc;	/* an id clash: retry afresh */
+	crypto_generichash(h, sizeof h, (const unsigned char *)in->criteria, strlen(in->criteria),
+	    NULL, 0);
+	if ((rc = DB_Q(db, q_emb_ins, NULL, NULL, P_STR(id_out), P_BLOB(h, sizeof h),
+	    P_I64(now))) != DB_OK)
+		return rc;
+	party[LEDGER_P_RESEARCHER] = in->researcher_id;
+	if ((rc = db_ledger_post(db, &le, party, id_out, LEDGER_EV_CREATE_STUDY, NULL, now)) != DB_OK)
+		return rc;
+	*outcome = ARPS_OK;
+	return DB_OK;
+}
+
+enum db_rc
+db_study_event(struct db *db, const char *study_id, const char *owner, enum study_event ev,
+    int64_t now, struct study *after, enum arps_err *outcome)
+{
+	struct study s;
+	struct study_result res;
+	int64_t amount = 0;
+	enum arps_err verdict;
+	enum db_rc rc;
+
+	*outcome = ARPS_E_INTERNAL;
+	if (after != NULL)
+		memset(after, 0, sizeof *after);
+	if ((rc = db_study_get(db, study_id, 1, &s)) == DB_NOTFOUND ||
+	    (rc == DB_OK && owner != NULL && strcmp(owner, s.researcher_id) != 0)) {
+		db_study_clear(&s);
+		*outcome = ARPS_E_NOT_FOUND;
+		return DB_OK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	verdict = study_transition(s.state, ev, s.max_participants, &s.counts, &res);
+	if (verdict == ARPS_OK && ev == STUDY_EV_DEADLINE &&
+	    !study_deadline_passed(s.has_deadline, s.deadline, now))
+		verdict = ARPS_E_INVALID_STATE;
+	if (verdict != ARPS_OK) {
+		*outcome = verdict;
+		goto out;
+	}
+	switch (res.money) {
+	case LEDGER_EV_REFUND_UNUSED:
+		if (money_unused_refund(s.reward + s.fee, res.unused_slots, &amount) != ARPS_OK) {
+			rc = DB_ERR;
+			goto out;
+		}
+		if ((rc = book(db, &s, NULL, res.money, res.unused_slots, 0, now)) != DB_OK ||
+		    (rc = study_money(db, s.id, amount, 0, amount, res.unused_slots)) != DB_OK)
+			goto out;
+		break;
+	case LEDGER_EV_COMPLETE:
+		amount = s.frozen;
+		if ((rc = book(db, &s, NULL, res.money, 0, amount, now)) != DB_OK ||
+		    (rc = study_money(db, s.id, amount, 0, amount, 0)) != DB_OK)
+			goto out;
+		break;
+	default:
+		break;
+	}
+	if ((rc = study_set_state(db, &s, res.to, now)) != DB_OK)
+		goto out;
+	*outcome = ARPS_OK;
+out:
+	if (rc == DB_OK && after != NULL) {
+		db_study_clear(&s);
+		return db_study_get(db, study_id, 0, after);
+	}
+	db_study_clear(&s);
+	return rc;
+}
+
+enum db_rc
+db_study_close(struct db *db, const char *study_id, enum study_event ev, int64_t now,
+    enum arps_err *outcome)
+{
+	if (ev != STUDY_EV_STOP && ev != STUDY_EV_DEADLINE && ev != STUDY_EV_FULL) {
+		*outcome = ARPS_E_INTERNAL;
+		return DB_ERR;
+	}
+	return db_study_event(db, study_id, NULL, ev, now, NULL, outcome);
+}
+
+enum db_rc
+db_study_complete(struct db *db, const char *study_id, int64_t now, enum arps_err *outcome)
+{
+	return db_study_event(db, study_id, NULL, STUDY_EV_COMPLETE, now, NULL, outcome);
+}
+
+enum db_rc
+db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
+    const char *agent_id, int64_t now, struct study *s, struct participation *p,
+    enum arps_err *outcome)
+{
+	struct accept_facts f;
+	struct agent_current cur;
+	struct agent a;
+	uint64_t n = 0;
+	enum arps_err verdict;
+	int took;
+	enum db_rc rc;
+
+	*outcome = ARPS_E_INTERNAL;
+	memset(s, 0, sizeof *s);
+	memset(p, 0, sizeof *p);
+	/* An active participation 24 h old is timed out first, as the sweep
+	 * would, with the sweep's lock order (its study, the participation,
+	 * the agent) before this study's lock.  A crossed transaction (a
+	 * review of this agent's submission in this study) can deadlock with
+	 * it; InnoDB picks a victim and db_tx runs it again. */
+	if ((rc = db_agent_current(db, agent_id, &cur)) != DB_OK)
+		return rc;
+	if (cur.participation_id[0] != '\0' && part_timeout_due(cur.accepted_at, now)) {
+		struct settle_out so;
+
+		rc = db_participation_settle(db, cur.participation_id, NULL, PART_EV_TIMEOUT, NULL,
+		    now, &so);
+		db_participation_clear(&so.p);
+		if (rc != DB_OK)
+			return rc;
+	}
+	if ((rc = db_study_get(db, study_id, 1, s)) == DB_NOTFOUND) {
+		*outcome = ARPS_E_NOT_FOUND;
+		return DB_OK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	if ((rc = db_agent_get(db, agent_id, 1, &a)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	if ((rc = db_agent_current(db, agent_id, &cur)) != DB_OK ||
+	    (rc = db_participation_by_agent(db, study_id, agent_id, 0, NULL, &took)) != DB_OK)
+		return rc;
+	memset(&f, 0, sizeof f);
+	f.agent_claimed = a.account_id[0] != '\0';
+	f.agent_status_suspended = strcmp(a.status, "suspended") == 0;
+	f.agent_reputation = a.reputation;
+	f.has_active_participation = cur.participation_id[0] != '\0';
+	f.already_participated = took;
+	f.study_state = s->state;
+	f.has_deadline = s->has_deadline;
+	f.deadline = s->deadline;
+	f.now = now;
+	f.max_participants = s->max_participants;
+	f.occupied = s->occupied;
+	if ((verdict = study_accept_check(&f)) != ARPS_OK) {
+		*outcome = verdict;
+		return DB_OK;
+	}
+	if ((rc = DB_Q(db, q_study_occ_inc, NULL, &n, P_STR(study_id))) != DB_OK)
+		return rc;
+	if (n != 1) {
+		*outcome = ARPS_E_STUDY_FULL;
+		return DB_OK;
+	}
+	s->occupied++;
+	if (ids_new(IDS_PARTICIPATION, &secret_rng, p->id) != ARPS_OK)
+		return DB_ERR;
+	snprintf(p->study_id, sizeof p->study_id, "%s", study_id);
+	snprintf(p->agent_id, sizeof p->agent_id, "%s", agent_id);
+	secret_anon_id(cfg, study_id, agent_id, p->participant_id);
+	p->state = PART_ACCEPTED;
+	p->accepted_at = now;
+	rc = DB_Q(db, q_part_ins, NULL, NULL, P_STR(p->id), P_STR(study_id), P_STR(agent_id),
+	    P_STR(p->participant_id), P_I64(now));
+	if (rc == DB_DUP)
+		return DB_RETRY;	/* unreachable under the locks; re-check afresh */
+	if (rc != DB_OK)
+		return rc;
+	s->counts.accepted++;
+	*outcome = ARPS_OK;
+	return DB_OK;
+}
+
+enum db_rc
+db_participation_agent_event(struct db *db, const char *study_id, const char *agent_id,
+    enum part_event ev, const char *code, int64_t now, struct participation *p,
+    enum arps_err *outcome)
+{
+	struct part_result pr;
+	struct study s;
+	enum arps_err verdict;
+	int took, delta, code_ok;
+	enum db_rc rc;
+
+	*outcome = ARPS_E_INTERNAL;
+	memset(p, 0, sizeof *p);
+	if (ev != PART_EV_OPEN && ev != PART_EV_COMPLETE && ev != PART_EV_WITHDRAW)
+		return DB_ERR;
+	if ((rc = db_study_get(db, study_id, 1, &s)) == DB_NOTFOUND) {
+		*outcome = ARPS_E_NOT_FOUND;
+		return DB_OK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	if ((rc = db_participation_by_agent(db, study_id, agent_id, 1, p, &took)) != DB_OK)
+		goto out;
+	if (!took) {
+		*outcome = ARPS_E_NO_ACTIVE_PARTICIPATION;
+		goto out;
+	}
+	/* Past its 24 h an active participation is timed out here, exactly as
+	 * the sweep's next run would do it (same guard, same locks): a
+	 * submission or a withdrawal then comes too late, and the agent's own
+	 * look at the study shows it timed out. */
+	if (part_is_active(p->state) && part_timeout_due(p->accepted_at, now)) {
+		if ((verdict = part_transition(p->state, PART_EV_TIMEOUT, true, &pr)) != ARPS_OK) {
+			*outcome = verdict;
+			goto out;
+		}
+		if ((rc = apply_part(db, &s, p, &pr, NULL, now, &delta)) != DB_OK)
+			goto out;
+		*outcome = ev == PART_EV_OPEN ? ARPS_OK : ARPS_E_TIMED_OUT;
+		goto out;
+	}
+	/* A suspended agent (by the operator, or a score under 30) takes part
+	 * in no study: it cannot submit, only withdraw (interface-spec tiers). */
+	if (ev == PART_EV_COMPLETE && part_is_active(p->state)) {
+		struct agent a;
+
+		if ((rc = db_agent_get(db, agent_id, 1, &a)) != DB_OK) {
+			if (rc == DB_NOTFOUND)
+				rc = DB_ERR;
+			goto out;
+		}
+		if (!rep_may_take_part(strcmp(a.status, "suspended") == 0, a.reputation)) {
+			*outcome = ARPS_E_AGENT_SUSPENDED;
+			goto out;
+		}
+	}
+	code_ok = s.completion_code == NULL ||
+	    (code != NULL && strcmp(code, s.completion_code) == 0);
+	verdict = part_transition(p->state, ev, code_ok != 0, &pr);
+	if (verdict == ARPS_E_NO_ACTIVE_PARTICIPATION && p->state == PART_TIMED_OUT)
+		verdict = ARPS_E_TIMED_OUT;	/* timed out before: say so */
+	if (verdict == ARPS_E_INVALID_SUBMISSION) {
+		rc = apply_rep(db, agent_id, pr.rep, &delta);
+		*outcome = verdict;
+		goto out;
+	}
+	if (verdict != ARPS_OK) {
+		*outcome = verdict;
+		goto out;
+	}
+	if ((rc = apply_part(db, &s, p, &pr, NULL, now, &delta)) == DB_OK)
+		*outcome = ARPS_OK;
+out:
+	db_study_clear(&s);
+	return rc;
+}
+
+enum db_rc
+db_participation_settle(struct db *db, const char *prt_id, const char *owner,
+    enum part_event ev, const char *reason, int64_t now, struct settle_out *out)
+{
+	struct part_result pr;
+	struct study s;
+	enum arps_err verdict;
+	enum db_rc rc;
+
+	memset(out, 0, sizeof *out);
+	memset(&s, 0, sizeof s);
+	out->outcome = ARPS_E_INTERNAL;
+	if (ev != PART_EV_APPROVE && ev != PART_EV_AUTO_APPROVE && ev != PART_EV_REJECT &&
+	    ev != PART_EV_TIMEOUT)
+		return DB_ERR;
+	/* The study id first (unlocked: it never changes), then lock in order. */
+	if ((rc = db_participation_get(db, prt_id, 0, &out->p)) == DB_NOTFOUND) {
+		out->outcome = ARPS_E_NOT_FOUND;
+		return DB_OK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	if ((rc = db_study_get_row(db, out->p.study_id, 1, &s)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	out->study_state = s.state;
+	if (owner != NULL && strcmp(owner, s.researcher_id) != 0) {
+		out->outcome = ARPS_E_NOT_FOUND;
+		goto out;
+	}
+	db_participation_clear(&out->p);
+	if ((rc = db_participation_get(db, prt_id, 1, &out->p)) != DB_OK) {
+		if (rc == DB_NOTFOUND)
+			rc = DB_ERR;
+		goto out;
+	}
+	if ((verdict = part_transition(out->p.state, ev, true, &pr)) != ARPS_OK) {
+		out->outcome = verdict;
+		goto out;
+	}
+	if ((rc = apply_part(db, &s, &out->p, &pr, reason, now, &out->rep_delta)) != DB_OK)
+		goto out;
+	out->money = pr.money;
+	out->study_state = s.state;
+	out->outcome = ARPS_OK;
+out:
+	db_study_clear(&s);
+	return rc;
+}
