@@ -276,7 +276,7 @@ admin_reinstate(struct db *db, const struct config *cfg, char **args)
 	return set_suspended(db, args[0], 0);
 }
 
-/* Every invariant of design.md section 4; each violation is printed. */
+/* Every invariant of design.md §4; each violation is printed. */
 static const struct check {
 	const char *what;
 	const char *sql;	/* rows returned are violations: (subject, detail) */

@@ -324,7 +324,7 @@ claim_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-/* POST /auth/claim (design.md 6.3): link an agent to the caller's account. */
+/* POST /auth/claim (design.md §6.3): link an agent to the caller's account. */
 int
 h_claim(struct req *r)
 {
@@ -341,7 +341,7 @@ h_claim(struct req *r)
 	return req_tx(r, claim_tx, &c);
 }
 
-/* GET /account (design.md 6.12). */
+/* GET /account (design.md §6.12). */
 int
 h_account(struct req *r)
 {
