@@ -13,7 +13,14 @@ set -eu
 cd "$(dirname "$0")/.."
 
 if [ $# -eq 0 ]; then
-	set -- $(git ls-files --cached --others --exclude-standard | grep -v -e '^tools/fix-citations\.sh$' -e '^tools/check-citations\.sh$' -e '^tests/fuzz/seeds/')
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		files=$(git ls-files --cached --others --exclude-standard)
+	else
+		files=$(find . -type f ! -path './build/*' ! -path './var/*' ! -path './.git/*' |
+		    sed 's|^\./||')
+	fi
+	set -- $(printf '%s\n' "$files" | grep -v -e '^tools/fix-citations\.sh$' \
+	    -e '^tools/check-citations\.sh$' -e '^tests/fuzz/seeds/')
 fi
 
 exec perl -CSD -Mutf8 -e '
