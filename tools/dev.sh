@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The dev stack (design.md section 8).
+# The dev stack (design.md §8).
 #   dev.sh deps            install missing Debian packages
 #   dev.sh run             build, start MariaDB + arps-fcgi + nginx under var/, stay in foreground
 #   dev.sh test [KIND]     KIND = all | unit | db | api: fresh stack under var/test, run suites
@@ -73,7 +73,7 @@ test_fixtures = true
 CONF
         mv "$VAR/arps.conf.tmp" "$VAR/arps.conf"
     fi
-    # The dev identity provider's key pairs (design.md 6.11).
+    # The dev identity provider's key pairs (design.md §6.11).
     [ -f "$VAR/idp/dev-rsa.pem" ] || openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
         -out "$VAR/idp/dev-rsa.pem" 2>/dev/null
     [ -f "$VAR/idp/dev-ed25519.pem" ] || openssl genpkey -algorithm ED25519 \
@@ -236,6 +236,7 @@ test)
     [ -x tools/check-core-purity.sh ] && { tools/check-core-purity.sh || BROKEN+=("core purity"); }
     [ -x tools/check-fcgi-deps.sh ] && { tools/check-fcgi-deps.sh || BROKEN+=("fcgi link cycle"); }
     [ -x tools/check-next-actions.sh ] && { tools/check-next-actions.sh || BROKEN+=("nextActions endpoints"); }
+    tools/check-citations.sh || BROKEN+=("citations of docs/design.md or docs/api.md")
     if [ "$kind" = all ]; then tools/check-nginx.sh || BROKEN+=("nginx production config"); fi
     if [ "$kind" = all ] || [ "$kind" = unit ]; then suite unit; fi
     if [ "$kind" != unit ]; then

@@ -1,5 +1,5 @@
 /*
- * Semantic matching through GET /studies/available (design.md 6.6, 7): the
+ * Semantic matching through GET /studies/available (design.md §6.6, design.md §7): the
  * pairs of tests/matching/pairs.tsv as studies and agents, ranked by the
  * real encoder; the score formula, order, tier rules and the hints; a
  * criteria embedding left processing is filled by the sweep.
