@@ -5,10 +5,11 @@
 #   make openapi-deps   the validator (ajv, ajv-formats, the OpenAPI 3.1 schema)
 #                       under build/openapi-js, pinned by tools/openapi-js/
 #                       package-lock.json (npm ci)
-#   make openapi-check  the document against OpenAPI 3.1, the route table
-#                       (arps-fcgi --routes) and core/errors.h; with
-#                       ARPS_RECORD_ANSWERS=FILE, every recorded answer too
-#                       (tools/dev.sh runs it after the API suites)
+#   make openapi-check  the check's self-test, then the document against
+#                       OpenAPI 3.1, the route table (arps-fcgi --routes) and
+#                       core/errors.h; with ARPS_RECORD_ANSWERS=FILE, every
+#                       recorded answer too (tools/dev.sh runs both after the
+#                       API suites)
 #
 # Like the model, these do not depend on compiler flags: fixed paths under
 # build/ shared by every $(B).
@@ -39,6 +40,7 @@ $(OPENAPI_STAMP): tools/openapi-js/package.json tools/openapi-js/package-lock.js
 	@touch $@
 
 openapi-check: $(OPENAPI_JSON) $(OPENAPI_STAMP) $(B)/arps-fcgi
+	@node tools/openapi-selftest.mjs --fcgi $(B)/arps-fcgi
 	@node tools/openapi-check.mjs --fcgi $(B)/arps-fcgi \
 	    $(if $(ARPS_RECORD_ANSWERS),--answers $(ARPS_RECORD_ANSWERS))
 
