@@ -250,6 +250,8 @@ test)
             : > "$ARPS_RECORD_ANSWERS"
             suite api
             say "contract: the answers against docs/openapi.yaml"
+            node tools/openapi-selftest.mjs --fcgi "$FCGI_BIN" ||
+                BROKEN+=("openapi check self-test (tools/openapi-selftest.mjs)")
             node tools/openapi-check.mjs --fcgi "$FCGI_BIN" --answers "$ARPS_RECORD_ANSWERS" ||
                 BROKEN+=("openapi contract (tools/openapi-check.mjs)")
         fi
