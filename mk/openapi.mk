@@ -1,4 +1,4 @@
-# The API contract (design.md section 11): docs/openapi.yaml, served as
+# The API contract (design.md §11): docs/openapi.yaml, served as
 # GET /api/v1/openapi.json, and the agents' docs GET /skill.md, /llms.txt.
 #
 #   make openapi        build/openapi.json from docs/openapi.yaml (python3-yaml)

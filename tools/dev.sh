@@ -250,7 +250,7 @@ test)
         if [ "$kind" = all ] || [ "$kind" = db ]; then suite db; fi
         if [ "$kind" = all ] || [ "$kind" = api ]; then
             # Every answer the API suites receive is recorded and checked
-            # against docs/openapi.yaml, with the route table (design.md 11).
+            # against docs/openapi.yaml, with the route table (design.md §11).
             export ARPS_RECORD_ANSWERS=${ARPS_RECORD_ANSWERS:-$VAR/log/answers.jsonl}
             : > "$ARPS_RECORD_ANSWERS"
             suite api

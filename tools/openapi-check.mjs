@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The API contract check (design.md section 11), run by `make test` through
+// The API contract check (design.md §11), run by `make test` through
 // tools/dev.sh and by `make openapi-check`:
 //
 //   node tools/openapi-check.mjs [--doc build/openapi.json] [--fcgi build/arps-fcgi]
@@ -32,11 +32,11 @@ const { fullFormats } = require('ajv-formats/dist/formats');
 const PREFIX = '/api/v1';
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 // What any request can meet before or outside the route table (nginx and the
-// transport; design.md 6.1): an unknown path is 404, a known path with another
+// transport; design.md §6.1): an unknown path is 404, a known path with another
 // method 405, and these on any request.
 const TRANSPORT = new Set([400, 411, 413, 414, 429, 500, 501, 503]);
 // nginx's refusals of a request it cannot pass on at all: no operation
-// answers them, on any path (api.md 3: BAD_REQUEST with these statuses).
+// answers them, on any path (api.md §3: BAD_REQUEST with these statuses).
 const NGINX_ONLY = new Set([411, 414, 501]);
 
 // --- the OpenAPI 3.1 schema, compiled once ---------------------------------

@@ -1,4 +1,4 @@
-/* The contract and the agents' docs as nginx serves them (design.md 11):
+/* The contract and the agents' docs as nginx serves them (design.md §11):
  * GET /api/v1/openapi.json, /skill.md and /llms.txt.  The answers of every
  * suite are checked against the document by tools/openapi-check.mjs. */
 #include <setjmp.h>
