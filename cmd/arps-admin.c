@@ -11,6 +11,7 @@
 #include "db/db.h"
 #include "lib/config.h"
 #include "lib/log.h"
+#include "lib/secret.h"
 
 static struct config cfg;
 
@@ -53,6 +54,10 @@ main(int argc, char *argv[])
 	size_t c;
 
 	log_init("arps-admin");
+	if (secret_init() != 0) {
+		fprintf(stderr, "arps-admin: libsodium failed to initialise\n");
+		return 1;
+	}
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--config") == 0) {
 			i++;

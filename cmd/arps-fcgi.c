@@ -4,6 +4,7 @@
 #include "fcgi/pool.h"
 #include "lib/config.h"
 #include "lib/log.h"
+#include "lib/secret.h"
 
 static struct config cfg;	/* pool_run may reload it (SIGHUP) */
 
@@ -13,6 +14,10 @@ main(int argc, char *argv[])
 	char err[1024];
 
 	log_init("arps-fcgi");
+	if (secret_init() != 0) {
+		fprintf(stderr, "arps-fcgi: libsodium failed to initialise\n");
+		return 1;
+	}
 	if (config_load(&cfg, config_path(argc, argv), err, sizeof err) != 0) {
 		fprintf(stderr, "arps-fcgi: %s\n", err);
 		return 2;

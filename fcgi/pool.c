@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +212,8 @@ worker(const struct config *cfg, int sock)
 			continue;
 		}
 		fails = 0;
+		/* libfcgi's accept() knows no SOCK_CLOEXEC. */
+		(void)fcntl(fx.ipcFd, F_SETFD, FD_CLOEXEC);
 		handle(&fx, cfg, db);
 		served++;
 	}
@@ -236,15 +239,28 @@ open_listener(const struct config *cfg)
 {
 	int sock;
 
-	if (strcmp(cfg->listen, "fd0") == 0)
+	mode_t um;
+
+	if (strcmp(cfg->listen, "fd0") == 0) {
+		(void)fcntl(0, F_SETFD, FD_CLOEXEC);
 		return 0;
+	}
 	unlink(cfg->listen);
-	if ((sock = FCGX_OpenSocket(cfg->listen, 1024)) < 0) {
+	/* Created 0660 (nginx runs as the pool's user or group), never
+	 * world-writable, not even for an instant. */
+	um = umask(0117);
+	sock = FCGX_OpenSocket(cfg->listen, 1024);
+	umask(um);
+	if (sock < 0) {
 		log_msg("master: cannot listen on %s: %s", cfg->listen, strerror(errno));
 		return -1;
 	}
-	if (cfg->listen[0] == '/')
-		chmod(cfg->listen, 0666);
+	(void)fcntl(sock, F_SETFD, FD_CLOEXEC);
+	if (cfg->listen[0] == '/' && chmod(cfg->listen, 0660) != 0) {
+		log_msg("master: chmod %s: %s", cfg->listen, strerror(errno));
+		close(sock);
+		return -1;
+	}
 	return sock;
 }
 
