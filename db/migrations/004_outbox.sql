@@ -3,7 +3,7 @@
 -- arps-deliver, the only process that sends anything.  One table for every
 -- kind (mail now, webhook calls later) so that they share the claim and retry
 -- machinery:
---   due:      state = 'pending' AND next_attempt_at <= now (outbox_due key);
+--   due:      state = 'pending' AND kind = ? AND next_attempt_at <= now (outbox_due);
 --   claim:    SELECT ... FOR UPDATE SKIP LOCKED, then claimed_until and
 --             next_attempt_at = now + lease, attempts + 1, in one short
 --             transaction; a claim that is never marked (a crashed
@@ -28,8 +28,8 @@ CREATE TABLE IF NOT EXISTS outbox (
   sent_at         BIGINT NULL,
   dead_at         BIGINT NULL,
   last_error      VARCHAR(255) NULL,
-  UNIQUE KEY outbox_id (id),
-  KEY outbox_due (state, next_attempt_at),
+  UNIQUE KEY outbox_msg_id (id),
+  KEY outbox_due (state, kind, next_attempt_at),
   KEY outbox_done (state, sent_at),
   KEY outbox_dead (state, dead_at),
   KEY outbox_ref (kind, ref, seq),
