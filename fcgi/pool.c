@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -234,6 +235,25 @@ spawn(const struct config *cfg, int sock)
 	return pid;
 }
 
+/* Descriptors inherited from whoever started us (a shell, make's
+ * jobserver) become close-on-exec too: none reaches a child. */
+static void
+cloexec_inherited(void)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		int fd = atoi(de->d_name);
+
+		if (fd > 2 && fd != dirfd(d))
+			(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	closedir(d);
+}
+
 static int
 open_listener(const struct config *cfg)
 {
@@ -307,6 +327,7 @@ pool_run(struct config *cfg)
 	pid_t pid;
 	int64_t deadline;
 
+	cloexec_inherited();
 	if (FCGX_Init() != 0) {
 		log_msg("master: FCGX_Init failed");
 		return 1;

@@ -92,6 +92,19 @@ send_code_ok(const char *email)
 	resp_free(&r);
 }
 
+/* Processes a test started (deliverers, relays, strace): a failed test
+ * leaves none behind to disturb the next. */
+static pid_t spawned[32];
+static size_t nspawned;
+
+static pid_t
+track(pid_t pid)
+{
+	if (pid > 0 && nspawned < sizeof spawned / sizeof spawned[0])
+		spawned[nspawned++] = pid;
+	return pid;
+}
+
 /* The stack's own deliverer (tools/dev.sh, pid file var/run/arps-deliver.pid). */
 static void
 stack_deliver_stop(void)
@@ -104,8 +117,13 @@ stack_deliver_start(void **state)
 {
 	char pidf[1024];
 	struct stat st;
+	size_t i;
 
 	(void)state;
+	for (i = 0; i < nspawned; i++)
+		if (kill(spawned[i], SIGKILL) == 0)
+			waitpid(spawned[i], NULL, 0);
+	nspawned = 0;
 	snprintf(pidf, sizeof pidf, "%s/run/arps-deliver.pid", var());
 	if (stat(pidf, &st) != 0)
 		return sh("%s/tools/dev.sh deliver-start", getenv("ARPS_ROOT"));
@@ -152,7 +170,7 @@ deliver_spawn(const char *conf)
 		execl(bin, "arps-deliver", "--config", conf, (char *)NULL);
 		_exit(127);
 	}
-	return pid;
+	return track(pid);
 }
 
 static int
@@ -333,8 +351,8 @@ sigkill_mid_delivery(void **state)
 	script(prog, sizeof prog, "slow-sendmail", slow_sendmail);
 	snprintf(out, sizeof out, "%s/mail-slow", var());
 	assert_int_equal(sh("rm -rf %s && mkdir -p %s", out, out), 0);
-	snprintf(extra, sizeof extra, "mail_transport = sendmail:%s\ndeliver_timeout = 1\n"
-	    "deliver_claim_seconds = 2", prog);
+	snprintf(extra, sizeof extra, "mail_transport = sendmail:%s\ndeliver_timeout = 5\n"
+	    "deliver_claim_seconds = 6\nmail_retry_min = 1\nmail_retry_max = 1", prog);
 	conf_with(conf, sizeof conf, "deliver-slow", extra);
 	stack_deliver_stop();
 	seq = max_seq();
@@ -353,7 +371,7 @@ sigkill_mid_delivery(void **state)
 	    seq) >= 1);
 	b = deliver_spawn(conf);
 	snprintf(q, sizeof q, "SELECT COUNT(*) FROM outbox WHERE seq > %lld AND state = 'sent'", seq);
-	assert_true(wait_sql(NKILL, 20000, q));
+	assert_true(wait_sql(NKILL, 40000, q));
 	/* SIGTERM: it finishes what it holds and exits 0 */
 	st = reap(b, SIGTERM);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -561,7 +579,7 @@ relay_start(struct relay *rl, int fail)
 	if (pid == 0)
 		relay_serve(rl, fail);
 	close(rl->lfd);
-	return pid;
+	return track(pid);
 }
 
 /* smtp://: through libcurl to a relay; a relay answering 451 is retried;
@@ -770,6 +788,7 @@ workers_never_fork_or_connect(void **state)
 		execvp("strace", argv);
 		_exit(127);
 	}
+	track(st);
 	for (i = 0; i < 200 && attached < n; i++) {
 		char l[256];
 
@@ -951,7 +970,7 @@ main(void)
 		cmocka_unit_test_teardown(gives_up, stack_deliver_start),
 		cmocka_unit_test_teardown(smtp_transport, stack_deliver_start),
 		cmocka_unit_test(worker_descriptors),
-		cmocka_unit_test(workers_never_fork_or_connect),
+		cmocka_unit_test_teardown(workers_never_fork_or_connect, stack_deliver_start),
 		cmocka_unit_test(retention_shrinks_tables),
 	};
 
