@@ -385,6 +385,38 @@ sigkill_mid_delivery(void **state)
 	    seq), 0);
 }
 
+#define NTWO 10
+
+/* Two deliverers at once (and no lock between them): each message is
+ * claimed once, by one of them, and written once. */
+static void
+two_deliverers_at_once(void **state)
+{
+	char emails[NTWO][128], mail[1024], q[256];
+	long long seq;
+	pid_t a, b;
+	int i;
+
+	(void)state;
+	stack_deliver_stop();
+	seq = max_seq();
+	for (i = 0; i < NTWO; i++) {
+		uniq_email(emails[i], sizeof emails[i], "two");
+		send_code_ok(emails[i]);
+	}
+	a = deliver_spawn(getenv("ARPS_CONFIG"));
+	b = deliver_spawn(getenv("ARPS_CONFIG"));
+	snprintf(q, sizeof q, "SELECT COUNT(*) FROM outbox WHERE seq > %lld AND state = 'sent'", seq);
+	assert_true(wait_sql(NTWO, 10000, q));
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM outbox WHERE seq > %lld AND attempts = 1", seq),
+	    NTWO);
+	snprintf(mail, sizeof mail, "%s/mail", var());
+	for (i = 0; i < NTWO; i++)
+		assert_int_equal(files_to(mail, emails[i]), 1);
+	assert_true(WIFEXITED(reap(a, SIGTERM)));
+	assert_true(WIFEXITED(reap(b, SIGTERM)));
+}
+
 /* The deliverer's child (sendmail) gets stdin, stdout, stderr and nothing
  * else: no MariaDB socket, no other pipe. */
 static void
@@ -966,6 +998,7 @@ main(void)
 		cmocka_unit_test_teardown(payload_sealed, stack_deliver_start),
 		cmocka_unit_test_teardown(sigkill_mid_delivery, stack_deliver_start),
 		cmocka_unit_test(no_descriptor_leaks_into_sendmail),
+		cmocka_unit_test_teardown(two_deliverers_at_once, stack_deliver_start),
 		cmocka_unit_test_teardown(failing_transport_backoff, stack_deliver_start),
 		cmocka_unit_test_teardown(gives_up, stack_deliver_start),
 		cmocka_unit_test_teardown(smtp_transport, stack_deliver_start),
