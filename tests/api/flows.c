@@ -50,7 +50,7 @@ mail_seen(const char *path)
 {
 	size_t i;
 
-	for (i = 0; i < nseen; i++)
+	for (i = 0; i < nseen && i < sizeof seen / sizeof seen[0]; i++)
 		if (strcmp(seen[i], path) == 0)
 			return 1;
 	return 0;
@@ -118,7 +118,7 @@ mail_code(const char *email, char code[8])
 		print_error("no mail to %s in %s/mail after 3 s\n", email, getenv("ARPS_VAR"));
 	assert_true(best[0] != '\0');
 	if (strlen(best) < sizeof seen[0]) {
-		snprintf(seen[nseen % 64], sizeof seen[0], "%s", best);
+		snprintf(seen[nseen % (sizeof seen / sizeof seen[0])], sizeof seen[0], "%s", best);
 		nseen++;
 	}
 	assert_non_null(f = fopen(best, "r"));
