@@ -170,9 +170,11 @@ mail_transport_invalid(const char *spec)
 		return NULL;
 	if (strncmp(spec, "sendmail:", 9) == 0)
 		return spec[9] == '/' ? NULL : "sendmail: needs an absolute path";
-	if (strncmp(spec, "smtp://", 7) == 0 || strncmp(spec, "smtps://", 8) == 0)
-		return spec[strcspn(spec, ":") + 3] != '\0' &&
-		    strpbrk(spec + strcspn(spec, ":") + 3, "/@?#") == NULL ? NULL :
+	if (strncmp(spec, "smtp://", 7) == 0 || strncmp(spec, "smtps://", 8) == 0) {
+		const char *host = strstr(spec, "://") + 3;
+
+		return *host != '\0' && strpbrk(host, "/@?#") == NULL ? NULL :
 		    "smtp: expected smtp://HOST[:PORT] or smtps://HOST[:PORT]";
+	}
 	return "expected file:DIR, smtp://HOST[:PORT], smtps://HOST[:PORT] or sendmail[:PATH]";
 }
