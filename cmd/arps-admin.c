@@ -12,6 +12,7 @@
 #include "db/fixture.h"
 #include "lib/config.h"
 #include "lib/log.h"
+#include "lib/secret.h"
 
 static struct config cfg;
 
@@ -56,6 +57,10 @@ main(int argc, char *argv[])
 	size_t c;
 
 	log_init("arps-admin");
+	if (secret_init() != 0) {
+		fprintf(stderr, "arps-admin: libsodium failed to initialise\n");
+		return 1;
+	}
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--config") == 0) {
 			i++;

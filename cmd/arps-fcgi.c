@@ -7,6 +7,7 @@
 #include "fcgi/pool.h"
 #include "lib/config.h"
 #include "lib/log.h"
+#include "lib/secret.h"
 
 static struct config cfg;	/* pool_run may reload it (SIGHUP) */
 
@@ -49,6 +50,10 @@ main(int argc, char *argv[])
 	if (argc == 2 && strcmp(argv[1], "--routes") == 0)
 		return print_routes();
 	log_init("arps-fcgi");
+	if (secret_init() != 0) {
+		fprintf(stderr, "arps-fcgi: libsodium failed to initialise\n");
+		return 1;
+	}
 	if (config_load(&cfg, config_path(argc, argv), err, sizeof err) != 0) {
 		fprintf(stderr, "arps-fcgi: %s\n", err);
 		return 2;

@@ -1,5 +1,6 @@
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,8 @@ db_connect(struct db *db)
 		db->my = NULL;
 		return DB_GONE;
 	}
+	/* Connector/C opens its socket without close-on-exec. */
+	(void)fcntl((int)mysql_get_socket(db->my), F_SETFD, FD_CLOEXEC);
 	db->up = 1;
 	return DB_OK;
 }
@@ -656,7 +659,7 @@ runscript(struct db *db, const char *sql)
 static char *
 slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	char *buf = NULL;
 	long n;
 

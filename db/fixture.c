@@ -50,6 +50,8 @@ static const char q_part_backdate[] =
 static const char q_study_first[] =
     "UPDATE studies s JOIN (SELECT MIN(accepted_at) first FROM participations WHERE study_id = ?) p"
     " SET s.created_at = LEAST(s.created_at, p.first) WHERE s.id = ? AND p.first IS NOT NULL";
+static const char q_outbox_due[] =
+    "UPDATE outbox SET next_attempt_at = LEAST(next_attempt_at, ?) WHERE seq = ? AND state = 'pending'";
 static const char q_emb_lock[] = "SELECT subject_id FROM embeddings WHERE subject_id = ? FOR UPDATE";
 static const char q_emb_reset[] =
     "UPDATE embeddings SET status = ?, vector = NULL, error = ?, updated_at = updated_at - ?"
@@ -240,6 +242,18 @@ db_fixture_study_deadline_pass(struct db *db, const char *study_id, int64_t now)
 	struct fx f = { .id = study_id, .a = now, .flag = SFX_DEADLINE };
 
 	return db_tx(db, study_tx, &f);
+}
+
+/* One statement on one row: no lock order to keep. */
+enum db_rc
+db_fixture_outbox_due(struct db *db, int64_t seq, int64_t now)
+{
+	uint64_t n = 0;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, q_outbox_due, NULL, &n, P_I64(now), P_I64(seq))) != DB_OK)
+		return rc;
+	return n == 1 ? DB_OK : DB_NOTFOUND;
 }
 
 enum db_rc
@@ -481,6 +495,17 @@ v_study_deadline_pass(struct db *db, char **a, int n, int64_t now)
 }
 
 static int
+v_outbox_due(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t seq;
+
+	(void)n;
+	if (arg_int(a[0], 1, INT64_MAX, &seq, "SEQ") != 0)
+		return 2;
+	return outcome(db, db_fixture_outbox_due(db, seq, now), "outbox-due", a[0]);
+}
+
+static int
 v_participations_backdate(struct db *db, char **a, int n, int64_t now)
 {
 	int64_t s;
@@ -561,6 +586,7 @@ static const struct verb {
 	  v_embedding_reset },
 	{ "seed-participations",     4, 5,
 	  "seed-participations STD_ID TAG N ACCEPTED_AGO [SUBMITTED_AGO]", v_seed_participations },
+	{ "outbox-due",              1, 1,  "outbox-due SEQ", v_outbox_due },
 	{ "researcher-purge",        1, 1,  "researcher-purge ACC_ID", v_researcher_purge },
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])

@@ -51,6 +51,9 @@ enum db_rc db_fixture_study_backdate(struct db *db, const char *study_id, int64_
 
 /* The deadline of an active or paused study passed a second before now
  * (created no later than that); DB_CHECK for a study in another state. */
+/* A pending outbox row becomes due now (its back-off skipped);
+ * DB_NOTFOUND when no pending row has that seq. */
+enum db_rc db_fixture_outbox_due(struct db *db, int64_t seq, int64_t now);
 enum db_rc db_fixture_study_deadline_pass(struct db *db, const char *study_id, int64_t now);
 
 /* Every participation of the study happened `seconds` earlier: all of its

@@ -13,12 +13,12 @@
 #include "db/accounts.h"
 #include "db/ledger.h"
 #include "db/limits.h"
+#include "db/outbox.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
 #include "lib/oidc.h"
 #include "lib/config.h"
 #include "lib/log.h"
-#include "lib/mail.h"
 #include "lib/secret.h"
 
 #define CODE_TTL	600		/* e-mail codes live 10 minutes */
@@ -55,7 +55,7 @@ static enum db_rc
 send_tx(struct req *r, void *arg)
 {
 	struct send_ctx *c = arg;
-	char bucket[300];
+	char bucket[300], body[512];
 	enum db_rc rc;
 
 	snprintf(bucket, sizeof bucket, "mail:%.90s", c->email);
@@ -63,6 +63,14 @@ send_tx(struct req *r, void *arg)
 	    "codes")) != DB_OK)
 		return rc;
 	if ((rc = db_code_set(r->db, c->email, c->hash, r->now, r->now + CODE_TTL)) != DB_OK)
+		return rc;
+	/* Queued with the code, sent by arps-deliver: a worker never sends. */
+	snprintf(body, sizeof body,
+	    "Your arps login code is %s\n\nIt is valid for 10 minutes. If you did not ask "
+	    "for it, ignore this message.", c->code);
+	rc = db_outbox_mail(r->db, r->cfg, c->email, "Your arps login code", body, r->now);
+	sodium_memzero(body, sizeof body);
+	if (rc != DB_OK)
 		return rc;
 	reply_json(r, 202, json_pack_status("sent"));
 	return DB_OK;
@@ -74,7 +82,6 @@ h_send_code(struct req *r)
 {
 	struct email_in in = { 0 };
 	struct send_ctx c;
-	char body[512];
 	unsigned present;
 
 	if (decode_body_or_reply(r, send_fields, NFIELDS(send_fields), &in, &present) != 0)
@@ -84,14 +91,7 @@ h_send_code(struct req *r)
 	if (login_code_new(&secret_rng, c.code) != 0)
 		return reply_err(r, ARPS_E_INTERNAL, "cannot generate a code");
 	secret_hash(r->cfg, c.email, c.code, strlen(c.code), c.hash);
-	if (req_tx(r, send_tx, &c) == 0 && r->status == 202) {
-		snprintf(body, sizeof body,
-		    "Your arps login code is %s\n\nIt is valid for 10 minutes. If you did not ask "
-		    "for it, ignore this message.", c.code);
-		if (mail_send(r->cfg, c.email, "Your arps login code", body) != 0)
-			log_msg("%s: login code mail not sent", r->reqid ? r->reqid : "-");
-		sodium_memzero(body, sizeof body);
-	}
+	(void)req_tx(r, send_tx, &c);
 	sodium_memzero(c.code, sizeof c.code);
 	return 0;
 }

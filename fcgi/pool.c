@@ -1,4 +1,6 @@
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +214,8 @@ worker(const struct config *cfg, int sock)
 			continue;
 		}
 		fails = 0;
+		/* libfcgi's accept() knows no SOCK_CLOEXEC. */
+		(void)fcntl(fx.ipcFd, F_SETFD, FD_CLOEXEC);
 		handle(&fx, cfg, db);
 		served++;
 	}
@@ -232,20 +236,52 @@ spawn(const struct config *cfg, int sock)
 	return pid;
 }
 
+/* Descriptors inherited from whoever started us (a shell, make's
+ * jobserver) become close-on-exec too: none reaches a child. */
+static void
+cloexec_inherited(void)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		int fd = atoi(de->d_name);
+
+		if (fd > 2 && fd != dirfd(d))
+			(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	closedir(d);
+}
+
 static int
 open_listener(const struct config *cfg)
 {
 	int sock;
 
-	if (strcmp(cfg->listen, "fd0") == 0)
+	mode_t um;
+
+	if (strcmp(cfg->listen, "fd0") == 0) {
+		(void)fcntl(0, F_SETFD, FD_CLOEXEC);
 		return 0;
+	}
 	unlink(cfg->listen);
-	if ((sock = FCGX_OpenSocket(cfg->listen, 1024)) < 0) {
+	/* Created 0660 (nginx runs as the pool's user or group), never
+	 * world-writable, not even for an instant. */
+	um = umask(0117);
+	sock = FCGX_OpenSocket(cfg->listen, 1024);
+	umask(um);
+	if (sock < 0) {
 		log_msg("master: cannot listen on %s: %s", cfg->listen, strerror(errno));
 		return -1;
 	}
-	if (cfg->listen[0] == '/')
-		chmod(cfg->listen, 0666);
+	(void)fcntl(sock, F_SETFD, FD_CLOEXEC);
+	if (cfg->listen[0] == '/' && chmod(cfg->listen, 0660) != 0) {
+		log_msg("master: chmod %s: %s", cfg->listen, strerror(errno));
+		close(sock);
+		return -1;
+	}
 	return sock;
 }
 
@@ -292,6 +328,7 @@ pool_run(struct config *cfg)
 	pid_t pid;
 	int64_t deadline;
 
+	cloexec_inherited();
 	if (FCGX_Init() != 0) {
 		log_msg("master: FCGX_Init failed");
 		return 1;

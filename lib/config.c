@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/config.h"
+#include "lib/mail.h"
 
 enum ctype { C_STR, C_INT, C_SECRET, C_BOOL };	/* C_BOOL: "true" or "false" into an int */
 
@@ -40,6 +41,14 @@ static const struct ckey {
 	{ "login_codes_per_hour",   C_INT,    O(login_codes_per_hour), 1, 1000000, "5" },
 	{ "mail_transport",         C_STR,    O(mail_transport), 1, 0, "sendmail" },
 	{ "mail_from",              C_STR,    O(mail_from), 3, 0, "arps@localhost" },
+	{ "mail_smtp_user",         C_STR,    O(mail_smtp_user), 0, 0, "" },
+	{ "mail_smtp_password",     C_STR,    O(mail_smtp_password), 0, 0, "" },
+	{ "mail_retry_min",         C_INT,    O(mail_retry_min), 1, 86400, "10" },
+	{ "mail_retry_max",         C_INT,    O(mail_retry_max), 1, 86400, "300" },
+	{ "mail_give_up",           C_INT,    O(mail_give_up), 1, 30 * 86400, "3600" },
+	{ "deliver_poll_ms",        C_INT,    O(deliver_poll_ms), 10, 60000, "200" },
+	{ "deliver_claim_seconds",  C_INT,    O(deliver_claim_seconds), 2, 86400, "120" },
+	{ "deliver_timeout",        C_INT,    O(deliver_timeout), 1, 3600, "30" },
 	{ "base_url",               C_STR,    O(base_url), 0, 0, "" },
 	{ "test_fixtures",          C_BOOL,   O(test_fixtures), 0, 0, "false" },
 #undef O
@@ -185,7 +194,7 @@ config_load(struct config *cfg, const char *path, char *err, size_t errsz)
 			snprintf(err, errsz, "config: bad default for %s", keys[i].key);
 			return -1;
 		}
-	if ((f = fopen(path, "r")) == NULL) {
+	if ((f = fopen(path, "re")) == NULL) {
 		snprintf(err, errsz, "config: %s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -239,9 +248,17 @@ badkey:
 			    path, cfg->idp[i].name);
 			return -1;
 		}
-	if (strncmp(cfg->mail_transport, "file:", 5) != 0 &&
-	    strcmp(cfg->mail_transport, "sendmail") != 0) {
-		snprintf(err, errsz, "config: %s: mail_transport: expected file:DIR or sendmail", path);
+	if ((why = mail_transport_invalid(cfg->mail_transport)) != NULL) {
+		snprintf(err, errsz, "config: %s: mail_transport: %s", path, why);
+		return -1;
+	}
+	if (cfg->deliver_claim_seconds <= cfg->deliver_timeout) {
+		snprintf(err, errsz, "config: %s: deliver_claim_seconds must exceed deliver_timeout",
+		    path);
+		return -1;
+	}
+	if (cfg->mail_retry_max < cfg->mail_retry_min) {
+		snprintf(err, errsz, "config: %s: mail_retry_max must be at least mail_retry_min", path);
 		return -1;
 	}
 	return 0;

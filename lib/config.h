@@ -49,9 +49,18 @@ struct config {
 	/* exact limits (design.md §6.9), per rolling hour */
 	int64_t register_per_ip_hour;
 	int64_t login_codes_per_hour;
-	/* mail */
-	char mail_transport[CONFIG_STR];	/* "file:DIR" or "sendmail" */
+	/* mail (lib/mail.h), delivered by arps-deliver */
+	char mail_transport[CONFIG_STR];	/* file:DIR, smtp[s]://HOST[:PORT], sendmail[:PATH] */
 	char mail_from[CONFIG_STR];
+	char mail_smtp_user[CONFIG_STR];	/* "" = no SMTP authentication */
+	char mail_smtp_password[CONFIG_STR];
+	int64_t mail_retry_min;		/* seconds before the first retry; doubles */
+	int64_t mail_retry_max;		/* cap of the interval between tries */
+	int64_t mail_give_up;		/* seconds after queueing: the message is dead */
+	/* arps-deliver */
+	int64_t deliver_poll_ms;	/* idle poll interval */
+	int64_t deliver_claim_seconds;	/* a claim's lease: re-sent after this if never marked */
+	int64_t deliver_timeout;	/* seconds one transport call may take (< the lease) */
 	char base_url[CONFIG_STR];
 	/* identity providers: idp.<name>.issuer / .audience / .jwks */
 	struct config_idp idp[CONFIG_MAX_IDP];

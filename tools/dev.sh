@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The dev stack (design.md §8).
 #   dev.sh deps            install missing Debian packages
-#   dev.sh run             build, start MariaDB + arps-fcgi + nginx under var/, stay in foreground
+#   dev.sh run             build, start MariaDB + arps-fcgi + arps-deliver + nginx under var/,
+#                          stay in foreground
 #   dev.sh test [KIND]     KIND = all | unit | db | api: fresh stack under var/test, run suites
 #   dev.sh bench           benchmarks against a fresh stack
 set -euo pipefail
@@ -13,7 +14,7 @@ cd "$ROOT"
 
 PKGS="gcc make pkg-config libfcgi-dev libjson-c-dev libmariadb-dev libsodium-dev libcmocka-dev
       libcurl4-openssl-dev libssl-dev mariadb-server mariadb-client nginx openssl curl
-      ca-certificates procps python3-yaml"
+      ca-certificates procps python3-yaml strace"
 PIDS=()
 
 say() { printf 'arps: %s\n' "$*" >&2; }
@@ -145,6 +146,28 @@ start_pool() {
     echo $! > "$VAR/run/arps-fcgi.pid"
 }
 
+# The mail outbox's deliverer (design.md §1): writes var/mail/ in the dev stack.
+start_deliver() {
+    build/arps-deliver --config "$VAR/arps.conf" </dev/null >/dev/null 2>>"$VAR/log/deliver.log" &
+    PIDS+=($!)
+    echo $! > "$VAR/run/arps-deliver.pid"
+}
+
+# Stop the deliverer of the pid file (ours, or one a test restarted) and
+# wait until it is gone: SIGTERM lets it finish the message in hand.
+stop_deliver() {
+    local p i
+    [ -f "$VAR/run/arps-deliver.pid" ] || return 0
+    p=$(cat "$VAR/run/arps-deliver.pid")
+    rm -f "$VAR/run/arps-deliver.pid"
+    kill -TERM "$p" 2>/dev/null || return 0
+    for i in $(seq 1 300); do
+        kill -0 "$p" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL "$p" 2>/dev/null || true
+}
+
 start_nginx() {
     sed -e "s|@SOCKET@|$VAR/run/arps.sock|g" -e "s|@BURST@|100000|g" nginx/arps-api.inc > "$VAR/nginx/arps-api.inc"
     sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@USER@|$(id -un) $(id -gn)|g" -e "s|@ROOT@|$ROOT|g" \
@@ -170,8 +193,9 @@ stop_all() {
         wait "$p" 2>/dev/null || true
     done
     PIDS=()
-    # A pool or MariaDB restarted by a fault test is not our child: by pid file.
+    # A pool, deliverer or MariaDB restarted by a test is not our child: by pid file.
     if [ -n "${VAR:-}" ]; then
+        stop_deliver
         if [ -f "$VAR/run/arps-fcgi.pid" ]; then
             kill -TERM "$(cat "$VAR/run/arps-fcgi.pid")" 2>/dev/null || true
             rm -f "$VAR/run/arps-fcgi.pid"
@@ -187,6 +211,7 @@ up() {
     config
     start_mariadb
     start_pool
+    start_deliver
     start_nginx
 }
 
@@ -226,7 +251,7 @@ run)
     trap 'stop_all' EXIT
     up
     say "arps is running at http://127.0.0.1:$PORT/api/v1/ (Ctrl-C stops it)"
-    say "config: $VAR/arps.conf   logs: $VAR/log/   mail: $VAR/mail/"
+    say "config: $VAR/arps.conf   logs: $VAR/log/   mail: $VAR/mail/ (by arps-deliver)"
     wait
     ;;
 test)
@@ -284,6 +309,16 @@ pool-start)
         sleep 0.1
     done
     exit 1
+    ;;
+deliver-start)
+    VAR=${ARPS_VAR:?}
+    build/arps-deliver --config "${2:-$VAR/arps.conf}" </dev/null >/dev/null 2>>"$VAR/log/deliver.log" &
+    echo $! > "$VAR/run/arps-deliver.pid"
+    disown
+    ;;
+deliver-stop)
+    VAR=${ARPS_VAR:?}
+    stop_deliver
     ;;
 db-stop)
     VAR=${ARPS_VAR:?}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <sodium.h>
@@ -40,10 +41,27 @@ agent_new(struct test_agent *a, const char *name)
 	resp_free(&r);
 }
 
-void
-mail_code(const char *email, char code[8])
+/* Paths of the mails mail_code has already returned (one per login). */
+static char seen[64][300];
+static size_t nseen;
+
+static int
+mail_seen(const char *path)
 {
-	char dir[1024], path[2048], line[512], best[2048] = "";
+	size_t i;
+
+	for (i = 0; i < nseen && i < sizeof seen / sizeof seen[0]; i++)
+		if (strcmp(seen[i], path) == 0)
+			return 1;
+	return 0;
+}
+
+/* The newest mail to email in the dev mail sink not returned before, into
+ * best (empty when none). */
+static void
+mail_newest(const char *email, char *best, size_t bestsz)
+{
+	char dir[1024], path[2048], line[512];
 	long long bestm = -1;
 	struct dirent *de;
 	struct stat st;
@@ -51,14 +69,16 @@ mail_code(const char *email, char code[8])
 	FILE *f;
 	int found;
 
-	code[0] = '\0';
+	best[0] = '\0';
 	snprintf(dir, sizeof dir, "%s/mail", getenv("ARPS_VAR"));
 	assert_non_null(d = opendir(dir));
 	while ((de = readdir(d)) != NULL) {
-		if (strstr(de->d_name, ".eml") == NULL || strstr(de->d_name, ".tmp") != NULL)
+		size_t n = strlen(de->d_name);
+
+		if (n < 5 || strcmp(de->d_name + n - 4, ".eml") != 0 || de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		if ((f = fopen(path, "r")) == NULL)
+		if (mail_seen(path) || (f = fopen(path, "r")) == NULL)
 			continue;
 		found = 0;
 		while (fgets(line, sizeof line, f) != NULL)
@@ -70,12 +90,37 @@ mail_code(const char *email, char code[8])
 			long long m = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 			if (m > bestm) {
 				bestm = m;
-				snprintf(best, sizeof best, "%s", path);
+				snprintf(best, bestsz, "%s", path);
 			}
 		}
 	}
 	closedir(d);
+}
+
+void
+mail_code(const char *email, char code[8])
+{
+	struct timespec tick = { 0, 20 * 1000000L };
+	char best[2048] = "", line[512];
+	FILE *f;
+	int i;
+
+	code[0] = '\0';
+	/* arps-deliver writes the file within a second of the request: wait
+	 * up to 3 s for a mail not returned before. */
+	for (i = 0; i < 150; i++) {
+		mail_newest(email, best, sizeof best);
+		if (best[0] != '\0')
+			break;
+		nanosleep(&tick, NULL);
+	}
+	if (best[0] == '\0')
+		print_error("no mail to %s in %s/mail after 3 s\n", email, getenv("ARPS_VAR"));
 	assert_true(best[0] != '\0');
+	if (strlen(best) < sizeof seen[0]) {
+		snprintf(seen[nseen % (sizeof seen / sizeof seen[0])], sizeof seen[0], "%s", best);
+		nseen++;
+	}
 	assert_non_null(f = fopen(best, "r"));
 	while (fgets(line, sizeof line, f) != NULL) {
 		const char *p = strstr(line, "login code is ");

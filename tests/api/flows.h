@@ -23,7 +23,9 @@ struct test_user {
 void uniq_email(char *buf, size_t n, const char *tag);
 /* Register an agent from a fresh random source address; asserts 201. */
 void agent_new(struct test_agent *a, const char *name);
-/* The newest login code mailed to email (dev mail sink); asserts found. */
+/* The login code of the newest mail to email in the dev mail sink that no
+ * earlier call returned, waiting up to 3 s for arps-deliver to write it;
+ * asserts found. */
 void mail_code(const char *email, char code[8]);
 /* Log in by e-mail code (creating the account); asserts 200. */
 void user_login(struct test_user *u, const char *tag);
