@@ -727,7 +727,7 @@ db_migrate(struct db *db, const char *dir, int verbose)
 
 		if ((rc = DB_Q(db, q_has, &res, NULL, P_I64(version))) != DB_OK)
 			break;
-		if (dbres_i64(res, 0, 0) > 0) {
+		if (dbres_i64(res, 0, DB_COL_ONLY) > 0) {
 			dbres_free(res);
 			continue;
 		}

@@ -123,7 +123,7 @@ code_expire_tx(struct db *db, void *arg)
 
 	if ((rc = lock_row(db, q_code_lock, f->id, &res)) != DB_OK)
 		return rc;
-	shift = dbres_i64(res, 0, 0) - (f->a - 1);
+	shift = dbres_i64(res, 0, DB_COL_ONLY) - (f->a - 1);
 	dbres_free(res);
 	if (shift <= 0)
 		return DB_OK;		/* expired already */
@@ -352,7 +352,7 @@ purge_tx(struct db *db, void *arg)
 
 	if ((rc = DB_Q(db, q_purge_postings, &res, NULL, P_STR(f->id), P_STR(f->id))) != DB_OK)
 		return rc;
-	named = dbres_i64(res, 0, 0);
+	named = dbres_i64(res, 0, DB_COL_ONLY);
 	dbres_free(res);
 	if (named != 0)
 		return DB_CHECK;

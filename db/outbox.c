@@ -15,8 +15,17 @@ static const char q_put[] =
 static const char q_due[] =
     "SELECT seq FROM outbox WHERE state = 'pending' AND kind = ? AND next_attempt_at <= ?"
     " ORDER BY next_attempt_at, seq LIMIT 1";
+/* The claimed row's columns and their read positions, from one list. */
+#define OUTBOX_COLUMNS(X, L) \
+	X(OUTBOX_C_SEQ,		"seq") \
+	X(OUTBOX_C_ID,		"id") \
+	X(OUTBOX_C_KIND,	"kind") \
+	X(OUTBOX_C_PAYLOAD,	"payload") \
+	X(OUTBOX_C_ATTEMPTS,	"attempts") \
+	L(OUTBOX_C_CREATED,	"created_at")
+enum { DB_COLS_ENUM(OUTBOX_COLUMNS) OUTBOX__NCOLS };
 static const char q_lock[] =
-    "SELECT seq, id, kind, payload, attempts, created_at FROM outbox"
+    "SELECT " DB_COLS_SQL(OUTBOX_COLUMNS) " FROM outbox"
     " WHERE state = 'pending' AND kind = ? AND next_attempt_at <= ?"
     " ORDER BY next_attempt_at, seq LIMIT 1 FOR UPDATE SKIP LOCKED";
 static const char q_claim[] =
@@ -81,19 +90,19 @@ claim_tx(struct db *db, void *arg)
 		dbres_free(res);
 		return DB_OK;
 	}
-	c->it->seq = dbres_i64(res, 0, 0);
-	snprintf(c->it->id, sizeof c->it->id, "%s", dbres_str(res, 0, 1));
-	snprintf(c->it->kind, sizeof c->it->kind, "%s", dbres_str(res, 0, 2));
-	p = dbres_blob(res, 0, 3, &n);
-	c->it->attempts = dbres_i64(res, 0, 4) + 1;
-	c->it->created_at = dbres_i64(res, 0, 5);
+	c->it->seq = dbres_i64(res, 0, OUTBOX_C_SEQ);
+	snprintf(c->it->id, sizeof c->it->id, "%s", dbres_str(res, 0, OUTBOX_C_ID));
+	snprintf(c->it->kind, sizeof c->it->kind, "%s", dbres_str(res, 0, OUTBOX_C_KIND));
+	p = dbres_blob(res, 0, OUTBOX_C_PAYLOAD, &n);
+	c->it->attempts = dbres_i64(res, 0, OUTBOX_C_ATTEMPTS) + 1;
+	c->it->created_at = dbres_i64(res, 0, OUTBOX_C_CREATED);
 	if ((c->it->payload = malloc(n ? n : 1)) == NULL) {
 		dbres_free(res);
 		return DB_ERR;
 	}
 	memcpy(c->it->payload, p, n);
 	c->it->plen = n;
-	sodium_memzero(res->cells[3].p, res->cells[3].len);
+	sodium_memzero(res->cells[OUTBOX_C_PAYLOAD].p, res->cells[OUTBOX_C_PAYLOAD].len);
 	dbres_free(res);
 	if ((rc = DB_Q(db, q_claim, NULL, NULL, P_I64(c->now + c->lease), P_I64(c->now + c->lease),
 	    P_I64(c->it->seq))) != DB_OK)

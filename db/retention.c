@@ -64,7 +64,7 @@ bucket_tx(struct db *db, void *arg)
 	b->found = res->nrows;
 	for (i = 0; i < res->nrows; i++) {
 		size_t n;
-		const void *k = dbres_blob(res, i, 0, &n);
+		const void *k = dbres_blob(res, i, DB_COL_ONLY, &n);
 
 		if ((rc = DB_Q(db, q_del_bucket, NULL, &aff, P_BLOB(k, n), P_BLOB(k, n))) != DB_OK) {
 			dbres_free(res);
