@@ -18,7 +18,7 @@ PKGS="gcc make pkg-config libfcgi-dev libjson-c-dev libmariadb-dev libsodium-dev
       ca-certificates procps"
 # `make deb` and `make test-production` (mk/deb.mk) need these as well.
 DEB_PKGS="debhelper dpkg-dev lintian fakeroot"
-PROD_PKGS="$DEB_PKGS debootstrap systemd-container debian-archive-keyring util-linux iproute2"
+PROD_PKGS="$DEB_PKGS jq debootstrap systemd-container debian-archive-keyring util-linux iproute2"
 PIDS=()
 
 say() { printf 'arps: %s\n' "$*" >&2; }
@@ -185,7 +185,7 @@ stop_all() {
     done
     # `make deb` and `make test-production` (mk/deb.mk) need these as well.
 DEB_PKGS="debhelper dpkg-dev lintian fakeroot"
-PROD_PKGS="$DEB_PKGS debootstrap systemd-container debian-archive-keyring util-linux iproute2"
+PROD_PKGS="$DEB_PKGS jq debootstrap systemd-container debian-archive-keyring util-linux iproute2"
 PIDS=()
     # A pool or MariaDB restarted by a fault test is not our child: by pid file.
     if [ -n "${VAR:-}" ]; then
