@@ -82,10 +82,13 @@ tests: $(UNIT_BIN) $(DBT_BIN) $(API_BIN)
 run:
 	@tools/dev.sh run
 
-# Every suite, then the API suites again against a sanitized pool.
+# Every suite, then the API suites again against a sanitized pool, then the
+# Debian package on a booted Debian 12 root (make test-production, mk/deb.mk;
+# ARPS_SKIP_PRODUCTION=1 skips it outside CI, with a message).
 test:
 	@tools/dev.sh test all
 	@$(MAKE) --no-print-directory test-asan
+	@tools/dev.sh test-production
 
 test-unit:
 	@tools/dev.sh test unit

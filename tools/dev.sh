@@ -6,6 +6,8 @@
 #   dev.sh run             build, start MariaDB + arps-fcgi + nginx under var/, stay in foreground
 #   dev.sh test [KIND]     KIND = all | unit | db | api: fresh stack under var/test, run suites
 #   dev.sh bench           benchmarks against a fresh stack
+#   dev.sh test-production make test-production unless ARPS_SKIP_PRODUCTION=1
+#                          outside CI (the last step of make test)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -275,6 +277,16 @@ test)
         say "FAILED: ${BROKEN[*]}"
         exit 1
     fi
+    ;;
+test-production)
+    # The last step of `make test`: always in CI; elsewhere it may be
+    # skipped, never silently.
+    if [ -z "${CI:-}" ] && [ "${ARPS_SKIP_PRODUCTION:-}" = 1 ]; then
+        say "SKIPPED make test-production (ARPS_SKIP_PRODUCTION=1; CI always runs it)"
+        exit 0
+    fi
+    deps production
+    make --no-print-directory test-production
     ;;
 pool-start)
     VAR=${ARPS_VAR:?}
