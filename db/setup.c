@@ -215,9 +215,11 @@ exec_sql(MYSQL *my, const char *sql)
 }
 
 /* Create the user if absent and set its password (the stored one, so a
- * rerun changes nothing), then drop every grant it had. */
+ * rerun changes nothing), then drop every grant it had, unless keep: the
+ * application user keeps its table grants while the pool runs (an upgrade
+ * reruns setup-db under load), and grant_app then trims them exactly. */
 static int
-ensure_user(MYSQL *my, const struct cred *c)
+ensure_user(MYSQL *my, const struct cred *c, int keep)
 {
 	char sql[4096];
 
@@ -228,8 +230,21 @@ ensure_user(MYSQL *my, const struct cred *c)
 	snprintf(sql, sizeof sql, "ALTER USER '%s'@'localhost' IDENTIFIED BY '%s'", c->user, c->password);
 	if (exec_sql(my, sql) != 0)
 		return -1;
+	if (keep)
+		return 0;
 	snprintf(sql, sizeof sql, "REVOKE ALL PRIVILEGES, GRANT OPTION FROM '%s'@'localhost'", c->user);
 	return exec_sql(my, sql);
+}
+
+/* A REVOKE that finds nothing to revoke is not an error here. */
+static int
+revoke_quiet(MYSQL *my, const char *sql)
+{
+	if (mysql_query(my, sql) == 0)
+		return 0;
+	if (mysql_errno(my) == 1141 || mysql_errno(my) == 1147)	/* no such grant */
+		return 0;
+	return refuse("%s", mysql_error(my)), -1;
 }
 
 static int
@@ -277,16 +292,38 @@ grant_app(MYSQL *my, const char *db, int *ntables)
 		if (row[0] != NULL && ident_ok(row[0]))
 			snprintf(tables[n++], sizeof tables[0], "%s", row[0]);
 	mysql_free_result(res);
+	/* No global or database-wide privilege, whatever was there before. */
+	rc = revoke_quiet(my, "REVOKE ALL PRIVILEGES ON *.* FROM '" SETUP_APP_USER "'@'localhost'");
+	if (rc == 0)
+		rc = revoke_quiet(my, "REVOKE GRANT OPTION ON *.* FROM '" SETUP_APP_USER "'@'localhost'");
+	snprintf(sql, sizeof sql, "REVOKE ALL PRIVILEGES ON `%s`.* FROM '"
+	    SETUP_APP_USER "'@'localhost'", db);
+	if (rc == 0)
+		rc = revoke_quiet(my, sql);
+	snprintf(sql, sizeof sql, "REVOKE GRANT OPTION ON `%s`.* FROM '"
+	    SETUP_APP_USER "'@'localhost'", db);
+	if (rc == 0)
+		rc = revoke_quiet(my, sql);
 	for (i = 0; i < n && rc == 0; i++) {
-		const char *privs = "SELECT, INSERT, UPDATE, DELETE";
+		static const char never[] = "CREATE, DROP, REFERENCES, INDEX, ALTER, CREATE VIEW, "
+		    "SHOW VIEW, TRIGGER, DELETE HISTORY, GRANT OPTION";
+		const char *privs = "SELECT, INSERT, UPDATE, DELETE", *deny = "";
 
-		if (strcmp(tables[i], "schema_version") == 0)
+		if (strcmp(tables[i], "schema_version") == 0) {
 			privs = "SELECT";
-		else if (is_append_only(my, db, tables[i]))
+			deny = "INSERT, UPDATE, DELETE, ";
+		} else if (is_append_only(my, db, tables[i])) {
 			privs = "SELECT, INSERT";
+			deny = "UPDATE, DELETE, ";
+		}
+		/* Grant first, then revoke the rest: never a moment without. */
 		snprintf(sql, sizeof sql, "GRANT %s ON `%s`.`%s` TO '" SETUP_APP_USER "'@'localhost'",
 		    privs, db, tables[i]);
-		rc = exec_sql(my, sql);
+		if ((rc = exec_sql(my, sql)) != 0)
+			break;
+		snprintf(sql, sizeof sql, "REVOKE %s%s ON `%s`.`%s` FROM '" SETUP_APP_USER "'@'localhost'",
+		    deny, never, db, tables[i]);
+		rc = revoke_quiet(my, sql);
 	}
 	free(tables);
 	*ntables = (int)n;
@@ -386,7 +423,7 @@ setup_db(const struct config *cfg, int rotate)
 	if (exec_sql(my, sql) != 0)
 		goto out;
 	for (i = 0; i < 3; i++)
-		if (ensure_user(my, all[i]) != 0)
+		if (ensure_user(my, all[i], all[i] == &app) != 0)
 			goto out;
 	/* DDL and its data for migrate; no GRANT OPTION. */
 	snprintf(sql, sizeof sql, "GRANT ALL PRIVILEGES ON `%s`.* TO '" SETUP_MIGRATE_USER

@@ -39,6 +39,11 @@ T0=$(date +%s)
 say() { printf 'production: %s\n' "$*" >&2; }
 fail() {
     say "FAILED at step '$STEP': $*"
+    if [ -n "$CPID" ] && kill -0 "$CPID" 2>/dev/null; then
+        say "the container's journal (arps units, last lines):"
+        TMO=20 ct journalctl --no-pager -n 40 -u arps-fcgi -u arps-fcgi.socket -u arps-sweep \
+            -u arps-deliver -u nginx -u mariadb >&2 || true
+    fi
     echo "$SUITE: $PASSED passed, 1 failed"
     exit 1
 }
@@ -264,10 +269,11 @@ ok "systemd-analyze security arps-fcgi.service: exposure $sec (at most 2.0)"
 
 # ---------------------------------------------------------------- the flow
 api() {   # api METHOD PATH [JSON] [extra curl args...] -> body in $R, status in $S
-    local m=$1 p=$2 d=${3:-} out
-    shift 3 || shift $#
+    local m=$1 p=$2 d=${3:-} out body=()
+    shift 3
+    [ -n "$d" ] && body=(--data-binary "$d")
     out=$("${CURL[@]}" -X "$m" -w '\n%{http_code}' -H 'Content-Type: application/json' \
-        ${d:+--data-binary "$d"} "$@" "$B$p") || fail "$m $p: curl failed"
+        "${body[@]}" "$@" "$B$p") || fail "$m $p: curl failed"
     S=${out##*$'\n'}
     R=${out%$'\n'*}
 }
@@ -460,17 +466,33 @@ if [ $DELIVER = 1 ]; then
     ok "arps-deliver.service active"
 fi
 
+# ---------------------------------------------------------------- upgrade
+step "upgrade"
+# The same package again, as an upgrade would run: postinst migrates with
+# setup-db (passwords kept) and restarts the running units.
+TMO=600 ct dpkg -i "/root/pkg/$(basename "$DEB")" > "$WORK/upgrade.log" 2>&1 ||
+    { tail -20 "$WORK/upgrade.log" >&2; fail "dpkg -i over the running installation"; }
+grep -q 'schema up to date' "$WORK/upgrade.log" || fail "postinst did not run setup-db: $(tail -5 "$WORK/upgrade.log")"
+[ "$(ct sed -n 's/^db_password = //p' /etc/arps/arps.conf)" = "$APW" ] || fail "the upgrade changed db_password"
+for i in $(seq 1 50); do "${CURL[@]}" -f "$B/health" >/dev/null 2>&1 && break; sleep 0.2; done
+"${CURL[@]}" "$B/health" > "$WORK/health2" 2>&1 || true
+"${CURL[@]}" -f "$B/health" >/dev/null 2>&1 ||
+    { tail -15 "$WORK/upgrade.log" >&2; fail "GET /health after the upgrade: $(cat "$WORK/health2")"; }
+ok "reinstalled over the running host: setup-db migrated with the passwords kept, pool restarted, /health ok"
+
 # ---------------------------------------------------------------- purge
 step "purge"
-ct systemctl disable --now arps-fcgi.socket arps-fcgi.service arps-sweep.timer >/dev/null 2>&1 || true
-[ $DELIVER = 1 ] && { ct systemctl disable --now arps-deliver.service >/dev/null 2>&1 || true; }
 TMO=600 ct apt-get purge -y -q arps > "$WORK/purge.log" 2>&1 || { tail -20 "$WORK/purge.log" >&2; fail "apt-get purge arps"; }
+for u in arps-fcgi.socket arps-fcgi.service arps-sweep.timer arps-deliver.service; do
+    ct systemctl is-active -q "$u" && fail "$u still runs after purge"
+done
+ct pgrep -x arps-fcgi >/dev/null && fail "an arps-fcgi process is left after purge"
 ct test -e /etc/arps && fail "/etc/arps left after purge"
 ct test -e /var/lib/arps && fail "/var/lib/arps left after purge"
 ct getent passwd arps >/dev/null && fail "the arps user is left after purge"
 [ "$(ct mariadb -N -e "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'arps'")" = 1 ] ||
     fail "purge removed the database (it must keep it)"
-ok "purge removed /etc/arps, /var/lib/arps and the arps user; the database stays"
+ok "purge stopped every unit and removed /etc/arps, /var/lib/arps and the arps user; the database stays"
 
 STEP=done
 say "all steps passed in $(secs "$T0") s"
