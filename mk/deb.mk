@@ -22,7 +22,7 @@ deb-deps:
 
 deb: $(DEB)
 
-$(DEB): deb-deps $(MODEL_BIN) $(shell git ls-files 2>/dev/null) $(wildcard debian/*)
+$(DEB): $(MODEL_BIN) $(shell git ls-files 2>/dev/null) $(wildcard debian/*) | deb-deps
 	rm -rf build/deb && mkdir -p $(DEB_SRC)/build/model $(DEB_SRC)/build/cache
 	git ls-files -z --cached --others --exclude-standard | \
 	    xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \

@@ -470,15 +470,22 @@ fi
 step "upgrade"
 # The same package again, as an upgrade would run: postinst migrates with
 # setup-db (passwords kept) and restarts the running units.
+load 300 20 "$WORK/load3" &
+lp=$!
+sleep 2
 TMO=600 ct dpkg -i "/root/pkg/$(basename "$DEB")" > "$WORK/upgrade.log" 2>&1 ||
     { tail -20 "$WORK/upgrade.log" >&2; fail "dpkg -i over the running installation"; }
+wait $lp
+n=$(wc -l < "$WORK/load3"); l=$(lost "$WORK/load3")
+[ "$n" -eq 300 ] || fail "the client made $n of 300 requests"
+[ "$l" -eq 0 ] || fail "requests lost during the upgrade: $l of $n ($(sort "$WORK/load3" | uniq -c | tr '\n' ' '))"
 grep -q 'schema up to date' "$WORK/upgrade.log" || fail "postinst did not run setup-db: $(tail -5 "$WORK/upgrade.log")"
 [ "$(ct sed -n 's/^db_password = //p' /etc/arps/arps.conf)" = "$APW" ] || fail "the upgrade changed db_password"
 for i in $(seq 1 50); do "${CURL[@]}" -f "$B/health" >/dev/null 2>&1 && break; sleep 0.2; done
 "${CURL[@]}" "$B/health" > "$WORK/health2" 2>&1 || true
 "${CURL[@]}" -f "$B/health" >/dev/null 2>&1 ||
     { tail -15 "$WORK/upgrade.log" >&2; fail "GET /health after the upgrade: $(cat "$WORK/health2")"; }
-ok "reinstalled over the running host: setup-db migrated with the passwords kept, pool restarted, /health ok"
+ok "reinstalled over the running host under load: setup-db migrated with the passwords kept, pool restarted; requests lost: 0 of $n"
 
 # ---------------------------------------------------------------- purge
 step "purge"
