@@ -470,14 +470,14 @@ fi
 step "upgrade"
 # The same package again, as an upgrade would run: postinst migrates with
 # setup-db (passwords kept) and restarts the running units.
-load 300 20 "$WORK/load3" &
+load 500 20 "$WORK/load3" &
 lp=$!
 sleep 2
 TMO=600 ct dpkg -i "/root/pkg/$(basename "$DEB")" > "$WORK/upgrade.log" 2>&1 ||
     { tail -20 "$WORK/upgrade.log" >&2; fail "dpkg -i over the running installation"; }
 wait $lp
 n=$(wc -l < "$WORK/load3"); l=$(lost "$WORK/load3")
-[ "$n" -eq 300 ] || fail "the client made $n of 300 requests"
+[ "$n" -eq 500 ] || fail "the client made $n of 500 requests"
 [ "$l" -eq 0 ] || fail "requests lost during the upgrade: $l of $n ($(sort "$WORK/load3" | uniq -c | tr '\n' ' '))"
 grep -q 'schema up to date' "$WORK/upgrade.log" || fail "postinst did not run setup-db: $(tail -5 "$WORK/upgrade.log")"
 [ "$(ct sed -n 's/^db_password = //p' /etc/arps/arps.conf)" = "$APW" ] || fail "the upgrade changed db_password"
