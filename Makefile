@@ -89,10 +89,13 @@ tests: $(UNIT_BIN) $(DBT_BIN) $(API_BIN)
 run:
 	@tools/dev.sh run
 
-# Every suite, then the API suites again against a sanitized pool.
+# Every suite, then the API suites again against a sanitized pool, then the
+# Debian package on a booted Debian 12 root (make test-production, mk/deb.mk;
+# ARPS_SKIP_PRODUCTION=1 skips it outside CI, with a message).
 test:
 	@tools/dev.sh test all
 	@$(MAKE) --no-print-directory test-asan
+	@tools/dev.sh test-production
 
 test-unit:
 	@tools/dev.sh test unit
@@ -134,13 +137,45 @@ test-asan:
 	@ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ARPS_FCGI_BIN=$(B)/asan/arps-fcgi tools/dev.sh test api
 
+# Install the binaries, data, units, nginx site and man pages under PREFIX
+# (default /usr/local); the Debian package runs it with PREFIX=/usr and
+# DESTDIR (debian/rules).  Daemons go to sbin, the CLI to bin.
+# build/arps-deliver and its unit are installed when that binary exists.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+DATADIR ?= $(PREFIX)/share/arps
+MANDIR  ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+NGINXDIR ?= /etc/nginx
+
 install: all model
-	install -d $(DESTDIR)/usr/local/bin $(DESTDIR)/usr/local/share/arps/migrations
-	install -m 0755 $(BINS) $(DESTDIR)/usr/local/bin/
-	install -m 0644 db/migrations/*.sql $(DESTDIR)/usr/local/share/arps/migrations/
-	install -m 0644 build/model/use-lite.bin $(DESTDIR)/usr/local/share/arps/use-lite.bin
-	install -d $(DESTDIR)/usr/local/share/arps/docs
-	install -m 0644 docs/api.md $(DESTDIR)/usr/local/share/arps/docs/api.md
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(DATADIR)/migrations \
+	    $(DESTDIR)$(DATADIR)/docs $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
+	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(NGINXDIR)/sites-available $(DESTDIR)$(NGINXDIR)/snippets
+	install -m 0755 $(B)/arps-fcgi $(B)/arps-sweep $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(B)/arps-admin $(DESTDIR)$(BINDIR)/
+	install -m 0644 db/migrations/*.sql $(DESTDIR)$(DATADIR)/migrations/
+	install -m 0644 build/model/use-lite.bin $(DESTDIR)$(DATADIR)/use-lite.bin
+	install -m 0644 docs/api.md $(DESTDIR)$(DATADIR)/docs/api.md
+	install -m 0644 systemd/arps-sweep.cron $(DESTDIR)$(DATADIR)/arps-sweep.cron
+	install -m 0644 systemd/arps-fcgi-remote-db.conf $(DESTDIR)$(DATADIR)/arps-fcgi-remote-db.conf
+	install -m 0644 systemd/arps-fcgi.socket systemd/arps-fcgi.service \
+	    systemd/arps-sweep.service systemd/arps-sweep.timer $(DESTDIR)$(UNITDIR)/
+	sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/usr/bin/|$(BINDIR)/|g' -i \
+	    $(DESTDIR)$(UNITDIR)/arps-fcgi.service $(DESTDIR)$(UNITDIR)/arps-sweep.service
+	sed -e 's|@SOCKET@|/run/arps/arps.sock|' -e 's|@BURST@|60|' nginx/arps-api.inc \
+	    > $(DESTDIR)$(NGINXDIR)/snippets/arps-api.inc
+	sed -e 's|/usr/share/arps/|$(DATADIR)/|g' nginx/arps.conf > $(DESTDIR)$(NGINXDIR)/sites-available/arps
+	install -m 0644 nginx/arps-http.conf $(DESTDIR)$(NGINXDIR)/sites-available/arps-http
+	gzip -9n < docs/man/arps-admin.1 > $(DESTDIR)$(MANDIR)/man1/arps-admin.1.gz
+	set -e; for m in arps-fcgi arps-sweep; do \
+	    gzip -9n < docs/man/$$m.8 > $(DESTDIR)$(MANDIR)/man8/$$m.8.gz; done
+	if [ -x $(B)/arps-deliver ]; then \
+	    install -m 0755 $(B)/arps-deliver $(DESTDIR)$(SBINDIR)/ && \
+	    install -m 0644 systemd/arps-deliver.service $(DESTDIR)$(UNITDIR)/ && \
+	    sed -i -e 's|/usr/sbin/|$(SBINDIR)/|g' $(DESTDIR)$(UNITDIR)/arps-deliver.service && \
+	    gzip -9n < docs/man/arps-deliver.8 > $(DESTDIR)$(MANDIR)/man8/arps-deliver.8.gz; fi
 
 clean:
 	rm -rf $(B)

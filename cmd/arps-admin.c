@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/admin.h"
+#include "db/setup.h"
 #include "lib/jwks.h"
 #include "db/db.h"
 #include "db/fixture.h"
@@ -14,7 +15,7 @@
 #include "lib/log.h"
 #include "lib/secret.h"
 
-static struct config cfg;
+static struct config cfg, mcfg;
 
 static const struct cmd {
 	const char *name;
@@ -22,6 +23,7 @@ static const struct cmd {
 	const char *usage;
 	int (*fn)(struct db *, const struct config *, char **);
 } cmds[] = {
+	{ "setup-db",       -1, "setup-db [--rotate]  (as root: database, users, grants, migrate)", NULL },
 	{ "migrate",         0, "migrate", admin_migrate },
 	{ "create-account",  1, "create-account EMAIL", admin_create_account },
 	{ "grant",           2, "grant EMAIL|ACC_ID researcher|participant|admin", admin_grant },
@@ -77,23 +79,32 @@ main(int argc, char *argv[])
 		if (strcmp(cmds[c].name, args[0]) == 0)
 			break;
 	if (c == sizeof cmds / sizeof cmds[0] || (cmds[c].nargs >= 0 && n - 1 != cmds[c].nargs) ||
-	    (cmds[c].nargs < 0 && n < 2))
+	    (cmds[c].nargs < 0 && n < 2 && cmds[c].fn == NULL && strcmp(args[0], "jwks") == 0))
 		return usage();
-	if (cmds[c].fn == NULL)		/* jwks: no database */
+	if (strcmp(cmds[c].name, "setup-db") == 0 &&
+	    (n > 2 || (n == 2 && strcmp(args[1], "--rotate") != 0)))
+		return usage();
+	if (cmds[c].fn == NULL && strcmp(cmds[c].name, "jwks") == 0)	/* no database */
 		return jwks_from_pems(args + 1, n - 1, stdout) == 0 ? 0 : 1;
 	if (config_load(&cfg, config_path(argc, argv), err, sizeof err) != 0) {
 		fprintf(stderr, "arps-admin: %s\n", err);
 		return 2;
 	}
+	if (cmds[c].fn == NULL)		/* setup-db: connects as root itself */
+		return setup_db(&cfg, n == 2);
 	if (cmds[c].fn == admin_test && !cfg.test_fixtures)
 		return admin_test(NULL, &cfg, args + 1);	/* refuses before connecting */
-	if ((db = db_open(&cfg)) == NULL || db_ensure(db) != DB_OK) {
+	/* migrate runs as arps_migrate when setup-db wrote its credentials. */
+	mcfg = cfg;
+	if (cmds[c].fn == admin_migrate && setup_migrate_config(&cfg, &mcfg) < 0)
+		return 1;
+	if ((db = db_open(&mcfg)) == NULL || db_ensure(db) != DB_OK) {
 		fprintf(stderr, "arps-admin: cannot connect to the database: %s\n",
 		    db ? db_error(db) : "out of memory");
 		db_close(db);
 		return 1;
 	}
-	rc = cmds[c].fn(db, &cfg, args + 1);
+	rc = cmds[c].fn(db, &mcfg, args + 1);
 	db_close(db);
 	return rc;
 }

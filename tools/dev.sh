@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The dev stack (design.md §8).
-#   dev.sh deps            install missing Debian packages
+#   dev.sh deps [SET]      install missing Debian packages: the dev stack's,
+#                          plus SET = deb (packaging tools) or production
+#                          (packaging tools + debootstrap, systemd-nspawn)
 #   dev.sh run             build, start MariaDB + arps-fcgi + arps-deliver + nginx under var/,
 #                          stay in foreground
 #   dev.sh test [KIND]     KIND = all | unit | db | api: fresh stack under var/test, run suites
 #   dev.sh bench           benchmarks against a fresh stack
+#   dev.sh test-production make test-production unless ARPS_SKIP_PRODUCTION=1
+#                          outside CI (the last step of make test)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,13 +19,20 @@ cd "$ROOT"
 PKGS="gcc make pkg-config libfcgi-dev libjson-c-dev libmariadb-dev libsodium-dev libcmocka-dev
       libcurl4-openssl-dev libssl-dev mariadb-server mariadb-client nginx openssl curl
       ca-certificates procps python3-yaml strace"
+# `make deb` and `make test-production` (mk/deb.mk) need these as well.
+DEB_PKGS="debhelper dpkg-dev lintian fakeroot"
+PROD_PKGS="$DEB_PKGS jq debootstrap systemd-container debian-archive-keyring util-linux iproute2"
 PIDS=()
 
 say() { printf 'arps: %s\n' "$*" >&2; }
 
 deps() {
-    local missing=() p
-    for p in $PKGS; do
+    local missing=() p want=$PKGS
+    case "${1:-}" in
+    deb) want="$PKGS $DEB_PKGS" ;;
+    production) want="$PKGS $PROD_PKGS" ;;
+    esac
+    for p in $want; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
@@ -94,8 +105,14 @@ start_mariadb() {
     me=$(id -un)
     if [ ! -d "$VAR/db/mysql" ]; then
         say "initialising MariaDB in $VAR/db"
-        mariadb-install-db --no-defaults --datadir="$VAR/db" --user="$me" \
-            --auth-root-authentication-method=socket --skip-test-db >"$VAR/log/install-db.log" 2>&1
+        # --force skips the script's look-up of the host name (a fresh host
+        # whose name does not resolve, or no /etc/hosts at all, would stop
+        # it: "Neither host ... nor 'localhost' could be looked up");
+        # --skip-name-resolve keeps every grant on 'localhost', which the
+        # unix socket always is.  Nothing here depends on the host name.
+        mariadb-install-db --no-defaults --force --skip-name-resolve --datadir="$VAR/db" \
+            --user="$me" --auth-root-authentication-method=socket --skip-test-db \
+            >"$VAR/log/install-db.log" 2>&1 || { tail -20 "$VAR/log/install-db.log" >&2; exit 1; }
     fi
     mariadbd_bg
     PIDS+=($!)
@@ -110,7 +127,7 @@ SQL
 
 mariadbd_bg() {
     /usr/sbin/mariadbd --no-defaults --datadir="$VAR/db" --socket="$VAR/run/mysqld.sock" \
-        --pid-file="$VAR/run/mysqld.pid" --skip-networking --user="$(id -un)" \
+        --pid-file="$VAR/run/mysqld.pid" --skip-networking --skip-name-resolve --user="$(id -un)" \
         --log-error="$VAR/log/mariadb.log" --innodb-buffer-pool-size=256M \
         --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
         --character-set-server=utf8mb4 --collation-server=utf8mb4_bin </dev/null >/dev/null 2>&1 &
@@ -242,7 +259,7 @@ suite() {
 
 case "${1:-run}" in
 deps)
-    deps
+    deps "${2:-}"
     ;;
 run)
     VAR=${ARPS_VAR:-$ROOT/var}
@@ -298,6 +315,16 @@ test)
         say "FAILED: ${BROKEN[*]}"
         exit 1
     fi
+    ;;
+test-production)
+    # The last step of `make test`: always in CI; elsewhere it may be
+    # skipped, never silently.
+    if [ -z "${CI:-}" ] && [ "${ARPS_SKIP_PRODUCTION:-}" = 1 ]; then
+        say "SKIPPED make test-production (ARPS_SKIP_PRODUCTION=1; CI always runs it)"
+        exit 0
+    fi
+    deps production
+    make --no-print-directory test-production
     ;;
 pool-start)
     VAR=${ARPS_VAR:?}
