@@ -18,6 +18,9 @@ struct config_idp {
 	char issuer[CONFIG_STR];
 	char audience[CONFIG_STR];
 	char jwks[CONFIG_STR];		/* path of the provider's JWKS file */
+	int link_email;			/* idp.NAME.link_email = true: a verified e-mail
+					 * joins the account of that address
+					 * (design.md §9.11); default false */
 };
 
 struct config {
@@ -53,7 +56,7 @@ struct config {
 	char mail_transport[CONFIG_STR];	/* "file:DIR" or "sendmail" */
 	char mail_from[CONFIG_STR];
 	char base_url[CONFIG_STR];
-	/* identity providers: idp.<name>.issuer / .audience / .jwks */
+	/* identity providers: idp.<name>.issuer / .audience / .jwks / .link_email */
 	struct config_idp idp[CONFIG_MAX_IDP];
 	size_t nidp;
 	/* arps-admin test ... (db/fixture.h) allowed: only the dev, test and
