@@ -11,9 +11,14 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <sodium.h>
+#include <unistd.h>
 
+#include "core/ids.h"
+#include "db/accounts.h"
 #include "db/db.h"
 #include "lib/config.h"
+#include "lib/secret.h"
 
 static struct config cfg;
 
@@ -23,7 +28,7 @@ setup(void **state)
 	char err[512];
 
 	(void)state;
-	if (config_load(&cfg, config_path(0, NULL), err, sizeof err) != 0) {
+	if (sodium_init() < 0 || config_load(&cfg, config_path(0, NULL), err, sizeof err) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
@@ -174,6 +179,91 @@ tx_retries_stop_at_deadline(void **state)
 	db_close(holder);
 }
 
+/* POST /profile/bio as the agent with an Idempotency-Key, through nginx
+ * with curl; "status seconds" goes to out (in the background when bg). */
+static void
+bio_post(const char *key, const char *idem, const char *out, int bg)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof cmd, "curl -s -o /dev/null -w '%%{http_code} %%{time_total}\\n'"
+	    " -X POST -H 'Content-Type: application/json' -H 'X-API-Key: %s'"
+	    " -H 'Idempotency-Key: %s' --data '{\"bio\":\"Writes C at work.\"}'"
+	    " '%s/api/v1/profile/bio' > '%s.tmp' && mv '%s.tmp' '%s'%s", key, idem,
+	    getenv("ARPS_BASE_URL"), out, out, out, bg ? " &" : "");
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The status and seconds bio_post wrote; waits up to limit seconds. */
+static void
+bio_result(const char *out, int limit, long *status, double *secs)
+{
+	FILE *f = NULL;
+	int i;
+
+	for (i = 0; i < limit * 10 && (f = fopen(out, "r")) == NULL; i++)
+		usleep(100000);
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld %lf", status, secs), 2);
+	fclose(f);
+	unlink(out);
+}
+
+/*
+ * End to end, through nginx and a worker: a request whose transaction
+ * waits on a row lock someone else holds answers 503 after the worker's
+ * 30 s (not 8 tries of a 50 s server default), its in-flight key refuses
+ * a duplicate meanwhile, and after the 503 the same key runs once.
+ */
+static void
+worker_request_deadline(void **state)
+{
+	struct db *holder = db_open(&cfg);
+	unsigned char keyhash[32], claim[32];
+	char key[APIKEY_BUFSZ], idem[64], out1[64], out2[64];
+	struct dbres *res = NULL;
+	struct agent a;
+	double secs;
+	long status;
+
+	(void)state;
+	assert_non_null(getenv("ARPS_BASE_URL"));
+	memset(&a, 0, sizeof a);
+	assert_int_equal(ids_new(IDS_AGENT, &secret_rng, a.id), 0);
+	assert_int_equal(apikey_new(&secret_rng, key), 0);
+	snprintf(a.name, sizeof a.name, "deadline");
+	a.reputation = 50;
+	a.created_at = time(NULL);
+	secret_hash(&cfg, "apikey", key, strlen(key), keyhash);
+	randombytes_buf(claim, sizeof claim);
+	assert_int_equal(db_agent_insert(holder, &a, keyhash, claim, "127.0.0.1"), DB_OK);
+	snprintf(idem, sizeof idem, "deadline-%08x%08x", randombytes_random(), randombytes_random());
+	snprintf(out1, sizeof out1, "/tmp/arps-deadline-%08x-1", randombytes_random());
+	snprintf(out2, sizeof out2, "/tmp/arps-deadline-%08x-2", randombytes_random());
+	/* hold the agent's row */
+	assert_int_equal(db_begin(holder), DB_OK);
+	assert_int_equal(DB_Q(holder, "SELECT id FROM agents WHERE id = ? FOR UPDATE", &res, NULL,
+	    P_STR(a.id)), DB_OK);
+	dbres_free(res);
+	bio_post(key, idem, out1, 1);
+	sleep(2);
+	/* the same key while the first is in flight: refused, not run */
+	bio_post(key, idem, out2, 0);
+	bio_result(out2, 10, &status, &secs);
+	assert_int_equal(status, 409);
+	/* the first ends at its deadline */
+	bio_result(out1, 90, &status, &secs);
+	print_message("a request waiting on a held row lock: %ld after %.1f s\n", status, secs);
+	assert_int_equal(status, 503);
+	assert_true(secs >= 27.0 && secs < 45.0);
+	db_rollback(holder);
+	/* the key was released with the 503: the retry runs, once */
+	bio_post(key, idem, out1, 0);
+	bio_result(out1, 30, &status, &secs);
+	assert_int_equal(status, 200);
+	db_close(holder);
+}
+
 int
 main(void)
 {
@@ -181,6 +271,7 @@ main(void)
 		cmocka_unit_test(worker_session_limits),
 		cmocka_unit_test(statement_stops_at_deadline),
 		cmocka_unit_test(tx_retries_stop_at_deadline),
+		cmocka_unit_test(worker_request_deadline),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
