@@ -2,7 +2,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "errors.h"
@@ -889,33 +888,41 @@ jk_value(struct jkeys *k, int depth)
 	}
 }
 
+/* Keys a text of len bytes can hold: each takes at least 4 bytes ("":0). */
+static size_t
+jk_cap(size_t len)
+{
+	return len / 4 + 1;
+}
+
+size_t
+val_json_keys_scratch(size_t len)
+{
+	return 2 * jk_cap(len) * sizeof(size_t) + len + 1;
+}
+
 int
-val_json_keys(const char *s, size_t len)
+val_json_keys(const char *s, size_t len, void *scratch, size_t scratchsz)
 {
 	struct jkeys	 k;
 	int		 rc;
 
 	if (s == NULL)
 		return VAL_JSON_BAD;
+	if (scratch == NULL || scratchsz < val_json_keys_scratch(len))
+		return VAL_JSON_NOMEM;
 	memset(&k, 0, sizeof k);
 	k.s = s;
 	k.len = len;
-	/* a key takes at least 4 bytes of text ("":0), its decoded form no
-	 * more than its text */
-	k.cap = len / 4 + 1;
-	k.buf = malloc(len + 1);
-	k.off = malloc(k.cap * sizeof *k.off);
-	k.klen = malloc(k.cap * sizeof *k.klen);
-	if (k.buf == NULL || k.off == NULL || k.klen == NULL)
-		rc = VAL_JSON_NOMEM;
-	else {
-		rc = jk_value(&k, 0);
-		jk_ws(&k);
-		if (rc == VAL_JSON_OK && k.i != len)
-			rc = VAL_JSON_BAD;
-	}
-	free(k.buf);
-	free(k.off);
-	free(k.klen);
+	/* the two stacks first (aligned as the caller's block), then the
+	 * decoded keys, which take no more than their text */
+	k.cap = jk_cap(len);
+	k.off = scratch;
+	k.klen = k.off + k.cap;
+	k.buf = (char *)(k.klen + k.cap);
+	rc = jk_value(&k, 0);
+	jk_ws(&k);
+	if (rc == VAL_JSON_OK && k.i != len)
+		rc = VAL_JSON_BAD;
 	return rc;
 }

@@ -35,8 +35,6 @@ struct db {
 	} stmts[STMT_SLOTS];
 };
 
-static enum db_rc simple(struct db *db, const char *sql);
-
 static void
 db_drop(struct db *db)
 {
@@ -171,43 +169,6 @@ void
 db_set_deadline(struct db *db, int64_t seconds_from_now)
 {
 	db->deadline = seconds_from_now > 0 ? mono_usec() + seconds_from_now * 1000000 : 0;
-}
-
-/*
- * Before each statement of a request with a deadline: none starts past
- * it, and the session's lock-wait and statement limits are the smaller of
- * the configured limit and the whole seconds left (set only when that
- * changes: a slow request pays one round trip more per second it loses).
- */
-static enum db_rc
-apply_limit(struct db *db)
-{
-	char sql[160];
-	int want = db->limit;
-	enum db_rc rc;
-
-	if (db->deadline > 0) {
-		int64_t left = db->deadline - mono_usec();
-
-		if (left <= 0) {
-			seterr(db, 0, "the request's deadline for database work has passed");
-			return DB_RETRY;
-		}
-		if (want == 0 || (left + 999999) / 1000000 < want)
-			want = (int)((left + 999999) / 1000000);
-	}
-	if (want == db->limit_set)
-		return DB_OK;
-	if (want == 0)
-		snprintf(sql, sizeof sql, "SET SESSION innodb_lock_wait_timeout = DEFAULT,"
-		    " max_statement_time = DEFAULT");
-	else
-		snprintf(sql, sizeof sql, "SET SESSION innodb_lock_wait_timeout = %d,"
-		    " max_statement_time = %d", want, want);
-	if ((rc = simple(db, sql)) != DB_OK)
-		return rc;
-	db->limit_set = want;
-	return DB_OK;
 }
 
 enum db_rc
@@ -403,8 +364,9 @@ done:
 	return rc;
 }
 
+/* Run one statement on the connection as it is (see exec_once). */
 static enum db_rc
-exec_once(struct db *db, const char *sql, const struct dbp *p, size_t np,
+exec_stmt(struct db *db, const char *sql, const struct dbp *p, size_t np,
     struct dbres **res, uint64_t *affected)
 {
 	MYSQL_BIND binds[32];
@@ -423,8 +385,6 @@ exec_once(struct db *db, const char *sql, const struct dbp *p, size_t np,
 		seterr(db, 0, "too many parameters");
 		return DB_ERR;
 	}
-	if ((rc = db_ensure(db)) != DB_OK || (rc = apply_limit(db)) != DB_OK)
-		return rc;
 	if ((st = getstmt(db, sql, &rc)) == NULL)
 		return rc;
 	if (mysql_stmt_param_count(st) != np) {
@@ -478,6 +438,57 @@ exec_once(struct db *db, const char *sql, const struct dbp *p, size_t np,
 		return rc;
 	}
 	return DB_OK;
+}
+
+static const char q_limit_set[] =
+    "SET SESSION innodb_lock_wait_timeout = ?, max_statement_time = ?";
+static const char q_limit_default[] =
+    "SET SESSION innodb_lock_wait_timeout = DEFAULT, max_statement_time = DEFAULT";
+
+/*
+ * Before each statement of a request with a deadline: none starts past
+ * it, and the session's lock-wait and statement limits are the smaller of
+ * the configured limit and the whole seconds left (set only when that
+ * changes: a slow request pays one round trip more per second it loses).
+ */
+static enum db_rc
+apply_limit(struct db *db)
+{
+	int want = db->limit;
+	enum db_rc rc;
+
+	if (db->deadline > 0) {
+		int64_t left = db->deadline - mono_usec();
+
+		if (left <= 0) {
+			seterr(db, 0, "the request's deadline for database work has passed");
+			return DB_RETRY;
+		}
+		if (want == 0 || (left + 999999) / 1000000 < want)
+			want = (int)((left + 999999) / 1000000);
+	}
+	if (want == db->limit_set)
+		return DB_OK;
+	if (want == 0)
+		rc = exec_stmt(db, q_limit_default, NULL, 0, NULL, NULL);
+	else
+		rc = exec_stmt(db, q_limit_set, DB_ARGS(P_I64(want), P_I64(want)), NULL, NULL);
+	if (rc != DB_OK)
+		return rc;
+	db->limit_set = want;
+	return DB_OK;
+}
+
+/* One statement on a live connection, within the request's limits. */
+static enum db_rc
+exec_once(struct db *db, const char *sql, const struct dbp *p, size_t np,
+    struct dbres **res, uint64_t *affected)
+{
+	enum db_rc rc;
+
+	if ((rc = db_ensure(db)) != DB_OK || (rc = apply_limit(db)) != DB_OK)
+		return rc;
+	return exec_stmt(db, sql, p, np, res, affected);
 }
 
 enum db_rc

@@ -45,7 +45,9 @@ req_json(struct req *r)
 {
 	struct json_tokener *tok;
 	struct json_object *o;
+	void *scratch;
 	size_t clen;
+	int keys;
 
 	if (r->json != NULL)
 		return r->json;
@@ -83,7 +85,10 @@ req_json(struct req *r)
 	json_tokener_free(tok);
 	/* design.md §9.7: json-c keeps the last of two equal keys and cuts a
 	 * key at "\u0000"; the text is read again for both. */
-	switch (val_json_keys(r->body, r->blen)) {
+	scratch = malloc(val_json_keys_scratch(r->blen));
+	keys = val_json_keys(r->body, r->blen, scratch, scratch ? val_json_keys_scratch(r->blen) : 0);
+	free(scratch);
+	switch (keys) {
 	case VAL_JSON_OK:
 		break;
 	case VAL_JSON_NOMEM:

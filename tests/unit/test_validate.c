@@ -235,24 +235,32 @@ test_json_keys(void **state)
 		{ "{\"a\\q\":1}", VAL_JSON_BAD },
 		{ "", VAL_JSON_BAD },
 	};
+	static size_t scratch[4096];	/* size_t: aligned as malloc's */
 	char	 big[4 * 1000 + 16];
 	size_t	 i, n;
+#define KEYS(s, len) val_json_keys((s), (len), scratch, sizeof scratch)
 
 	(void)state;
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		if (val_json_keys(rows[i].s, strlen(rows[i].s)) != rows[i].rc)
+		if (KEYS(rows[i].s, strlen(rows[i].s)) != rows[i].rc)
 			fail_msg("%s: expected %d, got %d", rows[i].s, rows[i].rc,
-			    val_json_keys(rows[i].s, strlen(rows[i].s)));
+			    KEYS(rows[i].s, strlen(rows[i].s)));
 	/* many keys in one object: distinct, then the first one again */
 	n = (size_t)snprintf(big, sizeof big, "{");
 	for (i = 0; i < 500; i++)
 		n += (size_t)snprintf(big + n, sizeof big - n, "\"%03zu\":0,", i);
 	big[n - 1] = '}';
-	assert_int_equal(val_json_keys(big, n), VAL_JSON_OK);
+	assert_int_equal(KEYS(big, n), VAL_JSON_OK);
 	big[n - 1] = ',';
 	n += (size_t)snprintf(big + n, sizeof big - n, "\"000\":1}");
-	assert_int_equal(val_json_keys(big, n), VAL_JSON_DUP_KEY);
-	assert_int_equal(val_json_keys(NULL, 0), VAL_JSON_BAD);
+	assert_int_equal(KEYS(big, n), VAL_JSON_DUP_KEY);
+	assert_int_equal(KEYS(NULL, 0), VAL_JSON_BAD);
+	/* scratch too small for the text: refused, not overrun */
+	assert_true(val_json_keys_scratch(n) <= sizeof scratch);
+	assert_int_equal(val_json_keys(big, n, scratch, val_json_keys_scratch(n) - 1),
+	    VAL_JSON_NOMEM);
+	assert_int_equal(val_json_keys("{}", 2, NULL, 0), VAL_JSON_NOMEM);
+#undef KEYS
 }
 
 /* design.md §9.8: the host of a study or webhook URL must be public. */
