@@ -39,6 +39,21 @@ enum current_col { DB_COLS_ENUM(CURRENT_COLUMNS) CURRENT_C__END };
 enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
 
 static const char q_agent_by_key[] = "SELECT " AGENT_COLS " FROM agents WHERE api_key_hash = ?";
+/* Key lookup with the state of the previous key (design.md §9.6). */
+#define KEY_COLUMNS(X, L) \
+	L(KEY_C_HAS_PREV,		"api_key_prev_hash IS NOT NULL")
+/* numbered on after the agent columns it follows */
+enum key_col { KEY_C__BEFORE = AGENT_C__END - 1, DB_COLS_ENUM(KEY_COLUMNS) KEY_C__END };
+static const char q_agent_by_cur[] =
+    "SELECT " AGENT_COLS ", " DB_COLS_SQL(KEY_COLUMNS) " FROM agents WHERE api_key_hash = ?";
+static const char q_agent_by_prev[] =
+    "SELECT " AGENT_COLS " FROM agents WHERE api_key_prev_hash = ? AND api_key_prev_until > ?";
+static const char q_agent_prev_drop[] =
+    "UPDATE agents SET api_key_prev_hash = NULL, api_key_prev_until = NULL"
+    " WHERE id = ? AND api_key_prev_hash IS NOT NULL";
+static const char q_agent_set_key[] =
+    "UPDATE agents SET api_key_hash = ?, api_key_prev_hash = ?, api_key_prev_until = ?"
+    " WHERE id = ?";
 static const char q_agent_get[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ?";
 static const char q_agent_lock[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ? FOR UPDATE";
 static const char q_agent_by_claim[] =
@@ -113,6 +128,8 @@ static const char q_tok_get[] =
 static const char q_tok_touch[] = "UPDATE access_tokens SET last_used_at = ? WHERE token_hash = ?";
 static const char q_tok_revoke[] =
     "UPDATE access_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL";
+static const char q_tok_revoke_all[] =
+    "UPDATE access_tokens SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL";
 
 static const char q_code_set[] =
     "REPLACE INTO login_codes (email, code_hash, created_at, expires_at, tries)"
@@ -127,14 +144,9 @@ static const char q_ident_get[] =
 static const char q_ident_ins[] =
     "INSERT INTO account_identities (issuer, subject, account_id, created_at) VALUES (?, ?, ?, ?)";
 
-static enum db_rc
-agent_one(struct db *db, const char *sql, struct dbp p, struct agent *a)
+static void
+agent_row(const struct dbres *res, struct agent *a)
 {
-	struct dbres *res = NULL;
-	enum db_rc rc;
-
-	if ((rc = db_exec_one(db, sql, &p, 1, &res)) != DB_OK)
-		return rc;
 	memset(a, 0, sizeof *a);
 	dbres_copy(a->id, sizeof a->id, res, 0, AGENT_C_ID);
 	dbres_copy(a->name, sizeof a->name, res, 0, AGENT_C_NAME);
@@ -147,6 +159,17 @@ agent_one(struct db *db, const char *sql, struct dbp p, struct agent *a)
 	a->streak = (int)dbres_i64(res, 0, AGENT_C_STREAK);
 	a->last_heartbeat = dbres_i64(res, 0, AGENT_C_LAST_HEARTBEAT);
 	a->created_at = dbres_i64(res, 0, AGENT_C_CREATED_AT);
+}
+
+static enum db_rc
+agent_one(struct db *db, const char *sql, struct dbp p, struct agent *a)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	if ((rc = db_exec_one(db, sql, &p, 1, &res)) != DB_OK)
+		return rc;
+	agent_row(res, a);
 	dbres_free(res);
 	return DB_OK;
 }
@@ -155,6 +178,48 @@ enum db_rc
 db_agent_by_keyhash(struct db *db, const unsigned char h[32], struct agent *a)
 {
 	return agent_one(db, q_agent_by_key, P_BLOB(h, 32), a);
+}
+
+enum db_rc
+db_agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct agent *a)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+	int has_prev;
+
+	rc = DB_ONE(db, q_agent_by_cur, &res, P_BLOB(h, 32));
+	if (rc == DB_NOTFOUND) {
+		/* the previous key, within its grace period */
+		if ((rc = DB_ONE(db, q_agent_by_prev, &res, P_BLOB(h, 32), P_I64(now))) != DB_OK)
+			return rc;
+		agent_row(res, a);
+		dbres_free(res);
+		return DB_OK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	agent_row(res, a);
+	has_prev = dbres_i64(res, 0, KEY_C_HAS_PREV) != 0;
+	dbres_free(res);
+	/* The new key's first use ends the previous key at once. */
+	if (has_prev)
+		return DB_Q(db, q_agent_prev_drop, NULL, NULL, P_STR(a->id));
+	return DB_OK;
+}
+
+enum db_rc
+db_agent_set_key(struct db *db, const char *id, const unsigned char keyhash[32],
+    const unsigned char *prevhash, int64_t prev_until)
+{
+	uint64_t n = 0;
+	enum db_rc rc;
+
+	rc = DB_Q(db, q_agent_set_key, NULL, &n, P_BLOB(keyhash, 32),
+	    prevhash != NULL ? P_BLOB(prevhash, 32) : P_NULL,
+	    prevhash != NULL ? P_I64(prev_until) : P_NULL, P_STR(id));
+	if (rc == DB_OK && n != 1)
+		return DB_NOTFOUND;
+	return rc;
 }
 
 enum db_rc
@@ -409,6 +474,12 @@ enum db_rc
 db_token_revoke(struct db *db, const unsigned char h[32], int64_t now)
 {
 	return DB_Q(db, q_tok_revoke, NULL, NULL, P_I64(now), P_BLOB(h, 32));
+}
+
+enum db_rc
+db_token_revoke_all(struct db *db, const char *account_id, int64_t now, uint64_t *n)
+{
+	return DB_Q(db, q_tok_revoke_all, NULL, n, P_I64(now), P_STR(account_id));
 }
 
 enum db_rc

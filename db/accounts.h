@@ -42,6 +42,14 @@ struct account {
 
 /* Agents.  DB_NOTFOUND when there is no such agent. */
 enum db_rc db_agent_by_keyhash(struct db *, const unsigned char h[32], struct agent *);
+/* The agent of an API key's hash (design.md §9.6): its current key, or its
+ * previous key while now < the previous key's end.  The current key's
+ * first use after a rotation ends the previous key (a write). */
+enum db_rc db_agent_by_key(struct db *, const unsigned char h[32], int64_t now, struct agent *);
+/* Replace the agent's key: prevhash (may be NULL: none) keeps working
+ * until prev_until.  DB_NOTFOUND when there is no such agent. */
+enum db_rc db_agent_set_key(struct db *, const char *id, const unsigned char keyhash[32],
+    const unsigned char *prevhash, int64_t prev_until);
 enum db_rc db_agent_get(struct db *, const char *id, int for_update, struct agent *);
 enum db_rc db_agent_insert(struct db *, const struct agent *, const unsigned char keyhash[32],
     const unsigned char claimhash[32], const char *ip);
@@ -96,6 +104,8 @@ enum db_rc db_token_lookup(struct db *, const unsigned char h[32], struct accoun
     int64_t *expires, int64_t *last_used, int *revoked);
 enum db_rc db_token_touch(struct db *, const unsigned char h[32], int64_t now);
 enum db_rc db_token_revoke(struct db *, const unsigned char h[32], int64_t now);
+/* Revoke every live access token of an account; *n (may be NULL) gets how many. */
+enum db_rc db_token_revoke_all(struct db *, const char *account_id, int64_t now, uint64_t *n);
 
 /* Login codes: one row per address (only the latest code is valid). */
 enum db_rc db_code_set(struct db *, const char *email, const unsigned char h[32], int64_t now,

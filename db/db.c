@@ -24,6 +24,10 @@ struct db {
 	MYSQL *my;
 	int up;
 	int in_tx;
+	/* design.md §9.5: a request's database work ends by its deadline */
+	int limit;		/* seconds per statement and lock wait; 0: server defaults */
+	int limit_set;		/* the value set on this session; 0: none yet */
+	int64_t deadline;	/* monotonic microseconds; 0: none */
 	unsigned lasterr;
 	char errbuf[512];
 	struct {
@@ -48,6 +52,7 @@ db_drop(struct db *db)
 	db->my = NULL;
 	db->up = 0;
 	db->in_tx = 0;
+	db->limit_set = 0;	/* a new session starts from the server's defaults */
 }
 
 static void
@@ -75,6 +80,7 @@ classify(struct db *db, unsigned no)
 	case ER_LOCK_DEADLOCK:
 	case ER_LOCK_WAIT_TIMEOUT:
 	case ER_CHECKREAD:	/* 1020: record changed since last read */
+	case 1969:		/* ER_STATEMENT_TIMEOUT: max_statement_time */
 		return DB_RETRY;
 	case CR_SERVER_GONE_ERROR:
 	case CR_SERVER_LOST:
@@ -95,7 +101,9 @@ static enum db_rc
 db_connect(struct db *db)
 {
 	const struct config *c = db->cfg;
-	unsigned int tmo = 2, rwtmo = 30;
+	/* reads wait past the statement limit, so a statement the server
+	 * stops is answered, not cut as a lost connection */
+	unsigned int tmo = 2, rwtmo = db->limit > 0 ? (unsigned)db->limit + 15 : 30;
 
 	if ((db->my = mysql_init(NULL)) == NULL) {
 		seterr(db, 0, "mysql_init failed");
@@ -141,6 +149,29 @@ db_close(struct db *db)
 		return;
 	db_drop(db);
 	free(db);
+}
+
+static int64_t
+mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void
+db_set_limit(struct db *db, int seconds)
+{
+	db->limit = seconds > 0 ? seconds : 0;
+	if (db->up && !db->in_tx)
+		db_drop(db);	/* reconnect with the read timeout that fits */
+}
+
+void
+db_set_deadline(struct db *db, int64_t seconds_from_now)
+{
+	db->deadline = seconds_from_now > 0 ? mono_usec() + seconds_from_now * 1000000 : 0;
 }
 
 enum db_rc
@@ -336,8 +367,9 @@ done:
 	return rc;
 }
 
+/* Run one statement on the connection as it is (see exec_once). */
 static enum db_rc
-exec_once(struct db *db, const char *sql, const struct dbp *p, size_t np,
+exec_stmt(struct db *db, const char *sql, const struct dbp *p, size_t np,
     struct dbres **res, uint64_t *affected)
 {
 	MYSQL_BIND binds[32];
@@ -356,8 +388,6 @@ exec_once(struct db *db, const char *sql, const struct dbp *p, size_t np,
 		seterr(db, 0, "too many parameters");
 		return DB_ERR;
 	}
-	if ((rc = db_ensure(db)) != DB_OK)
-		return rc;
 	if ((st = getstmt(db, sql, &rc)) == NULL)
 		return rc;
 	if (mysql_stmt_param_count(st) != np) {
@@ -411,6 +441,57 @@ exec_once(struct db *db, const char *sql, const struct dbp *p, size_t np,
 		return rc;
 	}
 	return DB_OK;
+}
+
+static const char q_limit_set[] =
+    "SET SESSION innodb_lock_wait_timeout = ?, max_statement_time = ?";
+static const char q_limit_default[] =
+    "SET SESSION innodb_lock_wait_timeout = DEFAULT, max_statement_time = DEFAULT";
+
+/*
+ * Before each statement of a request with a deadline: none starts past
+ * it, and the session's lock-wait and statement limits are the smaller of
+ * the configured limit and the whole seconds left (set only when that
+ * changes: a slow request pays one round trip more per second it loses).
+ */
+static enum db_rc
+apply_limit(struct db *db)
+{
+	int want = db->limit;
+	enum db_rc rc;
+
+	if (db->deadline > 0) {
+		int64_t left = db->deadline - mono_usec();
+
+		if (left <= 0) {
+			seterr(db, 0, "the request's deadline for database work has passed");
+			return DB_RETRY;
+		}
+		if (want == 0 || (left + 999999) / 1000000 < want)
+			want = (int)((left + 999999) / 1000000);
+	}
+	if (want == db->limit_set)
+		return DB_OK;
+	if (want == 0)
+		rc = exec_stmt(db, q_limit_default, NULL, 0, NULL, NULL);
+	else
+		rc = exec_stmt(db, q_limit_set, DB_ARGS(P_I64(want), P_I64(want)), NULL, NULL);
+	if (rc != DB_OK)
+		return rc;
+	db->limit_set = want;
+	return DB_OK;
+}
+
+/* One statement on a live connection, within the request's limits. */
+static enum db_rc
+exec_once(struct db *db, const char *sql, const struct dbp *p, size_t np,
+    struct dbres **res, uint64_t *affected)
+{
+	enum db_rc rc;
+
+	if ((rc = db_ensure(db)) != DB_OK || (rc = apply_limit(db)) != DB_OK)
+		return rc;
+	return exec_stmt(db, sql, p, np, res, affected);
 }
 
 enum db_rc
@@ -607,6 +688,13 @@ db_tx(struct db *db, enum db_rc (*fn)(struct db *, void *), void *arg)
 			/* Jittered exponential back-off: 1..2^attempt ms. */
 			uint32_t ms = 1 + randombytes_uniform(1u << (attempt + 1));
 			struct timespec ts = { 0, (long)ms * 1000000L };
+
+			/* design.md §9.5: no retry past the request's deadline */
+			if (db->deadline > 0 && mono_usec() + (int64_t)ms * 1000 >= db->deadline) {
+				log_msg("db: transaction stopped at the request's deadline after %d tries: %s",
+				    attempt, db->errbuf);
+				return DB_RETRY;
+			}
 			nanosleep(&ts, NULL);
 		}
 		if ((rc = db_begin(db)) != DB_OK) {

@@ -165,6 +165,19 @@ db_cursor_bound(int64_t cursor)
 	return cursor > 0 ? cursor : INT64_MAX;
 }
 
+/*
+ * design.md §9.5, one execution per Idempotency-Key: a request's database
+ * work must end well inside the 120 s an in-flight record is honoured.
+ * db_set_limit caps every lock wait and statement of the session at
+ * `seconds` (innodb_lock_wait_timeout, max_statement_time; 0: the server's
+ * defaults).  db_set_deadline(db, n) starts a deadline n seconds from now
+ * (0 clears it): no statement starts after it (DB_RETRY), the limits shrink
+ * to the seconds left, and db_tx retries no transaction past it.  The
+ * worker sets both to 30 s, the deadline at the start of each request.
+ */
+void db_set_limit(struct db *db, int seconds);
+void db_set_deadline(struct db *db, int64_t seconds_from_now);
+
 /* Plain transaction control. */
 enum db_rc db_begin(struct db *db);
 enum db_rc db_commit(struct db *db);

@@ -242,7 +242,11 @@ h_login(struct req *r)
 			return reply_err(r, ARPS_E_VALIDATION, "token: is required");
 		if (oidc_verify(idp, in.token, r->now, &c.claims, why, sizeof why) != ARPS_OK)
 			return reply_err(r, ARPS_E_INVALID_TOKEN, "invalid identity token: %s", why);
-		if (c.claims.email_verified && c.claims.email[0] != '\0' &&
+		/* design.md §9.11: the address joins (or is given to) an account
+		 * only when verified and when this provider is trusted to
+		 * verify; else the identity gets an account of its own, without
+		 * the address, so a login by e-mail code never reaches it. */
+		if (idp->link_email && c.claims.email_verified && c.claims.email[0] != '\0' &&
 		    val_email(c.claims.email, strlen(c.claims.email)) == 0)
 			lower(c.email, sizeof c.email, c.claims.email);
 		c.idp = 1;
@@ -371,4 +375,16 @@ h_account(struct req *r)
 	dbres_free(res);
 	json_object_object_add(o, "agents", agents);
 	return reply_json(r, 200, o);
+}
+
+/* POST /auth/logout-all (design.md §9.6): revoke every access token of the
+ * account, the one used included. */
+handler_rc
+h_logout_all(struct req *r)
+{
+	enum db_rc rc;
+
+	if ((rc = db_token_revoke_all(r->db, r->who.id, r->now, NULL)) != DB_OK)
+		return reply_db(r, rc);
+	return reply_json(r, 200, json_pack_status("ok"));
 }

@@ -261,3 +261,87 @@ h_heartbeat(struct req *r)
 	jadd_time(o, "next_heartbeat_at", r->now + HEARTBEAT_INTERVAL);
 	return reply_json(r, 200, o);
 }
+
+/* --- API key lifecycle (design.md §9.6) ---------------------------------- */
+
+#define KEY_GRACE	600	/* a rotated key works 10 more minutes at most */
+
+struct key_ctx {
+	char key[APIKEY_BUFSZ];
+	unsigned char hash[32];
+	const char *agent_id;
+	int owner;		/* POST /account/agents/{id}/api-key */
+};
+
+static enum db_rc
+key_tx(struct req *r, void *arg)
+{
+	struct key_ctx *c = arg;
+	struct json_object *o;
+	struct agent a;
+	enum db_rc rc;
+
+	if (c->owner) {
+		/* Only the owner of a claimed agent; anyone else learns nothing. */
+		rc = db_agent_get(r->db, c->agent_id, 1, &a);
+		if (rc == DB_OK && strcmp(a.account_id, r->who.id) != 0)
+			rc = DB_NOTFOUND;
+		if (rc == DB_NOTFOUND) {
+			reply_err(r, ARPS_E_NOT_FOUND, "no agent %s among this account's agents",
+			    c->agent_id);
+			return DB_ROLLBACK;
+		}
+		if (rc != DB_OK)
+			return rc;
+		/* revoked at once: no previous key */
+		rc = db_agent_set_key(r->db, a.id, c->hash, NULL, 0);
+	} else
+		/* the key this request used keeps working for the grace period,
+		 * so a lost answer can be replayed with its Idempotency-Key */
+		rc = db_agent_set_key(r->db, r->who.id, c->hash, r->who.token_hash,
+		    r->now + KEY_GRACE);
+	if (rc != DB_OK)
+		return rc == DB_DUP ? DB_RETRY : rc;
+	o = json_object_new_object();
+	jadd_str(o, "api_key", c->key);
+	jadd_time(o, "created_at", r->now);
+	reply_json(r, 200, o);
+	return DB_OK;
+}
+
+static handler_rc
+key_new(struct req *r, const char *agent_id, int owner)
+{
+	struct key_ctx c;
+	int rc;
+
+	memset(&c, 0, sizeof c);
+	if (apikey_new(&secret_rng, c.key) != 0)
+		return reply_err(r, ARPS_E_INTERNAL, "cannot generate a key");
+	secret_hash(r->cfg, "apikey", c.key, strlen(c.key), c.hash);
+	c.agent_id = agent_id;
+	c.owner = owner;
+	rc = req_tx(r, key_tx, &c);
+	sodium_memzero(c.key, sizeof c.key);
+	return rc;
+}
+
+/* POST /agents/me/api-key (Key): a new key, answered once; the old one
+ * works until the new one is first used, 10 minutes at most. */
+handler_rc
+h_key_rotate(struct req *r)
+{
+	if (req_json(r) == NULL)
+		return 0;
+	return key_new(r, r->who.id, 0);
+}
+
+/* POST /account/agents/{agent_id}/api-key (Bearer, the owner): revoke the
+ * agent's key at once and issue a new one. */
+handler_rc
+h_key_replace(struct req *r)
+{
+	if (req_json(r) == NULL)
+		return 0;
+	return key_new(r, r->params[0], 1);
+}

@@ -19,18 +19,19 @@ reply_unauthorized(struct req *r, const char *why)
 }
 
 /* X-API-Key: checksum first (no database query for a mistyped or forged
- * key), then the keyed hash is looked up. */
+ * key), then the keyed hash is looked up: only hashes are stored, and the
+ * index lookup compares hashes, never the key (design.md §9.6).  A rotated
+ * key works until its grace period ends or the new key is first used. */
 static int
 key_auth_or_reply(struct req *r)
 {
-	unsigned char h[32];
 	struct agent a;
 	enum db_rc rc;
 
 	if (!apikey_check(r->apikey))
 		return reply_unauthorized(r, "invalid API key");
-	secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), h);
-	if ((rc = db_agent_by_keyhash(r->db, h, &a)) == DB_NOTFOUND)
+	secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), r->who.token_hash);
+	if ((rc = db_agent_by_key(r->db, r->who.token_hash, r->now, &a)) == DB_NOTFOUND)
 		return reply_unauthorized(r, "invalid API key");
 	if (rc != DB_OK)
 		return reply_db(r, rc);

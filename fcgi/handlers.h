@@ -44,10 +44,13 @@ handler_rc h_me_patch(struct req *);
 handler_rc h_bio_set(struct req *);
 handler_rc h_bio_get(struct req *);
 handler_rc h_heartbeat(struct req *);
+handler_rc h_key_rotate(struct req *);
+handler_rc h_key_replace(struct req *);
 /* fcgi/account.c */
 handler_rc h_send_code(struct req *);
 handler_rc h_login(struct req *);
 handler_rc h_logout(struct req *);
+handler_rc h_logout_all(struct req *);
 handler_rc h_claim(struct req *);
 handler_rc h_account(struct req *);
 /* fcgi/studies.c: researcher side and the study detail */

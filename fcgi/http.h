@@ -48,7 +48,8 @@ struct principal {
 	enum auth_kind kind;	/* AUTH_NONE, AUTH_KEY or AUTH_BEARER */
 	char id[24];		/* agt_... or acc_... */
 	unsigned roles;		/* ROLE_* bits, accounts only */
-	unsigned char token_hash[32];	/* the bearer token's hash (logout) */
+	unsigned char token_hash[32];	/* the credential's keyed hash: the bearer token (logout)
+					 * or the API key (rotation) */
 };
 
 #define ROLE_RESEARCHER	0x1

@@ -107,6 +107,14 @@ reason(int status)
 	}
 }
 
+/*
+ * design.md §9.5: a request's database work ends within 30 s of its start
+ * (every lock wait and statement, and the deadlock retries), far inside
+ * the 120 s an in-flight Idempotency-Key record is honoured (db/limits.c),
+ * so one key never runs twice.
+ */
+#define REQUEST_DB_SECONDS	30
+
 static void
 handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 {
@@ -114,6 +122,7 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	struct req r;
 
 	memset(&r, 0, sizeof r);
+	db_set_deadline(db, REQUEST_DB_SECONDS);
 	r.cfg = cfg;
 	r.db = db;
 	r.now = (int64_t)time(NULL);
@@ -144,7 +153,8 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	/* libfcgi's own printf knows no %zu: format the head here. */
 	hl = snprintf(head, sizeof head,
 	    "Status: %d %s\r\nContent-Type: application/json\r\nContent-Length: %lu\r\n"
-	    "Cache-Control: no-store\r\n%s\r\n", r.status, reason(r.status),
+	    "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n%s\r\n", r.status,
+	    reason(r.status),
 	    (unsigned long)r.outlen, r.extra);
 	if (hl > 0 && (size_t)hl < sizeof head)
 		FCGX_PutStr(head, hl, fx->out);
@@ -157,6 +167,7 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	r.apikey = r.authz = r.idem = NULL;
 	FCGX_Finish_r(fx);
 	log_msg("%s %lldus", logline, (long long)(mono_usec() - t0));
+	db_set_deadline(db, 0);	/* deferred work belongs to no request */
 	if (r.after != NULL)
 		r.after(&r, r.after_arg);
 	if (r.json != NULL)
@@ -193,6 +204,7 @@ worker(const struct config *cfg, int sock)
 	match_worker_init();
 	if ((db = db_open(cfg)) == NULL)
 		_exit(1);
+	db_set_limit(db, REQUEST_DB_SECONDS);
 	if (FCGX_InitRequest(&fx, sock, FCGI_FAIL_ACCEPT_ON_INTR) != 0)
 		_exit(1);
 	while (!got_term && (cfg->max_requests == 0 || served < cfg->max_requests)) {

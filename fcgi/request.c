@@ -45,7 +45,9 @@ req_json(struct req *r)
 {
 	struct json_tokener *tok;
 	struct json_object *o;
+	void *scratch;
 	size_t clen;
+	int keys;
 
 	if (r->json != NULL)
 		return r->json;
@@ -81,6 +83,33 @@ req_json(struct req *r)
 		return NULL;
 	}
 	json_tokener_free(tok);
+	/* design.md §9.7: json-c keeps the last of two equal keys and cuts a
+	 * key at "\u0000"; the text is read again for both. */
+	scratch = malloc(val_json_keys_scratch(r->blen));
+	keys = val_json_keys(r->body, r->blen, scratch, scratch ? val_json_keys_scratch(r->blen) : 0);
+	free(scratch);
+	switch (keys) {
+	case VAL_JSON_OK:
+		break;
+	case VAL_JSON_NOMEM:
+		json_object_put(o);
+		reply_err(r, ARPS_E_INTERNAL, "out of memory");
+		return NULL;
+	case VAL_JSON_DUP_KEY:
+		json_object_put(o);
+		reply_err(r, ARPS_E_INVALID_JSON,
+		    "the body is not valid JSON: an object repeats a key");
+		return NULL;
+	case VAL_JSON_NUL_KEY:
+		json_object_put(o);
+		reply_err(r, ARPS_E_INVALID_JSON,
+		    "the body is not valid JSON: an object key contains U+0000");
+		return NULL;
+	default:
+		json_object_put(o);
+		reply_err(r, ARPS_E_INVALID_JSON, "the body is not valid JSON");
+		return NULL;
+	}
 	if (!json_finite(o)) {
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON,

@@ -11,12 +11,15 @@ const struct route routes[] = {
 	{ "POST",  "/api/v1/profile/bio",        AUTH_KEY,    h_bio_set,   0 },
 	{ "GET",   "/api/v1/profile/bio",        AUTH_KEY,    h_bio_get,   0 },
 	{ "POST",  "/api/v1/heartbeat",          AUTH_KEY,    h_heartbeat, 0 },
+	{ "POST",  "/api/v1/agents/me/api-key",  AUTH_KEY,    h_key_rotate, 0 },
 	/* accounts and login */
 	{ "POST",  "/api/v1/auth/email/send-code", AUTH_NONE, h_send_code, 0 },
 	{ "POST",  "/api/v1/auth/login",         AUTH_NONE,   h_login,     0 },
 	{ "POST",  "/api/v1/auth/logout",        AUTH_BEARER, h_logout,    0 },
+	{ "POST",  "/api/v1/auth/logout-all",    AUTH_BEARER, h_logout_all, 0 },
 	{ "POST",  "/api/v1/auth/claim",         AUTH_BEARER, h_claim,     0 },
 	{ "GET",   "/api/v1/account",            AUTH_BEARER, h_account,   0 },
+	{ "POST",  "/api/v1/account/agents/{}/api-key", AUTH_BEARER, h_key_replace, 0 },
 	/* studies: fixed segments before "{}" (the first path match wins) */
 	{ "GET",   "/api/v1/studies/available",  AUTH_KEY,    h_available, 0 },
 	{ "GET",   "/api/v1/studies/history",    AUTH_KEY,    h_history,   0 },

@@ -137,7 +137,7 @@ setidp(struct config *cfg, const char *key, const char *v)
 	char *dst;
 
 	if (dot == NULL || dot == name || (nlen = (size_t)(dot - name)) >= sizeof p->name)
-		return "expected idp.<name>.issuer|audience|jwks";
+		return "expected idp.<name>.issuer|audience|jwks|link_email";
 	for (i = 0; i < nlen; i++)
 		if (!islower((unsigned char)name[i]) && !isdigit((unsigned char)name[i]))
 			return "provider name must be lowercase letters and digits";
@@ -153,6 +153,16 @@ setidp(struct config *cfg, const char *key, const char *v)
 		memcpy(p->name, name, nlen);
 		p->name[nlen] = '\0';
 	}
+	if (strcmp(dot + 1, "link_email") == 0) {
+		/* design.md §9.11: join an existing account by verified e-mail */
+		if (strcmp(v, "true") == 0)
+			p->link_email = 1;
+		else if (strcmp(v, "false") == 0)
+			p->link_email = 0;
+		else
+			return "link_email must be true or false";
+		return NULL;
+	}
 	if (strcmp(dot + 1, "issuer") == 0)
 		dst = p->issuer;
 	else if (strcmp(dot + 1, "audience") == 0)
@@ -160,7 +170,7 @@ setidp(struct config *cfg, const char *key, const char *v)
 	else if (strcmp(dot + 1, "jwks") == 0)
 		dst = p->jwks;
 	else
-		return "expected idp.<name>.issuer|audience|jwks";
+		return "expected idp.<name>.issuer|audience|jwks|link_email";
 	strcpy(dst, v);
 	return NULL;
 }

@@ -18,6 +18,9 @@ struct config_idp {
 	char issuer[CONFIG_STR];
 	char audience[CONFIG_STR];
 	char jwks[CONFIG_STR];		/* path of the provider's JWKS file */
+	int link_email;			/* idp.NAME.link_email = true: a verified e-mail
+					 * joins the account of that address
+					 * (design.md §9.11); default false */
 };
 
 struct config {
@@ -62,7 +65,7 @@ struct config {
 	int64_t deliver_claim_seconds;	/* a claim's lease: re-sent after this if never marked */
 	int64_t deliver_timeout;	/* seconds one transport call may take (< the lease) */
 	char base_url[CONFIG_STR];
-	/* identity providers: idp.<name>.issuer / .audience / .jwks */
+	/* identity providers: idp.<name>.issuer / .audience / .jwks / .link_email */
 	struct config_idp idp[CONFIG_MAX_IDP];
 	size_t nidp;
 	/* arps-admin test ... (db/fixture.h) allowed: only the dev, test and

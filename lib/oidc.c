@@ -598,15 +598,15 @@ claims_check(struct json_object *p, const struct config_idp *idp, int64_t now,
 		return fail(why, whysz, "sub missing or malformed");
 	if (copy_str(p, "email", c->email, CLAIM_MAX) < 0)
 		return fail(why, whysz, "email malformed");
+	/* design.md §9.11: only the JSON boolean true verifies an address; the
+	 * string "true" (which some providers send) does not. */
 	c->email_verified = 0;
 	if (json_object_object_get_ex(p, "email_verified", &v) && v != NULL) {
 		if (json_object_is_type(v, json_type_boolean))
 			c->email_verified = json_object_get_boolean(v) ? 1 : 0;
-		else if (json_object_is_type(v, json_type_string) &&
-		    (strcmp(json_object_get_string(v), "true") == 0 ||
-		    strcmp(json_object_get_string(v), "false") == 0))
-			c->email_verified = strcmp(json_object_get_string(v), "true") == 0;
-		else
+		else if (!json_object_is_type(v, json_type_string) ||
+		    (strcmp(json_object_get_string(v), "true") != 0 &&
+		    strcmp(json_object_get_string(v), "false") != 0))
 			return fail(why, whysz, "email_verified malformed");
 	}
 	if (c->email[0] == '\0')

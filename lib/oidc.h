@@ -12,7 +12,8 @@ struct oidc_claims {
 	char iss[256];
 	char sub[256];
 	char email[256];		/* "" when the token has none */
-	int email_verified;		/* 1 only with a non-empty email */
+	int email_verified;		/* 1 only for the JSON boolean true, with a
+					 * non-empty email (design.md §9.11) */
 	int64_t exp, iat, nbf;		/* nbf 0 when absent */
 };
 

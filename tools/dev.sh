@@ -81,6 +81,10 @@ base_url = http://127.0.0.1:$PORT
 idp.dev.issuer = arps-dev-idp
 idp.dev.audience = arps-dev
 idp.dev.jwks = $VAR/idp/jwks.json
+idp.dev.link_email = true
+idp.dev2.issuer = arps-dev2-idp
+idp.dev2.audience = arps-dev
+idp.dev2.jwks = $VAR/idp/jwks.json
 test_fixtures = true
 CONF
         mv "$VAR/arps.conf.tmp" "$VAR/arps.conf"
