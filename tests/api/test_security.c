@@ -83,7 +83,7 @@ new_key_answer(const struct resp *r, char hdr[80], char key[APIKEY_BUFSZ])
 	snprintf(hdr, 80, "X-API-Key: %s", key);
 }
 
-/* --- §9.6 API key lifecycle ---------------------------------------------- */
+/* --- design.md §9.6 API key lifecycle ---------------------------------------------- */
 
 /* Rotation: the new key answered once (replayable with its Idempotency-Key
  * while the old key works), the old key ends at the new key's first use. */
@@ -240,7 +240,7 @@ logout_all(void **state)
 	assert_int_equal(account_status(third), 200);
 }
 
-/* --- §9.7 JSON ----------------------------------------------------------- */
+/* --- design.md §9.7 JSON ----------------------------------------------------------- */
 
 static void
 json_duplicate_and_nul_keys(void **state)
@@ -283,7 +283,7 @@ json_duplicate_and_nul_keys(void **state)
 	resp_free(&r);
 }
 
-/* --- §9.8 URLs ----------------------------------------------------------- */
+/* --- design.md §9.8 URLs ----------------------------------------------------------- */
 
 static void
 study_url_inside_network(void **state)
