@@ -1,15 +1,15 @@
 /*
- * Issue 11, design.md §9.5-9.9 and §9.11, through nginx: each attack as an
- * attacker would try it, then the exact refusal, and the honest client
- * still served.
- *   §9.6  API key rotation, the owner's revocation, logout-all
- *   §9.7  JSON bodies with repeated keys or keys holding U+0000
- *   §9.8  study_url pointing inside the network
- *   §9.9  nosniff and no-store on every answer (nginx's own too), no HSTS
- *         on plain HTTP (the production files: tools/check-nginx.sh)
- *   §9.11 identity-provider e-mail joins an account only when verified
- *         (JSON true) and the provider is trusted to verify
- * §9.5 (the deadline of a request's database work) is tests/db/test_deadline.
+ * Issue 11, design.md §9.5 to design.md §9.11, through nginx: each attack
+ * as an attacker would try it, then the exact refusal, and the honest
+ * client still served: API key rotation, the owner's revocation and
+ * logout-all (design.md §9.6); JSON bodies with repeated keys or keys
+ * holding U+0000 (design.md §9.7); study_url pointing inside the network
+ * (design.md §9.8); nosniff and no-store on every answer, nginx's own too,
+ * no HSTS on plain HTTP (design.md §9.9; the production files:
+ * tools/check-nginx.sh); identity-provider e-mail joins an account only
+ * when verified (JSON true) and the provider is trusted to verify
+ * (design.md §9.11).  The deadline of a request's database work (design.md §9.5) is
+ * tests/db/test_deadline.
  */
 #include <setjmp.h>
 #include <stdarg.h>
