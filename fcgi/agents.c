@@ -182,6 +182,54 @@ h_me_patch(struct req *r)
 	return req_tx(r, patch_tx, &c);
 }
 
+struct claimcode_ctx {
+	char claim[CLAIM_BUFSZ];
+};
+
+static enum db_rc
+claimcode_tx(struct req *r, void *arg)
+{
+	struct claimcode_ctx *c = arg;
+	unsigned char hash[32];
+	struct json_object *o;
+	struct agent a;
+	enum db_rc rc;
+
+	if ((rc = db_agent_get(r->db, r->who.id, 1, &a)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	if (a.account_id[0] != '\0') {
+		reply_err(r, ARPS_E_ALREADY_CLAIMED, "this agent is already claimed");
+		return DB_ROLLBACK;
+	}
+	/* a fresh code on every try: a retry after a hash clash draws again */
+	if (claim_code_new(&secret_rng, c->claim) != 0)
+		return DB_ERR;
+	secret_hash(r->cfg, "claim", c->claim, strlen(c->claim), hash);
+	rc = db_agent_claimcode_set(r->db, a.id, hash, r->now + CLAIM_TTL);
+	if (rc == DB_DUP)
+		return DB_RETRY;
+	if (rc != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	o = json_object_new_object();
+	jadd_str(o, "claim_code", c->claim);
+	jadd_time(o, "expires_at", r->now + CLAIM_TTL);
+	reply_json(r, 200, o);
+	return DB_OK;
+}
+
+/* POST /agents/me/claim-code (design.md §9.3): a fresh claim code for an
+ * unclaimed agent; the old one stops working. */
+handler_rc
+h_claim_code(struct req *r)
+{
+	struct claimcode_ctx c;
+
+	memset(&c, 0, sizeof c);
+	(void)req_tx(r, claimcode_tx, &c);
+	sodium_memzero(c.claim, sizeof c.claim);
+	return 0;
+}
+
 struct bio_in {
 	const char *bio;
 };
@@ -264,52 +312,4 @@ h_heartbeat(struct req *r)
 	jadd_time(o, "last_heartbeat", r->now);
 	jadd_time(o, "next_heartbeat_at", r->now + HEARTBEAT_INTERVAL);
 	return reply_json(r, 200, o);
-}
-
-struct claimcode_ctx {
-	char claim[CLAIM_BUFSZ];
-};
-
-static enum db_rc
-claimcode_tx(struct req *r, void *arg)
-{
-	struct claimcode_ctx *c = arg;
-	unsigned char hash[32];
-	struct json_object *o;
-	struct agent a;
-	enum db_rc rc;
-
-	if ((rc = db_agent_get(r->db, r->who.id, 1, &a)) != DB_OK)
-		return rc == DB_NOTFOUND ? DB_ERR : rc;
-	if (a.account_id[0] != '\0') {
-		reply_err(r, ARPS_E_ALREADY_CLAIMED, "this agent is already claimed");
-		return DB_ROLLBACK;
-	}
-	/* a fresh code on every try: a retry after a hash clash draws again */
-	if (claim_code_new(&secret_rng, c->claim) != 0)
-		return DB_ERR;
-	secret_hash(r->cfg, "claim", c->claim, strlen(c->claim), hash);
-	rc = db_agent_claimcode_set(r->db, a.id, hash, r->now + CLAIM_TTL);
-	if (rc == DB_DUP)
-		return DB_RETRY;
-	if (rc != DB_OK)
-		return rc == DB_NOTFOUND ? DB_ERR : rc;
-	o = json_object_new_object();
-	jadd_str(o, "claim_code", c->claim);
-	jadd_time(o, "expires_at", r->now + CLAIM_TTL);
-	reply_json(r, 200, o);
-	return DB_OK;
-}
-
-/* POST /agents/me/claim-code (design.md §9.3): a fresh claim code for an
- * unclaimed agent; the old one stops working. */
-handler_rc
-h_claim_code(struct req *r)
-{
-	struct claimcode_ctx c;
-
-	memset(&c, 0, sizeof c);
-	(void)req_tx(r, claimcode_tx, &c);
-	sodium_memzero(c.claim, sizeof c.claim);
-	return 0;
 }

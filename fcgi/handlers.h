@@ -50,12 +50,12 @@ void rate_bucket_hashed(const struct req *r, const char *kind, const char *subje
 handler_rc h_health(struct req *);
 /* fcgi/agents.c */
 handler_rc h_register(struct req *);
+handler_rc h_claim_code(struct req *);
 handler_rc h_me_get(struct req *);
 handler_rc h_me_patch(struct req *);
 handler_rc h_bio_set(struct req *);
 handler_rc h_bio_get(struct req *);
 handler_rc h_heartbeat(struct req *);
-handler_rc h_claim_code(struct req *);
 /* fcgi/account.c */
 handler_rc h_send_code(struct req *);
 handler_rc h_login(struct req *);
