@@ -1,5 +1,5 @@
 # arps: plain Makefile.  `make` builds every binary into build/.
-# `make run` / `make test` are the dev-stack contract of design.md section 8.
+# `make run` / `make test` are the dev-stack contract of design.md §8.
 
 CC      ?= cc
 B       := build
@@ -36,7 +36,7 @@ DBT_HELP := $(filter-out $(DBT_SRC),$(sort $(wildcard tests/db/*.c)))
 UNIT_HELP := $(filter-out $(UNIT_SRC),$(sort $(wildcard tests/unit/*.c)))
 
 .PHONY: all deps run test test-unit test-db test-api bench coverage asan test-asan fuzz \
-        install clean tests stop
+        install clean tests stop check
 
 all: $(BINS)
 
@@ -89,6 +89,14 @@ test:
 
 test-unit:
 	@tools/dev.sh test unit
+
+# Static checks (design.md §2.5), also run by `make test`.
+check: all
+	@tools/check-core-purity.sh
+	@tools/check-fcgi-deps.sh
+	@tools/check-next-actions.sh
+	@tools/check-db-columns.sh
+	@tools/check-citations.sh
 
 test-db:
 	@tools/dev.sh test db

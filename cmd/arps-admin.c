@@ -1,6 +1,6 @@
 /*
  * arps-admin: the operator CLI.  Exit 0 on success, 1 with a one-line
- * reason on a refused operation, 2 on usage errors (design.md 6b).
+ * reason on a refused operation, 2 on usage errors (design.md §6.20).
  */
 #include <stdio.h>
 #include <stdlib.h>

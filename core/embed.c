@@ -697,6 +697,8 @@ struct sec {
 	uint64_t size;
 };
 
+_Static_assert(sizeof(struct embed_means_hdr) == EMBED_MEANS_HDR, "means header is 128 bytes");
+
 static int get_sec(const unsigned char *b, size_t len, unsigned i, uint64_t want,
 		   uint64_t unit, struct sec *out)
 {
@@ -839,6 +841,23 @@ int embed_init(struct embed_model *m, const void *blob, size_t len)
 			for (unsigned i = 0; i < 4; i++)
 				m->layer[l].bf[part[i]] = w[1 + 4 * l + i];
 		m->tanh_wb = w[9];
+	}
+
+	/* optional calibration means: absent or exactly sized, finite */
+	if (rd64(b + 64 + 16 * EMBED_SEC_MEANS) || rd64(b + 64 + 16 * EMBED_SEC_MEANS + 8)) {
+		if (get_sec(b, len, EMBED_SEC_MEANS, EMBED_MEANS_SIZE, 0, &s))
+			return EMBED_EFORMAT;
+		const struct embed_means_hdr *mh = (const void *)s.p;
+		const float *mv = (const void *)(s.p + EMBED_MEANS_HDR);
+		if (memcmp(mh->magic, EMBED_MEANS_MAGIC, 8) != 0 || mh->n_bio == 0 ||
+		    mh->n_crit == 0)
+			return EMBED_EFORMAT;
+		for (unsigned i = 0; i < 2 * EMBED_DIM; i++)
+			if (!isfinite(mv[i]) || fabsf(mv[i]) > 1.0f)
+				return EMBED_EFORMAT;
+		m->means = mh;
+		m->mean_bio = mv;
+		m->mean_crit = mv + EMBED_DIM;
 	}
 
 	m->kernel = EMBED_KERNEL_GENERIC;

@@ -25,6 +25,12 @@
  * panels of 64 output columns (panel p = in x 64 floats, contiguous).
  * Optional section EMBED_SEC_BF16 (absent: offset = size = 0) holds bf16
  * copies of the ten matrices for the AVX512_BF16 kernel, see its comment.
+ * Section EMBED_SEC_MEANS (version 2) holds the mean bio vector and the mean
+ * criteria vector of the calibration set (tests/matching/calibration/), as
+ * this encoder gives them, which ranking subtracts (match_centre,
+ * design.md §7).  tools/model-convert.mjs writes the file without it;
+ * tools/model-means.c appends it (make model).  embed_init accepts a file
+ * without it (mean_bio = mean_crit = NULL); lib/model.c's model_map does not.
  */
 #ifndef ARPS_CORE_EMBED_H
 #define ARPS_CORE_EMBED_H
@@ -36,7 +42,7 @@
 #define EMBED_MAX_SEQ    128   /* tokens the graph reads per sequence */
 #define EMBED_MAX_TOKENS 4096  /* tokens of one text that embed_text uses */
 #define EMBED_MAGIC      "ARPSUSE1"
-#define EMBED_VERSION    1u
+#define EMBED_VERSION    2u   /* 2: EMBED_SEC_MEANS */
 #define EMBED_NSEC       48u
 
 enum embed_status {
@@ -71,6 +77,23 @@ enum embed_section {
 				   * L1 QKV/OUT/FF1/FF2, TANH_W in that order;
 				   * each in 64-column panels of [in/2][64][2]
 				   * (row pairs interleaved per column) */
+	EMBED_SEC_MEANS = 42,     /* struct embed_means_hdr (128 bytes), then
+				   * f32 [512] mean bio, f32 [512] mean criteria;
+				   * absent (offset = size = 0) before make model
+				   * appends it */
+};
+
+/* Head of EMBED_SEC_MEANS: where the two means came from. */
+#define EMBED_MEANS_MAGIC	"ARPSMEA1"
+#define EMBED_MEANS_HDR		128u
+#define EMBED_MEANS_SIZE	(EMBED_MEANS_HDR + 2u * EMBED_DIM * 4u)
+struct embed_means_hdr {
+	char	 magic[8];	/* EMBED_MEANS_MAGIC */
+	uint32_t n_bio;		/* texts averaged into the bio mean */
+	uint32_t n_crit;	/* texts averaged into the criteria mean */
+	uint8_t	 sha_bio[32];	/* SHA-256 of the bio calibration file */
+	uint8_t	 sha_crit[32];	/* SHA-256 of the criteria calibration file */
+	uint8_t	 pad[48];
 };
 
 /* Values of embed_model.kernel. */
@@ -115,6 +138,9 @@ struct embed_model {
 			    * enum embed_kernel); any lower value also works,
 			    * EMBED_KERNEL_BF16 only with res_wb set */
 	const uint16_t *res_wb, *tanh_wb;   /* bf16 copies or NULL */
+	/* calibration means (EMBED_SEC_MEANS), or all three NULL */
+	const struct embed_means_hdr *means;
+	const float *mean_bio, *mean_crit;  /* EMBED_DIM each, not unit length */
 };
 
 /* Validate the blob (header, section bounds/sizes) and fill *m with pointers

@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "ids.h"
+#include "names.h"
 
 static const char b62[] =
     "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -76,13 +77,7 @@ rand_chars(const struct arps_rng *rng, const char *alpha, unsigned asz,
 	return true;
 }
 
-const char *
-ids_prefix(enum ids_kind kind)
-{
-	if ((unsigned)kind >= IDS__MAX)
-		return NULL;
-	return prefixes[kind];
-}
+NAMES_AT_FN(ids_prefix, enum ids_kind, NAMES_OF(prefixes, IDS__MAX))
 
 int
 ids_new(enum ids_kind kind, const struct arps_rng *rng, char out[IDS_BUFSZ])

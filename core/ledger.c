@@ -6,6 +6,7 @@
 
 #include "errors.h"
 #include "ledger.h"
+#include "names.h"
 #include "money.h"
 
 /* Which amount a template row moves. */
@@ -242,53 +243,15 @@ ledger_expected_frozen(int64_t reward, int64_t fee, int64_t unsettled,
 	return money_mul(unsettled, slot, out);
 }
 
-const char *
-ledger_txn_type_name(enum ledger_txn_type t)
-{
-	if ((unsigned)t >= TXN__MAX)
-		return NULL;
-	return txntab[t].name;
-}
+NAMES_AT_FN(ledger_txn_type_name, enum ledger_txn_type, NAMES_FIELD(txntab, TXN__MAX, name))
 
-bool
-ledger_txn_type_from_name(const char *name, enum ledger_txn_type *t)
-{
-	unsigned	 i;
+NAMES_FIND_FN(ledger_txn_type_from_name, enum ledger_txn_type, NAMES_FIELD(txntab, TXN__MAX, name))
 
-	if (name == NULL)
-		return false;
-	for (i = 0; i < TXN__MAX; i++)
-		if (strcmp(name, txntab[i].name) == 0) {
-			if (t != NULL)
-				*t = (enum ledger_txn_type)i;
-			return true;
-		}
-	return false;
-}
+NAMES_AT_FN(ledger_txn_type_description, enum ledger_txn_type, NAMES_FIELD(txntab, TXN__MAX, desc))
 
-const char *
-ledger_txn_type_description(enum ledger_txn_type t)
-{
-	if ((unsigned)t >= TXN__MAX)
-		return NULL;
-	return txntab[t].desc;
-}
+NAMES_AT_FN(ledger_event_name, enum ledger_event, NAMES_FIELD(rules, LEDGER_EV__MAX, name))
 
-const char *
-ledger_event_name(enum ledger_event ev)
-{
-	if ((unsigned)ev >= LEDGER_EV__MAX)
-		return NULL;
-	return rules[ev].name;
-}
-
-const char *
-ledger_party_name(enum ledger_party p)
-{
-	if ((unsigned)p >= LEDGER_P__MAX)
-		return NULL;
-	return partytab[p].name;
-}
+NAMES_AT_FN(ledger_party_name, enum ledger_party, NAMES_FIELD(partytab, LEDGER_P__MAX, name))
 
 bool
 ledger_party_is_wallet(enum ledger_party p)

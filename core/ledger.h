@@ -1,5 +1,5 @@
 /*
- * Ledger posting rules (design.md section 4).  For one money event,
+ * Ledger posting rules (design.md §4).  For one money event,
  * ledger_build() writes into caller storage the balanced double-entry
  * postings between symbolic parties' sub-accounts and the typed,
  * user-visible transactions.  The db layer maps parties to wallet ids.

@@ -37,6 +37,44 @@ match_cosine(const float *a, const float *b, size_t n, double *out)
 	return ARPS_OK;
 }
 
+int
+match_centre(float out[EMBED_DIM], const float raw[EMBED_DIM], const float *mean)
+{
+	double	 nn = 0, d;
+	float	 inv;
+	size_t	 i;
+
+	if (out == NULL)
+		return ARPS_E_VALIDATION;
+	for (i = 0; raw != NULL && i < EMBED_DIM; i++) {
+		d = (double)raw[i] - (mean != NULL ? (double)mean[i] : 0.0);
+		if (!isfinite(d))
+			break;
+		out[i] = (float)d;
+		nn += d * d;
+	}
+	if (i < EMBED_DIM || !(nn > 1e-12)) {
+		for (i = 0; i < EMBED_DIM; i++)
+			out[i] = 0;
+		return ARPS_E_VALIDATION;
+	}
+	inv = (float)(1.0 / sqrt(nn));
+	for (i = 0; i < EMBED_DIM; i++)
+		out[i] *= inv;
+	return ARPS_OK;
+}
+
+double
+match_pair_similarity(const float bio[EMBED_DIM], const float crit[EMBED_DIM],
+    const float *mean_bio, const float *mean_crit)
+{
+	float	 b[EMBED_DIM], c[EMBED_DIM];
+
+	(void)match_centre(b, bio, mean_bio);
+	(void)match_centre(c, crit, mean_crit);
+	return match_similarity(match_dot(b, c, EMBED_DIM));
+}
+
 float
 match_dot(const float *a, const float *b, size_t n)
 {

@@ -1,7 +1,15 @@
 /*
- * Matching (design.md section 7): similarity, tier weight, match score,
- * first-access visibility, and ranking of candidate studies for an agent.
- * Pure arithmetic; ranking works in place in caller storage.
+ * Matching (design.md §7): centring, similarity, tier weight, match
+ * score, first-access visibility, and ranking of candidate studies for an
+ * agent.  Pure arithmetic; ranking works in place in caller storage.
+ *
+ * Stored embeddings are the encoder's raw unit vectors.  Every score centres
+ * them first: a bio vector minus the mean bio vector, a criteria vector minus
+ * the mean criteria vector (the calibration means of the model file,
+ * embed_model.mean_bio / mean_crit), each renormalised (match_centre); the
+ * cosine of the two centred vectors gives the similarity.  Whatever computes
+ * a score goes through match_centre (match_pair_similarity does all of it
+ * for one pair; ranking centres each side once and takes match_dot).
  */
 #ifndef ARPS_CORE_MATCH_H
 #define ARPS_CORE_MATCH_H
@@ -10,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "embed.h"
 #include "reputation.h"
 
 #define MATCH_SCORE_CAP			0.9999
@@ -32,6 +41,19 @@ struct match_params {
 	size_t	 limit;			/* page size cap (0: no cap) */
 };
 
+/* Centre a raw encoder vector on its side's calibration mean and renormalise:
+ * out = (raw - mean) / |raw - mean| (mean NULL: out = raw / |raw|).  out may
+ * be raw.  ARPS_OK; ARPS_E_VALIDATION for NULL raw/out, a non-finite value
+ * or a zero result, with out all zero (its dot with anything is 0).  Never
+ * allocates. */
+int	 match_centre(float out[EMBED_DIM], const float raw[EMBED_DIM],
+	    const float *mean);
+/* The similarity of one raw bio vector and one raw criteria vector exactly
+ * as ranking computes it: match_similarity(match_dot(centred bio, centred
+ * criteria)), each centred by match_centre on its mean (NULL: none).
+ * Either vector zero or invalid: 0.5 (a cosine of 0). */
+double	 match_pair_similarity(const float bio[EMBED_DIM], const float crit[EMBED_DIM],
+	    const float *mean_bio, const float *mean_crit);
 /* Cosine of a[0..n) and b[0..n) into *out, in [-1,1].  Returns ARPS_OK;
  * ARPS_E_VALIDATION for n == 0, NULL, a zero vector or a non-finite value. */
 int	 match_cosine(const float *a, const float *b, size_t n, double *out);

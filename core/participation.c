@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "names.h"
 #include "participation.h"
 
 struct trans {
@@ -120,37 +121,11 @@ part_is_final(enum part_state s)
 	return (unsigned)s < PART__MAX && statetab[s].final;
 }
 
-const char *
-part_state_name(enum part_state s)
-{
-	if ((unsigned)s >= PART__MAX)
-		return NULL;
-	return statetab[s].name;
-}
+NAMES_AT_FN(part_state_name, enum part_state, NAMES_FIELD(statetab, PART__MAX, name))
 
-bool
-part_state_from_name(const char *name, enum part_state *s)
-{
-	unsigned	 i;
+NAMES_FIND_FN(part_state_from_name, enum part_state, NAMES_FIELD(statetab, PART__MAX, name))
 
-	if (name == NULL)
-		return false;
-	for (i = 0; i < PART__MAX; i++)
-		if (strcmp(name, statetab[i].name) == 0) {
-			if (s != NULL)
-				*s = (enum part_state)i;
-			return true;
-		}
-	return false;
-}
-
-const char *
-part_event_name(enum part_event ev)
-{
-	if ((unsigned)ev >= PART_EV__MAX)
-		return NULL;
-	return evnames[ev];
-}
+NAMES_AT_FN(part_event_name, enum part_event, NAMES_OF(evnames, PART_EV__MAX))
 
 /* now >= t + delta without overflow. */
 static bool

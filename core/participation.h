@@ -1,5 +1,5 @@
 /*
- * Participation state machine (design.md section 5) as one transition
+ * Participation state machine (design.md §5) as one transition
  * table.  part_transition() says what an event does to a participation:
  * the new state, the reputation event and the money event it causes.
  * Returns ARPS_OK or the refusal's reason code (enum arps_err).

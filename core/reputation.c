@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "names.h"
 #include "reputation.h"
 
 enum streak_op { STREAK_KEEP, STREAK_INC, STREAK_RESET };
@@ -95,29 +96,9 @@ rep_tier_of(int score)
 	return (enum rep_tier)t;
 }
 
-const char *
-rep_tier_name(enum rep_tier tier)
-{
-	if ((unsigned)tier >= REP_TIER__MAX)
-		return NULL;
-	return tiertab[tier].name;
-}
+NAMES_AT_FN(rep_tier_name, enum rep_tier, NAMES_FIELD(tiertab, REP_TIER__MAX, name))
 
-bool
-rep_tier_from_name(const char *name, enum rep_tier *tier)
-{
-	unsigned	 t;
-
-	if (name == NULL)
-		return false;
-	for (t = 0; t < REP_TIER__MAX; t++)
-		if (strcmp(name, tiertab[t].name) == 0) {
-			if (tier != NULL)
-				*tier = (enum rep_tier)t;
-			return true;
-		}
-	return false;
-}
+NAMES_FIND_FN(rep_tier_from_name, enum rep_tier, NAMES_FIELD(tiertab, REP_TIER__MAX, name))
 
 bool
 rep_may_accept(int score)
@@ -131,10 +112,4 @@ rep_may_take_part(bool status_suspended, int score)
 	return !status_suspended && rep_may_accept(score);
 }
 
-const char *
-rep_event_name(enum rep_event ev)
-{
-	if ((unsigned)ev >= REP_EV__MAX)
-		return NULL;
-	return evtab[ev].name;
-}
+NAMES_AT_FN(rep_event_name, enum rep_event, NAMES_FIELD(evtab, REP_EV__MAX, name))

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "names.h"
 #include "reputation.h"
 #include "study.h"
 
@@ -146,37 +147,11 @@ study_transition(enum study_state from, enum study_event ev,
 	return ARPS_OK;
 }
 
-const char *
-study_state_name(enum study_state s)
-{
-	if ((unsigned)s >= STUDY__MAX)
-		return NULL;
-	return statenames[s];
-}
+NAMES_AT_FN(study_state_name, enum study_state, NAMES_OF(statenames, STUDY__MAX))
 
-bool
-study_state_from_name(const char *name, enum study_state *s)
-{
-	unsigned	 i;
+NAMES_FIND_FN(study_state_from_name, enum study_state, NAMES_OF(statenames, STUDY__MAX))
 
-	if (name == NULL)
-		return false;
-	for (i = 0; i < STUDY__MAX; i++)
-		if (strcmp(name, statenames[i]) == 0) {
-			if (s != NULL)
-				*s = (enum study_state)i;
-			return true;
-		}
-	return false;
-}
-
-const char *
-study_event_name(enum study_event ev)
-{
-	if ((unsigned)ev >= STUDY_EV__MAX)
-		return NULL;
-	return evnames[ev];
-}
+NAMES_AT_FN(study_event_name, enum study_event, NAMES_OF(evnames, STUDY_EV__MAX))
 
 /* One accept rule: true when it holds. */
 typedef bool (*accept_rule)(const struct accept_facts *);

@@ -1,6 +1,6 @@
 /*
- * Study state machine (design.md section 5) as one transition table, and
- * the accept preconditions (design.md 6.7).  Returns ARPS_OK or a reason
+ * Study state machine (design.md §5) as one transition table, and
+ * the accept preconditions (design.md §6.7).  Returns ARPS_OK or a reason
  * code (enum arps_err); nothing allocates.
  */
 #ifndef ARPS_CORE_STUDY_H

@@ -44,9 +44,9 @@
 #define VAL_TOKEN_MAX			8192		/* provider token, bytes */
 #define VAL_PROVIDER_MAX		32		/* provider name, bytes */
 #define VAL_LIST_LIMIT_MIN		1
-#define VAL_LIST_LIMIT_MAX		200		/* §6.15 lists, default 50 */
+#define VAL_LIST_LIMIT_MAX		200		/* design.md §6.15 lists, default 50 */
 #define VAL_LIST_LIMIT_DEFAULT		50
-#define VAL_AVAILABLE_LIMIT_MAX		100		/* §6.6, default 20 */
+#define VAL_AVAILABLE_LIMIT_MAX		100		/* design.md §6.6, default 20 */
 #define VAL_AVAILABLE_LIMIT_DEFAULT	20
 
 /* True when s[0..len) is valid UTF-8 (no overlongs, no surrogates, nothing

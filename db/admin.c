@@ -277,7 +277,7 @@ admin_reinstate(struct db *db, const struct config *cfg, char **args)
 	return set_suspended(db, args[0], 0);
 }
 
-/* Every invariant of design.md section 4; each violation is printed. */
+/* Every invariant of design.md §4; each violation is printed. */
 enum check_col { CHECK_C_SUBJECT, CHECK_C_DETAIL };
 static const struct check {
 	const char *what;

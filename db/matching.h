@@ -1,5 +1,5 @@
 /*
- * Reads of GET /studies/available (design.md 6.6, 7): the agent's bio
+ * Reads of GET /studies/available (design.md §6.6, design.md §7): the agent's bio
  * vector, the light candidate set, and criteria vectors by study id.  The
  * full study rows of the few listed come from db_study_get_many
  * (db/studies.h).  Return convention: enum db_rc (db/db.h).

@@ -166,7 +166,7 @@ enum db_rc db_study_complete(struct db *, const char *study_id, int64_t now,
 /*
  * POST /studies/{id}/accept for agent_id: lock the study, then the agent;
  * gather the facts under those locks; study_accept_check (every reason of
- * design.md 6.7; ARPS_E_NOT_FOUND for an unknown study); occupied + 1 by a
+ * design.md §6.7; ARPS_E_NOT_FOUND for an unknown study); occupied + 1 by a
  * conditional UPDATE; insert the participation (accepted) with its
  * anonymous participant id.  On ARPS_OK *s is the study and *p the new
  * participation (caller clears both; also filled as far as read on a

@@ -1,5 +1,5 @@
 /*
- * The sweep's jobs (design.md sections 1, 4, 5): each selects what is due
+ * The sweep's jobs (design.md §1, design.md §4, design.md §5): each selects what is due
  * as of `now` and moves it in batches of at most `batch` rows a
  * transaction, every row guarded by its state inside the transaction that
  * moves it (core's transition tables, through db/studies.c), so a job run

@@ -368,7 +368,7 @@ claim_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-/* POST /auth/claim (design.md 6.3): link an agent to the caller's account. */
+/* POST /auth/claim (design.md §6.3): link an agent to the caller's account. */
 handler_rc
 h_claim(struct req *r)
 {
@@ -385,7 +385,7 @@ h_claim(struct req *r)
 	return req_tx(r, claim_tx, &c);
 }
 
-/* GET /account (design.md 6.12). */
+/* GET /account (design.md §6.12). */
 handler_rc
 h_account(struct req *r)
 {

@@ -16,7 +16,7 @@
 #include "lib/config.h"
 #include "lib/secret.h"
 
-#define REGISTER_WINDOW		3600	/* design.md 6.9: register_per_ip_hour (10), per
+#define REGISTER_WINDOW		3600	/* design.md §6.9: register_per_ip_hour (10), per
 					 * client network (design.md §9.1) */
 #define CLAIM_TTL		(7 * 24 * 3600)	/* claim codes: 7 days (design.md §9.3) */
 #define HEARTBEAT_INTERVAL	600	/* 1 per agent per 10 minutes */
@@ -111,7 +111,7 @@ h_register(struct req *r)
 	return 0;
 }
 
-/* The answer of GET and PATCH /agents/me (design.md 6.4). */
+/* The answer of GET and PATCH /agents/me (design.md §6.4). */
 static int
 reply_me(struct req *r)
 {
@@ -269,7 +269,7 @@ h_bio_set(struct req *r)
 	return 0;
 }
 
-/* GET /profile/bio (design.md 6.5). */
+/* GET /profile/bio (design.md §6.5). */
 handler_rc
 h_bio_get(struct req *r)
 {

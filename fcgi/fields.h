@@ -57,7 +57,7 @@ struct field {
 int decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *out,
     unsigned *present);
 
-/* `limit` and `cursor` query parameters of a list (design.md 6.15);
+/* `limit` and `cursor` query parameters of a list (design.md §6.15);
  * answers 422 and returns -1 on a bad value.  cursor is 0 when absent. */
 int decode_page_or_reply(struct req *r, int64_t def, int64_t max, int64_t *limit, int64_t *cursor);
 

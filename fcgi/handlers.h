@@ -83,7 +83,7 @@ handler_rc h_wallet_balance(struct req *);
 handler_rc h_wallet_transactions(struct req *);
 
 /* The study URL an agent opens for its participation: study_url with
- * participant_id, study_id and participation_id appended (design.md 6.7).
+ * participant_id, study_id and participation_id appended (design.md §6.7).
  * Allocated; NULL when out of memory. */
 char *participant_url(const char *url, const char *anon, const char *study_id,
     const char *prt_id);

@@ -77,7 +77,7 @@ struct req {
 	char *out;
 	size_t outlen;
 	char extra[256];		/* extra header lines, "Name: value\r\n" */
-	/* Idempotency-Key handling (design.md 6.16) */
+	/* Idempotency-Key handling (design.md §6.16) */
 	char idem_principal[80];
 	char idem_hkey[65];		/* keyed hash of the key: what is stored */
 	unsigned char idem_skey[32];	/* seals the stored answer */

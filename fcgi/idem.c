@@ -1,4 +1,4 @@
-/* Idempotency-Key handling (design.md 6.16) and the request transaction
+/* Idempotency-Key handling (design.md §6.16) and the request transaction
  * that stores an owned key's answer with the effect. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * fcgi/idem.c: Idempotency-Key handling (design.md 6.16) and the request
+ * fcgi/idem.c: Idempotency-Key handling (design.md §6.16) and the request
  * transaction, which stores an owned key's answer in the same transaction
  * as the effect.  Uses only the answers (fcgi/reply.c) of fcgi/.
  */

@@ -258,6 +258,11 @@ vc_vectors(struct db *db, const char *const *ids, size_t n, int64_t now, const f
 		if ((rc = db_match_vectors(db, miss, nmiss, mvec, found)) != DB_OK)
 			goto out;
 		rc = DB_ERR;
+		/* cached centred (design.md §7): once per load */
+		for (j = 0; j < nmiss; j++)
+			if (found[j])
+				(void)match_centre(mvec + j * EMBED_DIM, mvec + j * EMBED_DIM,
+				    mapped ? model.enc.mean_crit : NULL);
 		for (j = 0; j < nmiss; j++)
 			nfound += found[j] != 0;
 		if ((vc.nent + nnew > MATCH_CACHE_MAX || vc.count + nfound > MATCH_CACHE_MAX) &&
@@ -296,12 +301,13 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 	struct match_cand *c = NULL;
 	const char **ids = NULL;
 	const float **v = NULL;
-	float *spill = NULL;
+	float *spill = NULL, cbio[EMBED_DIM];
 	size_t i, nrows = 0, m = 0, kept;
 	enum db_rc rc;
 
 	*top = NULL;
 	*n = 0;
+	(void)match_centre(cbio, bio, mapped ? model.enc.mean_bio : NULL);
 	if ((rc = db_match_candidates(db, agent_id, now, &rows, &nrows)) != DB_OK || nrows == 0)
 		return rc;
 	rc = DB_ERR;
@@ -317,7 +323,7 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 		if (v[i] == NULL)
 			continue;
 		c[m].ref = i;
-		c[m].similarity = match_similarity(match_dot(bio, v[i], EMBED_DIM));
+		c[m].similarity = match_similarity(match_dot(cbio, v[i], EMBED_DIM));
 		c[m].created_at = rows[i].created_at;
 		c[m].score = 0;
 		m++;

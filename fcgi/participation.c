@@ -1,5 +1,5 @@
 /* Agent study endpoints: available, accept, complete, withdraw, history
- * (design.md 5, 6.6 - 6.8, 6b). */
+ * (design.md §5, design.md §6.6 to design.md §6.8, design.md §6.20). */
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -53,7 +53,7 @@ static const struct {
 	/* the timeout, applied by this call or the sweep before it */
 	{ ARPS_E_TIMED_OUT, "the participation timed out: no submission within "
 	  STR(PART_TIMEOUT_HOURS) " hours of accepting", true },
-	/* the -5 stands (design.md 5) */
+	/* the -5 stands (design.md §5) */
 	{ ARPS_E_INVALID_SUBMISSION,
 	  "the completion code does not match: reputation -5; fix it and submit again "
 	  "before the participation times out", true },
@@ -119,9 +119,9 @@ available_no_bio(struct req *r, enum db_bio_state st)
 }
 
 /*
- * Ranking (design.md 6.6, 7): match_top scores every open study with a
- * ready criteria embedding against the bio vector from a light candidate
- * read and cached vectors; only the listed studies' rows are read in full.
+ * Ranking (design.md §6.6, design.md §7): match_top scores every open
+ * study with a ready criteria embedding against the bio vector from a
+ * light candidate read and cached vectors; only the listed studies' rows are read in full.
  * A study whose criteria embedding is not ready is not listed.
  */
 handler_rc

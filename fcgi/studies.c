@@ -1,6 +1,6 @@
 /* Study endpoints: the researcher side, and the study detail both sides
- * read (design.md 6.2, 6.13, 6.14, 6b).  Agent participation endpoints
- * are in participation.c. */
+ * read (design.md §6.2, design.md §6.13, design.md §6.14,
+ * design.md §6.20).  Agent participation endpoints are in participation.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +74,7 @@ study_common(const struct study *s)
 	return o;
 }
 
-/* Researcher view (design.md 6b): every create field, id, status,
+/* Researcher view (design.md §6.20): every create field, id, status,
  * completion_code, created_at, stats and funding. */
 static struct json_object *
 study_researcher_json(const struct study *s)
@@ -123,7 +123,7 @@ study_agent_json(const struct study *s, const struct participation *p)
 	return o;
 }
 
-/* A participant item (design.md 6.14). */
+/* A participant item (design.md §6.14). */
 static struct json_object *
 participant_json(const struct participation *p)
 {

@@ -1,5 +1,5 @@
 /* Wallet endpoints (agents and accounts alike): balance and the typed
- * transactions (design.md 4, 6.15). */
+ * transactions (design.md §4, design.md §6.15). */
 #include <stdio.h>
 #include <string.h>
 

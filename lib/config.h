@@ -1,7 +1,7 @@
 /*
  * Configuration: one "key = value" file, '#' comments, every key validated
  * at start.  Found as --config PATH, else $ARPS_CONFIG, else
- * /etc/arps/arps.conf (design.md section 8).
+ * /etc/arps/arps.conf (design.md §8).
  */
 #ifndef ARPS_LIB_CONFIG_H
 #define ARPS_LIB_CONFIG_H
@@ -46,7 +46,7 @@ struct config {
 	char model_path[CONFIG_STR];
 	int64_t first_access_minutes;
 	int64_t basic_max_studies;
-	/* exact limits (design.md 6.9), per rolling hour */
+	/* exact limits (design.md §6.9), per rolling hour */
 	int64_t register_per_ip_hour;
 	int64_t login_codes_per_hour;		/* send-code per address */
 	/* design.md §9.2-9.3, per rolling hour, per client network (core/netkey.h) */

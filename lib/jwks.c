@@ -1,4 +1,4 @@
-/* Public JWKS from PEM key files, for arps-admin jwks (design.md 6.11). */
+/* Public JWKS from PEM key files, for arps-admin jwks (design.md §6.11). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

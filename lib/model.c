@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int model_map(const char *path, struct model *out)
+static int map_file(const char *path, struct model *out, int need_means)
 {
 	struct stat st;
 	void *p;
@@ -40,7 +42,8 @@ int model_map(const char *path, struct model *out)
 		errno = e;
 		return -1;
 	}
-	if (embed_init(&out->enc, p, (size_t)st.st_size) != EMBED_OK) {
+	if (embed_init(&out->enc, p, (size_t)st.st_size) != EMBED_OK ||
+	    (need_means && out->enc.mean_bio == NULL)) {
 		munmap(p, (size_t)st.st_size);
 		memset(out, 0, sizeof *out);
 		errno = EINVAL;
@@ -52,10 +55,96 @@ int model_map(const char *path, struct model *out)
 	return 0;
 }
 
+int model_map(const char *path, struct model *out)
+{
+	return map_file(path, out, 1);
+}
+
+int model_map_raw(const char *path, struct model *out)
+{
+	return map_file(path, out, 0);
+}
+
 void model_unmap(struct model *m)
 {
 	if (m && m->base) {
 		munmap(m->base, m->len);
 		memset(m, 0, sizeof *m);
 	}
+}
+
+void model_texts_free(struct model_texts *t)
+{
+	if (t == NULL)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		free(t->t[i]);
+	free(t->t);
+	t->t = NULL;
+	t->n = 0;
+}
+
+int model_texts_load(const char *path, struct model_texts *out)
+{
+	FILE *f;
+	char *line = NULL, **nt;
+	size_t cap = 0, alloc = 0, k;
+	ssize_t r;
+	int e = 0;
+
+	out->t = NULL;
+	out->n = 0;
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while ((r = getline(&line, &cap, f)) > 0) {
+		k = strcspn(line, "\r\n");
+		line[k] = '\0';
+		if (k == 0 || line[0] == '#')
+			continue;
+		if (out->n == alloc) {
+			alloc = alloc ? 2 * alloc : 256;
+			if ((nt = realloc(out->t, alloc * sizeof *nt)) == NULL) {
+				e = ENOMEM;
+				break;
+			}
+			out->t = nt;
+		}
+		if ((out->t[out->n] = strdup(line)) == NULL) {
+			e = ENOMEM;
+			break;
+		}
+		out->n++;
+	}
+	if (e == 0 && ferror(f))
+		e = EIO;
+	free(line);
+	fclose(f);
+	if (e == 0 && out->n == 0)
+		e = EINVAL;
+	if (e != 0) {
+		model_texts_free(out);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int model_mean(const struct embed_model *m, void *scratch, char *const *texts, size_t n,
+	       float out[EMBED_DIM])
+{
+	double acc[EMBED_DIM] = { 0 };
+	float v[EMBED_DIM];
+	int rc;
+
+	if (m == NULL || scratch == NULL || texts == NULL || n == 0)
+		return EMBED_EARG;
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = embed_text(m, texts[i], strlen(texts[i]), scratch, v)) != EMBED_OK)
+			return rc;
+		for (size_t d = 0; d < EMBED_DIM; d++)
+			acc[d] += v[d];
+	}
+	for (size_t d = 0; d < EMBED_DIM; d++)
+		out[d] = (float)(acc[d] / (double)n);
+	return EMBED_OK;
 }

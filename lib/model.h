@@ -1,7 +1,9 @@
 /*
  * The sentence-embedding model file (build/model/use-lite.bin, made by
- * `make model` from the pinned npm package): mapped read-only and shared by
- * every process that maps it.  core/embed.h runs the encoder over the blob.
+ * `make model` from the pinned npm package and the calibration set):
+ * mapped read-only and shared by every process that maps it.  core/embed.h
+ * runs the encoder over the blob; core/match.h centres its vectors on the
+ * file's calibration means.
  */
 #ifndef ARPS_LIB_MODEL_H
 #define ARPS_LIB_MODEL_H
@@ -11,6 +13,8 @@
 #include "core/embed.h"
 
 #define MODEL_DEFAULT_PATH "build/model/use-lite.bin"
+#define MODEL_CALIB_BIOS "tests/matching/calibration/bios.txt"
+#define MODEL_CALIB_CRITERIA "tests/matching/calibration/criteria.txt"
 
 struct model {
 	void *base;               /* mmap'd file, PROT_READ, MAP_SHARED */
@@ -18,12 +22,34 @@ struct model {
 	struct embed_model enc;   /* pointers into base */
 };
 
-/* Map path read-only and validate it (embed_init).  0 on success; -1 with
- * errno set on I/O failure, or errno EINVAL when the file is not a valid
- * model.  On failure *out is left unmapped. */
+/* Map path read-only and validate it (embed_init); the file must carry the
+ * calibration means (EMBED_SEC_MEANS).  0 on success; -1 with errno set on
+ * I/O failure, or errno EINVAL when the file is not a valid model.  On
+ * failure *out is left unmapped. */
 int model_map(const char *path, struct model *out);
+
+/* As model_map, but a file without the means is accepted too (the
+ * converter's output, before tools/model-means.c appends them). */
+int model_map_raw(const char *path, struct model *out);
 
 /* Unmap; safe on a zeroed or already unmapped struct. */
 void model_unmap(struct model *m);
+
+/* Texts of a calibration file: one per line, blank and '#' lines skipped. */
+struct model_texts {
+	char **t;
+	size_t n;
+};
+
+/* Read path into *out.  0, or -1 with errno set (no text is an EINVAL). */
+int model_texts_load(const char *path, struct model_texts *out);
+void model_texts_free(struct model_texts *t);
+
+/* The mean (not renormalised) of the encoder's vectors of texts[0..n) into
+ * out: what EMBED_SEC_MEANS holds for a calibration file.  scratch is
+ * embed_scratch_size(m) bytes.  EMBED_OK, or the first text's embed_text
+ * error (EMBED_EEMPTY for a text with no tokens), EMBED_EARG for n == 0. */
+int model_mean(const struct embed_model *m, void *scratch, char *const *texts, size_t n,
+	       float out[EMBED_DIM]);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * OpenID Connect ID-token verification, offline (design.md section 6.11).
+ * OpenID Connect ID-token verification, offline (design.md §6.11).
  *
  * A token is a compact JWS "header.payload.signature", each part strict
  * base64url without padding.  Accepted: alg RS256 (RSA PKCS#1 v1.5 with

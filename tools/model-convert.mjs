@@ -10,7 +10,9 @@
 // needs to reproduce String.prototype.normalize("NFKC") exactly as this very
 // node does it (the JS runtime the reference vectors come from): compatibility
 // decompositions, canonical combining-class ranks and primary composites.
-// Format: see the comment at the top of core/embed.h (EMBED_SEC_*).
+// Format: see the comment at the top of core/embed.h (EMBED_SEC_*).  The
+// calibration means (EMBED_SEC_MEANS) are not written here: they must be what
+// the C encoder gives, so tools/model-means.c appends them (make model).
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -21,7 +23,8 @@ if (!dist || !out) {
 }
 
 const MAGIC = 'ARPSUSE1';
-const VERSION = 1;
+const VERSION = 2;          // must match EMBED_VERSION (2: room for EMBED_SEC_MEANS,
+                           // appended by tools/model-means.c)
 const NSEC = 48;           // section table slots (must match EMBED_NSEC)
 const HDR = 64 + NSEC * 16;
 const ALIGN = 64;

@@ -1,5 +1,5 @@
 -- arps data model.  Times are BIGINT unix seconds (UTC); money is BIGINT cents.
--- Every table has an internal seq for stable newest-first ordering (design 6.19).
+-- Every table has an internal seq for stable newest-first ordering (design.md §6.19).
 -- The keys and CHECKs below make the database itself refuse what the rules forbid.
 
 CREATE TABLE IF NOT EXISTS accounts (

@@ -163,7 +163,7 @@ register_rate_limit_exact(void **state)
 	assert_int_equal(b.ok, 11);
 }
 
-/* design.md 6.18: whatever X-Real-IP or X-Forwarded-For a client sends is
+/* design.md §6.18: whatever X-Real-IP or X-Forwarded-For a client sends is
  * overwritten by nginx; the limit follows the real peer address. */
 static void
 register_limit_ignores_spoofed_ip(void **state)

@@ -136,7 +136,7 @@ fcgi_client_works(void **state)
 }
 
 /*
- * §9.1: 30 registrations from 30 hosts of one IPv6 /64 are one client:
+ * design.md §9.1: 30 registrations from 30 hosts of one IPv6 /64 are one client:
  * exactly 10 are served (register_per_ip_hour), 20 answer 429.  Another
  * /64 is served.  An IPv4-mapped address is its IPv4 client.
  */
@@ -187,7 +187,7 @@ register_30_from_one_64(void **state)
 }
 
 /*
- * §9.3: 200 claim attempts with random codes from one account, from hosts
+ * design.md §9.3: 200 claim attempts with random codes from one account, from hosts
  * of one /64: exactly 10 answer 404, the other 190 answer 429.  Another
  * account of that network still claims (10 failures < 30); the attacking
  * account is refused even a right code for the hour.
@@ -240,7 +240,7 @@ claim_200_attempts(void **state)
 }
 
 /*
- * §9.3: 30 failed claims per client network: three accounts of one /64
+ * design.md §9.3: 30 failed claims per client network: three accounts of one /64
  * fail 10 times each (30 x 404), then a fourth account of that network is
  * refused (429), right code or not; from another network it claims.
  */
@@ -283,7 +283,7 @@ claim_failures_per_network(void **state)
 }
 
 /*
- * §9.3: a claim code expires 7 days after issue and then answers 404 like
+ * design.md §9.3: a claim code expires 7 days after issue and then answers 404 like
  * an unknown one; POST /agents/me/claim-code issues a fresh one (the old
  * one stops working); a claimed agent gets 409 ALREADY_CLAIMED.
  */
@@ -361,7 +361,7 @@ claim_code_lifetime(void **state)
 }
 
 /*
- * §9.2: 50 logins with wrong codes for one address over 5 send-code
+ * design.md §9.2: 50 logins with wrong codes for one address over 5 send-code
  * rounds: exactly 10 answer 401 (the 10th burns the code), the other 40
  * answer 429, and a new code does not reset the count: even the right
  * code of round 5 is refused.  A sixth code is refused (5 per address).
@@ -415,7 +415,7 @@ login_50_wrong_codes(void **state)
 }
 
 /*
- * §9.2: the 10th wrong code burns the code even when it is not the
+ * design.md §9.2: the 10th wrong code burns the code even when it is not the
  * code's own 5th: 4 wrong, a new code, 5 wrong (the code's 5th burns it),
  * a new code, 1 wrong = the address's 10th: the right code is then gone
  * (and the address refused) - a new code never resets the count.
@@ -459,7 +459,7 @@ tenth_wrong_code_burns(void **state)
 }
 
 /*
- * §9.2: at most 30 failed logins per client network: three addresses fail
+ * design.md §9.2: at most 30 failed logins per client network: three addresses fail
  * 10 times each from one /64 (30 x 401), then a fourth address is refused
  * from that network, its right code included; from another it logs in.
  */
@@ -502,7 +502,7 @@ login_failures_per_network(void **state)
 	resp_free(&r);
 }
 
-/* §9.2: send-code: 20 per client network per rolling hour (25 addresses
+/* design.md §9.2: send-code: 20 per client network per rolling hour (25 addresses
  * from one /64: 20 x 202, 5 x 429); another network is served. */
 static void
 send_code_per_network(void **state)
@@ -535,7 +535,7 @@ send_code_per_network(void **state)
 }
 
 /*
- * §9.4: without a credential the Idempotency-Key must be 22 to 255
+ * design.md §9.4: without a credential the Idempotency-Key must be 22 to 255
  * characters of [A-Za-z0-9_-]: the short guessable key of the audit
  * (`register-1`) is refused with 422 on register, send-code and login.
  */
@@ -611,7 +611,7 @@ idem_key_form(void **state)
 }
 
 /*
- * §9.4: the audited attack: a second client sends the first client's
+ * design.md §9.4: the audited attack: a second client sends the first client's
  * request with its Idempotency-Key.  Scoped to the client network, the key
  * replays nothing to another network: the second client gets its own
  * agent, never the first one's api_key; the first client (any host of its

@@ -1,7 +1,8 @@
 /*
- * Semantic matching through GET /studies/available (design.md 6.6, 7): the
+ * Semantic matching through GET /studies/available (design.md §6.6, design.md §7): the
  * pairs of tests/matching/pairs.tsv as studies and agents, ranked by the
- * real encoder; the score formula, order, tier rules and the hints; a
+ * real encoder with both sides centred on the model's calibration means
+ * (match_centre); the score formula, order, tier rules and the hints; a
  * criteria embedding left processing is filled by the sweep.
  */
 #include <math.h>
@@ -20,8 +21,14 @@
 #include "tests/matching/match_common.h"
 
 #define WAIT_MS		120000	/* embeddings of the whole set */
-#define MIN_TOP1	0.65
-#define MIN_MRR		0.75
+/* `make eval-matching` measures the centred ranking at top-1 0.844 and MRR
+ * 0.896 on these pairs (plain cosine: 0.766, 0.866); a margin below that. */
+#define MIN_TOP1	0.80
+#define MIN_MRR		0.86
+/* A criteria text equal to the bio: each side is centred on its own mean,
+ * so the similarity is not 1 but about 0.90 (the clocks text 0.902, the
+ * bees text 0.919). */
+#define MIN_SAME_TEXT	0.85
 
 static void
 nap_ms(long ms)
@@ -255,7 +262,7 @@ tiers_and_delay(void **state)
 
 	(void)state;
 	researcher(&u, 100000);
-	for (i = 0; i < 7; i++)		/* criteria equal to the bio: similarity ~1 */
+	for (i = 0; i < 7; i++)		/* criteria equal to the bio: the best match */
 		study_with(&u, "Clock study", CLOCKS_BIO, 2, s[i]);
 	agent_claimed(&pri, &o1, "clock-priority");
 	agent_claimed(&std, &o2, "clock-standard");
@@ -270,14 +277,28 @@ tiers_and_delay(void **state)
 	bios_ready(&basic, 1);
 	criteria_ready(&u, 7);
 
-	/* brand new: priority sees all seven at once, the others none */
+	/* brand new: priority sees all seven at once, the others none; the
+	 * seven (one text) score alike and above any other listed study */
 	r = available(&pri, 1.0);
-	for (i = 0; i < 7; i++) {
-		long at = position(&r, s[i]);
+	{
+		struct json_object *arr = jget(r.json, "studies");
+		double same = -1;
 
-		assert_true(at >= 0 && at < 100);
-		assert_true(json_object_get_double(jget(json_object_array_get_idx(
-		    jget(r.json, "studies"), (size_t)at), "match.similarity")) > 0.999);
+		for (i = 0; i < 7; i++) {
+			long at = position(&r, s[i]);
+			double sim;
+
+			assert_true(at >= 0 && at < 100);
+			sim = json_object_get_double(jget(json_object_array_get_idx(arr,
+			    (size_t)at), "match.similarity"));
+			assert_true(sim > MIN_SAME_TEXT);
+			if (same < 0)
+				same = sim;
+			assert_true(sim == same);
+		}
+		for (i = 0; i < json_object_array_length(arr); i++)
+			assert_true(json_object_get_double(jget(json_object_array_get_idx(arr,
+			    i), "match.similarity")) <= same);
 	}
 	resp_free(&r);
 	r = available(&std, 0.7);
@@ -397,7 +418,7 @@ sweep_fills_criteria(void **state)
 		if (at != 0)
 			nap_ms(100);
 	}
-	assert_int_equal(at, 0);		/* similarity ~1: first */
+	assert_int_equal(at, 0);		/* the same text: first */
 }
 
 int

@@ -1,4 +1,4 @@
-/* Identity-provider login (design.md 6.11): ID tokens signed with the dev
+/* Identity-provider login (design.md §6.11): ID tokens signed with the dev
  * stack's keys under $ARPS_VAR/idp, accepted and refused, through nginx. */
 #include <setjmp.h>
 #include <stdarg.h>

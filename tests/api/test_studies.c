@@ -592,7 +592,8 @@ available_list(void **state)
 	study_new(&u, old, 100, 3, NULL);
 	study_backdate(old, 16 * 60);	/* past the first-access window */
 	study_new(&u, s, 120, 3, NULL);
-	/* bios equal to study_new's criteria: similarity ~1, ties newest first */
+	/* bios equal to study_new's criteria: the best match (centred, about
+	 * 0.91 rather than 1: docs/api.md §11), ties newest first */
 	agent_bio_ready(&a, "Adults who write software every day");
 	agent_bio_ready(&pri, "Adults who write software every day");
 	embedding_ready(old);
@@ -610,7 +611,7 @@ available_list(void **state)
 	assert_false(has_study(&r, s, NULL));
 	assert_true(has_study(&r, old, &at));
 	v = json_object_array_get_idx(jget(r.json, "studies"), at);
-	assert_true(json_object_get_double(jget(v, "match.similarity")) > 0.999);
+	assert_true(json_object_get_double(jget(v, "match.similarity")) > 0.85);
 	assert_true(json_object_get_double(jget(v, "match.tier_weight")) > 0.69 &&
 	    json_object_get_double(jget(v, "match.tier_weight")) < 0.71);
 	assert_true(fabs(json_object_get_double(jget(v, "match_score")) -
@@ -628,7 +629,7 @@ available_list(void **state)
 	assert_int_equal(r.status, 200);
 	assert_true(has_study(&r, s, &at));
 	assert_string_equal(jgets(&r, "studies.0.id"), s);
-	assert_true(json_object_get_double(jget(r.json, "studies.0.match_score")) > 0.99);
+	assert_true(json_object_get_double(jget(r.json, "studies.0.match_score")) > 0.9);
 	snprintf(want, sizeof want, "POST /studies/%s/accept", s);
 	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), want);
 	resp_free(&r);

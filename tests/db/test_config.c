@@ -43,7 +43,7 @@ good_file(void **state)
 	assert_int_equal(cfg.workers, 8);
 	assert_int_equal(cfg.fee_bps, 250);
 	assert_int_equal(cfg.signup_bonus_cents, 100);	/* default */
-	assert_int_equal(cfg.register_per_ip_hour, 10);	/* design.md 6.9 */
+	assert_int_equal(cfg.register_per_ip_hour, 10);	/* design.md §6.9 */
 	assert_int_equal(cfg.login_codes_per_hour, 5);
 	assert_int_equal(cfg.send_code_per_network_hour, 20);	/* design.md §9.2 */
 	assert_int_equal(cfg.login_failures_per_address_hour, 10);

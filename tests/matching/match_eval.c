@@ -1,15 +1,24 @@
 /*
  * Matching evaluation: rank every screening criteria for every bio (all
  * candidates at once) and report top-1 accuracy and mean reciprocal rank for
- * the C encoder and for a keyword-overlap baseline (Jaccard of lowercased word
- * sets minus stopwords).  The JavaScript reference is tools/match-eval.mjs.
+ *  - the C encoder's plain cosine (raw vectors);
+ *  - the C encoder centred as the service ranks (match_centre on the model
+ *    file's calibration means, design.md §7);
+ *  - centred on means from each half of the calibration set (even and odd
+ *    texts of each file, computed here with model_mean): how much the
+ *    figure depends on the particular calibration texts;
+ *  - a keyword-overlap baseline (Jaccard of lowercased word sets minus
+ *    stopwords).
+ * The JavaScript reference is tools/match-eval.mjs.  No mean is ever taken
+ * from the evaluation pairs.
  *
- *   match_eval MODEL_FILE PAIRS_TSV
+ *   match_eval MODEL_FILE PAIRS_TSV BIOS_TXT CRITERIA_TXT
  */
 #include <ctype.h>
 #include <math.h>
 
 #include "core/embed.h"
+#include "core/match.h"
 #include "lib/model.h"
 #include "tests/matching/match_common.h"
 
@@ -79,6 +88,10 @@ static double jaccard(const struct wset *a, const struct wset *b)
 /* rank of the true criteria i for bio i: 1 + candidates scoring >= it */
 static void report(const char *name, const double *sim, size_t n)
 {
+	if (strlen(name) > 22) {	/* long names on a line of their own */
+		printf("%s\n", name);
+		name = "";
+	}
 	size_t top1 = 0;
 	double mrr = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -93,12 +106,51 @@ static void report(const char *name, const double *sim, size_t n)
 	       (double)top1 / (double)n, mrr / (double)n);
 }
 
+/* Cosines of every bio with every criteria, each side centred on its mean
+ * (NULL: raw, renormalised) by core's match_centre, as ranking does. */
+static void centred_sims(const float *vb, const float *vc, size_t n, const float *mb,
+			 const float *mc, double *sim)
+{
+	float *cb = malloc(n * EMBED_DIM * sizeof(float));
+	float *cc = malloc(n * EMBED_DIM * sizeof(float));
+	if (!cb || !cc)
+		exit(1);
+	for (size_t i = 0; i < n; i++) {
+		match_centre(cb + i * EMBED_DIM, vb + i * EMBED_DIM, mb);
+		match_centre(cc + i * EMBED_DIM, vc + i * EMBED_DIM, mc);
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			sim[i * n + j] = match_dot(cb + i * EMBED_DIM, cc + j * EMBED_DIM, EMBED_DIM);
+	free(cb);
+	free(cc);
+}
+
+/* The mean of the texts of t at positions parity, parity + 2, ... */
+static int half_mean(const struct embed_model *m, void *scratch, const struct model_texts *t,
+		     size_t parity, float out[EMBED_DIM])
+{
+	char **h = malloc((t->n / 2 + 1) * sizeof *h);
+	size_t k = 0;
+	int rc;
+	if (!h)
+		return -1;
+	for (size_t i = parity; i < t->n; i += 2)
+		h[k++] = t->t[i];
+	rc = model_mean(m, scratch, h, k, out);
+	free(h);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct model m;
 	struct pairs p;
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s MODEL PAIRS_TSV\n", argv[0]);
+	struct model_texts cb, cc;
+	float hb[2][EMBED_DIM], hc[2][EMBED_DIM];
+	char name[160];
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s MODEL PAIRS_TSV BIOS_TXT CRITERIA_TXT\n", argv[0]);
 		return 2;
 	}
 	if (model_map(argv[1], &m) != 0) {
@@ -107,6 +159,10 @@ int main(int argc, char **argv)
 	}
 	if (pairs_load(argv[2], &p) != 0) {
 		fprintf(stderr, "cannot read %s\n", argv[2]);
+		return 1;
+	}
+	if (model_texts_load(argv[3], &cb) != 0 || model_texts_load(argv[4], &cc) != 0) {
+		fprintf(stderr, "cannot read the calibration texts\n");
 		return 1;
 	}
 	size_t n = p.n;
@@ -124,15 +180,44 @@ int main(int argc, char **argv)
 		words(p.bio[i], &wb[i]);
 		words(p.crit[i], &wc[i]);
 	}
-	printf("matching eval: %zu bios x %zu criteria (chance top-1 %.3f)\n", n, n, 1.0 / (double)n);
+	for (size_t h = 0; h < 2; h++)
+		if (half_mean(&m.enc, scratch, &cb, h, hb[h]) != EMBED_OK ||
+		    half_mean(&m.enc, scratch, &cc, h, hc[h]) != EMBED_OK)
+			return 1;
+	printf("matching eval: %zu bios x %zu criteria (chance top-1 %.3f); calibration set "
+	       "%u bios, %u criteria\n", n, n, 1.0 / (double)n, m.enc.means->n_bio,
+	       m.enc.means->n_crit);
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++)
 			sim[i * n + j] = embed_cosine(vb + i * EMBED_DIM, vc + j * EMBED_DIM);
-	report("C encoder (USE Lite)", sim, n);
+	report("C encoder, plain", sim, n);
+	centred_sims(vb, vc, n, m.enc.mean_bio, m.enc.mean_crit, sim);
+	report("C encoder, centred (means of the model file: the service's ranking)", sim, n);
+	for (size_t h = 0; h < 2; h++) {
+		centred_sims(vb, vc, n, hb[h], hc[h], sim);
+		snprintf(name, sizeof name,
+			 "C encoder, centred, means from half the calibration set (%s texts, %zu + %zu)",
+			 h ? "odd" : "even", (cb.n + 1 - h) / 2, (cc.n + 1 - h) / 2);
+		report(name, sim, n);
+	}
+	{
+		/* for reference only: means of the evaluation pairs themselves */
+		float mb[EMBED_DIM] = { 0 }, mc[EMBED_DIM] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			for (size_t d = 0; d < EMBED_DIM; d++) {
+				mb[d] += vb[i * EMBED_DIM + d] / (float)n;
+				mc[d] += vc[i * EMBED_DIM + d] / (float)n;
+			}
+		centred_sims(vb, vc, n, mb, mc, sim);
+		report("(reference, not a result: centred on means of the evaluation pairs "
+		       "themselves, in-sample)", sim, n);
+	}
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++)
 			sim[i * n + j] = jaccard(&wb[i], &wc[j]);
 	report("keyword Jaccard", sim, n);
+	model_texts_free(&cb);
+	model_texts_free(&cc);
 	model_unmap(&m);
 	return 0;
 }

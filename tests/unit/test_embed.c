@@ -7,7 +7,13 @@
  * token ids as the JS tokenizer and a vector with cosine >= 0.999 to the JS
  * vector.  lib/model.c is compiled in here because the unit-test rule links
  * core objects only.
+ *
+ * The calibration means (EMBED_SEC_MEANS) are checked too: the SHA-256 of
+ * each calibration file recorded in the model equals its line in
+ * tools/model.sha256 (which `make model` checks the files against), and the
+ * stored means are what this encoder gives for those files.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,13 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "core/embed.h"
+#include "core/match.h"
 #include "core/tokenize.h"
 #include "lib/model.c"
 
 #define REF_PATH "tests/unit/embed_reference.txt"
+#define SUM_PATH "tools/model.sha256"
 #define MIN_COS 0.999f
 
 struct ref {
@@ -339,9 +348,138 @@ static void test_bad_blob(void **state)
 		assert_int_equal(embed_init(&m, copy, len), EMBED_OK);
 		assert_int_equal(m.kernel, g_model.enc.kernel);
 	}
+	{
+		/* the means: checked when present, optional to embed_init */
+		unsigned char ent[16];
+		unsigned char *slot = copy + 64 + 16 * EMBED_SEC_MEANS;
+		uint64_t off;
+		memcpy(ent, slot, 16);
+		memcpy(&off, ent, 8);
+		assert_true(off > 0 && off + EMBED_MEANS_SIZE <= len);
+		copy[off] ^= 1;   /* magic */
+		assert_int_equal(embed_init(&m, copy, len), EMBED_EFORMAT);
+		copy[off] ^= 1;
+		float nan = NAN;
+		float keep;
+		memcpy(&keep, copy + off + EMBED_MEANS_HDR + 4 * 9, 4);
+		memcpy(copy + off + EMBED_MEANS_HDR + 4 * 9, &nan, 4);
+		assert_int_equal(embed_init(&m, copy, len), EMBED_EFORMAT);
+		memcpy(copy + off + EMBED_MEANS_HDR + 4 * 9, &keep, 4);
+		slot[8] ^= 4;   /* wrong size */
+		assert_int_equal(embed_init(&m, copy, len), EMBED_EFORMAT);
+		memset(slot, 0, 16);   /* absent: the encoder runs, no means */
+		assert_int_equal(embed_init(&m, copy, len), EMBED_OK);
+		assert_null(m.means);
+		assert_null(m.mean_bio);
+		assert_null(m.mean_crit);
+		/* ... but the service's loader refuses such a file */
+		char tmp[] = "/tmp/arps-test-model-XXXXXX";
+		int fd = mkstemp(tmp);
+		assert_true(fd >= 0);
+		FILE *f = fdopen(fd, "wb");
+		assert_non_null(f);
+		assert_int_equal(fwrite(copy, 1, len, f), len);
+		assert_int_equal(fclose(f), 0);
+		struct model raw;
+		assert_int_equal(model_map(tmp, &raw), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(model_map_raw(tmp, &raw), 0);
+		assert_null(raw.enc.mean_bio);
+		model_unmap(&raw);
+		unlink(tmp);
+		memcpy(slot, ent, 16);
+		assert_int_equal(embed_init(&m, copy, len), EMBED_OK);
+		assert_memory_equal(m.mean_bio, g_model.enc.mean_bio, EMBED_DIM * sizeof(float));
+	}
 	free(copy);
 	struct model bad;
 	assert_int_equal(model_map("/nonexistent/use-lite.bin", &bad), -1);
+}
+
+/* The 32-byte digest on the line of tools/model.sha256 that names path. */
+static int sum_of(const char *path, uint8_t out[32])
+{
+	FILE *f = fopen(SUM_PATH, "r");
+	char line[512];
+	int found = -1;
+
+	if (!f)
+		return -1;
+	while (found != 0 && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (strlen(line) != 64 + 2 + strlen(path) || strcmp(line + 66, path) != 0)
+			continue;
+		found = 0;
+		for (int i = 0; i < 32; i++) {
+			int hi = hexval(line[2 * i]), lo = hexval(line[2 * i + 1]);
+			if (hi < 0 || lo < 0)
+				found = -1;
+			out[i] = (uint8_t)(hi * 16 + lo);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static double vnorm(const float *v)
+{
+	double n = 0;
+	for (int i = 0; i < EMBED_DIM; i++)
+		n += (double)v[i] * v[i];
+	return sqrt(n);
+}
+
+static void test_means(void **state)
+{
+	(void)state;
+	const struct embed_means_hdr *h = g_model.enc.means;
+	struct model_texts bios, crit;
+	struct embed_model m = g_model.enc;
+	float mean[EMBED_DIM];
+	uint8_t sum[32];
+
+	assert_non_null(h);
+	assert_non_null(g_model.enc.mean_bio);
+	assert_non_null(g_model.enc.mean_crit);
+	assert_true(g_model.enc.mean_bio == (const float *)((const char *)h + EMBED_MEANS_HDR));
+	assert_true(g_model.enc.mean_crit == g_model.enc.mean_bio + EMBED_DIM);
+	/* the model was built from the checksummed calibration files */
+	assert_int_equal(sum_of(MODEL_CALIB_BIOS, sum), 0);
+	assert_memory_equal(sum, h->sha_bio, 32);
+	assert_int_equal(sum_of(MODEL_CALIB_CRITERIA, sum), 0);
+	assert_memory_equal(sum, h->sha_crit, 32);
+	assert_int_equal(model_texts_load(MODEL_CALIB_BIOS, &bios), 0);
+	assert_int_equal(model_texts_load(MODEL_CALIB_CRITERIA, &crit), 0);
+	assert_int_equal(h->n_bio, bios.n);
+	assert_int_equal(h->n_crit, crit.n);
+	assert_true(bios.n >= 150 && crit.n >= 150);
+	/* a large shared component on each side (a mean of unrelated unit
+	 * vectors would be near zero), and the two sides differ */
+	assert_true(vnorm(g_model.enc.mean_bio) > 0.4 && vnorm(g_model.enc.mean_bio) < 0.9);
+	assert_true(vnorm(g_model.enc.mean_crit) > 0.4 && vnorm(g_model.enc.mean_crit) < 0.9);
+	assert_true(embed_cosine(g_model.enc.mean_bio, g_model.enc.mean_crit) < 0.99f);
+	/* the stored means are this encoder's (generic kernel, as make model
+	 * runs it; any kernel agrees closely) */
+	m.kernel = EMBED_KERNEL_GENERIC;
+	assert_int_equal(model_mean(&m, g_scratch, bios.t, bios.n, mean), EMBED_OK);
+	for (int d = 0; d < EMBED_DIM; d++)
+		assert_true(fabsf(mean[d] - g_model.enc.mean_bio[d]) < 1e-5f);
+	assert_int_equal(model_mean(&m, g_scratch, crit.t, crit.n, mean), EMBED_OK);
+	for (int d = 0; d < EMBED_DIM; d++)
+		assert_true(fabsf(mean[d] - g_model.enc.mean_crit[d]) < 1e-5f);
+	/* this CPU's kernel (the one the service runs) */
+	assert_int_equal(model_mean(&g_model.enc, g_scratch, crit.t, crit.n, mean), EMBED_OK);
+	float worst = 0;
+	for (int d = 0; d < EMBED_DIM; d++)
+		if (fabsf(mean[d] - g_model.enc.mean_crit[d]) > worst)
+			worst = fabsf(mean[d] - g_model.enc.mean_crit[d]);
+	fprintf(stderr, "means: kernel %d vs generic, cosine %.7f, worst component %.2g\n",
+		g_model.enc.kernel, embed_cosine(mean, g_model.enc.mean_crit), worst);
+	assert_true(embed_cosine(mean, g_model.enc.mean_crit) > 0.9999f);
+	assert_true(worst < 2e-3f);
+	assert_int_equal(model_mean(&m, g_scratch, crit.t, 0, mean), EMBED_EARG);
+	model_texts_free(&bios);
+	model_texts_free(&crit);
 }
 
 static void test_similarity_sanity(void **state)
@@ -355,6 +493,9 @@ static void test_similarity_sanity(void **state)
 	assert_int_equal(embed_text(&g_model.enc, tb, strlen(tb), g_scratch, b), EMBED_OK);
 	assert_int_equal(embed_text(&g_model.enc, tc, strlen(tc), g_scratch, c), EMBED_OK);
 	assert_true(embed_cosine(a, b) > embed_cosine(a, c));
+	/* centred as ranking does (ta a bio, tb and tc criteria) */
+	assert_true(match_pair_similarity(a, b, g_model.enc.mean_bio, g_model.enc.mean_crit) >
+		    match_pair_similarity(a, c, g_model.enc.mean_bio, g_model.enc.mean_crit));
 }
 
 int main(void)
@@ -368,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_utf8),
 		cmocka_unit_test(test_nfkc),
 		cmocka_unit_test(test_bad_blob),
+		cmocka_unit_test(test_means),
 		cmocka_unit_test(test_similarity_sanity),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,4 +1,4 @@
-/* Unit tests: core/match (cosine, scores, visibility, ranking). */
+/* Unit tests: core/match (centring, cosine, scores, visibility, ranking). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -78,6 +78,125 @@ test_dot(void **state)
 		assert_int_equal(match_cosine(u, v, 3, &c), ARPS_OK);
 		assert_true(fabs(match_dot(u, v, 3) - c) < 1e-6);
 	}
+}
+
+/* v = a e[i] + b e[j] (+ c e[k]) over EMBED_DIM, zero elsewhere. */
+static void
+vec3(float v[EMBED_DIM], size_t i, float a, size_t j, float b, size_t k, float c)
+{
+	memset(v, 0, EMBED_DIM * sizeof(float));
+	v[i] += a;
+	v[j] += b;
+	v[k] += c;
+}
+
+static double
+norm(const float v[EMBED_DIM])
+{
+	double	 n = 0;
+	size_t	 i;
+
+	for (i = 0; i < EMBED_DIM; i++)
+		n += (double)v[i] * v[i];
+	return sqrt(n);
+}
+
+/*
+ * match_centre: (raw - mean) renormalised; rows give raw and mean on three
+ * axes and the expected centred vector on the same axes.
+ */
+static void
+test_centre(void **state)
+{
+	static const struct {
+		float	 raw[3], mean[3];
+		int	 has_mean, rc;
+		float	 want[3];
+	} rows[] = {
+		/* the shared component goes, the rest is renormalised */
+		{ { 0.8f, 0.6f, 0 }, { 0.8f, 0, 0 }, 1, ARPS_OK, { 0, 1, 0 } },
+		{ { 0.6f, 0.8f, 0 }, { 0.6f, 0, 0 }, 1, ARPS_OK, { 0, 1, 0 } },
+		{ { 1, 0, 0 }, { 0.5f, 0.5f, 0 }, 1, ARPS_OK,
+		  { 0.70710678f, -0.70710678f, 0 } },
+		{ { 0, 0, 1 }, { 0, 0, 0 }, 1, ARPS_OK, { 0, 0, 1 } },
+		/* no mean: only renormalised */
+		{ { 3, 4, 0 }, { 0 }, 0, ARPS_OK, { 0.6f, 0.8f, 0 } },
+		/* the vector is its mean: nothing left, all zero */
+		{ { 0.6f, 0.8f, 0 }, { 0.6f, 0.8f, 0 }, 1, ARPS_E_VALIDATION, { 0, 0, 0 } },
+		{ { 0, 0, 0 }, { 0 }, 0, ARPS_E_VALIDATION, { 0, 0, 0 } },
+		{ { NAN, 1, 0 }, { 0 }, 0, ARPS_E_VALIDATION, { 0, 0, 0 } },
+		{ { 1, 0, 0 }, { INFINITY, 0, 0 }, 1, ARPS_E_VALIDATION, { 0, 0, 0 } },
+	};
+	float	 raw[EMBED_DIM], mean[EMBED_DIM], out[EMBED_DIM];
+	size_t	 i, d;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		vec3(raw, 0, rows[i].raw[0], 7, rows[i].raw[1], 511, rows[i].raw[2]);
+		vec3(mean, 0, rows[i].mean[0], 7, rows[i].mean[1], 511, rows[i].mean[2]);
+		for (d = 0; d < EMBED_DIM; d++)
+			out[d] = 42;
+		assert_int_equal(match_centre(out, raw, rows[i].has_mean ? mean : NULL),
+		    rows[i].rc);
+		assert_true(fabs(out[0] - rows[i].want[0]) < 1e-6);
+		assert_true(fabs(out[7] - rows[i].want[1]) < 1e-6);
+		assert_true(fabs(out[511] - rows[i].want[2]) < 1e-6);
+		for (d = 0; d < EMBED_DIM; d++)
+			if (d != 0 && d != 7 && d != 511)
+				assert_true(out[d] == 0);
+		if (rows[i].rc == ARPS_OK)
+			assert_true(fabs(norm(out) - 1) < 1e-6);
+		/* in place gives the same */
+		assert_int_equal(match_centre(raw, raw, rows[i].has_mean ? mean : NULL),
+		    rows[i].rc);
+		assert_memory_equal(raw, out, sizeof out);
+	}
+	assert_int_equal(match_centre(NULL, raw, NULL), ARPS_E_VALIDATION);
+	assert_int_equal(match_centre(out, NULL, mean), ARPS_E_VALIDATION);
+	assert_true(norm(out) == 0);
+}
+
+/*
+ * Two bios and two criteria that share a large common component (as real
+ * ones do): plain, every pair looks alike; centred, each matches its own.
+ * match_pair_similarity is match_centre on both sides, match_dot and
+ * match_similarity, as ranking computes it.
+ */
+static void
+test_pair_similarity(void **state)
+{
+	float	 mb[EMBED_DIM], mc[EMBED_DIM], b1[EMBED_DIM], b2[EMBED_DIM];
+	float	 c1[EMBED_DIM], c2[EMBED_DIM], x[EMBED_DIM], y[EMBED_DIM];
+	double	 plain_own, plain_other, own, other, cos;
+
+	(void)state;
+	/* shared axes 0 (bios) and 1 (criteria); content on axes 2 and 3 */
+	vec3(mb, 0, 0.9f, 1, 0.3f, 2, 0);
+	vec3(mc, 1, 0.9f, 0, 0.3f, 3, 0);
+	vec3(b1, 0, 0.9f, 1, 0.3f, 2, 0.316f);
+	vec3(b2, 0, 0.9f, 1, 0.3f, 3, 0.316f);
+	vec3(c1, 1, 0.9f, 0, 0.3f, 2, 0.316f);
+	vec3(c2, 1, 0.9f, 0, 0.3f, 3, 0.316f);
+	assert_int_equal(match_cosine(b1, c1, EMBED_DIM, &plain_own), ARPS_OK);
+	assert_int_equal(match_cosine(b1, c2, EMBED_DIM, &plain_other), ARPS_OK);
+	assert_true(plain_other > 0.5);			/* unrelated look alike */
+	own = match_pair_similarity(b1, c1, mb, mc);
+	other = match_pair_similarity(b1, c2, mb, mc);
+	assert_true(fabs(own - 1) < 1e-6);		/* cosine 1 */
+	assert_true(fabs(other - 0.5) < 1e-6);		/* cosine 0 */
+	assert_true(fabs(match_pair_similarity(b2, c2, mb, mc) - 1) < 1e-6);
+	/* the same arithmetic as ranking */
+	assert_int_equal(match_centre(x, b1, mb), ARPS_OK);
+	assert_int_equal(match_centre(y, c2, mc), ARPS_OK);
+	assert_true(match_pair_similarity(b1, c2, mb, mc) ==
+	    match_similarity(match_dot(x, y, EMBED_DIM)));
+	/* no means: the plain cosine of the unit vectors */
+	assert_int_equal(match_cosine(b1, c1, EMBED_DIM, &cos), ARPS_OK);
+	assert_true(fabs(match_pair_similarity(b1, c1, NULL, NULL) -
+	    match_similarity(cos)) < 1e-6);
+	/* a vector equal to its mean, or none: cosine 0 */
+	assert_true(match_pair_similarity(mb, c1, mb, mc) == 0.5);
+	assert_true(match_pair_similarity(NULL, c1, mb, mc) == 0.5);
 }
 
 static void
@@ -283,6 +402,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cosine),
 		cmocka_unit_test(test_dot),
+		cmocka_unit_test(test_centre),
+		cmocka_unit_test(test_pair_similarity),
 		cmocka_unit_test(test_scores),
 		cmocka_unit_test(test_visible),
 		cmocka_unit_test(test_rank),
