@@ -160,7 +160,8 @@ issue_token(struct req *r, struct login_ctx *c)
  * returns DB_OK, so that the count commits.
  */
 static enum db_rc
-email_login_failed(struct req *r, const char *netb, const char *addrb, const char *email)
+email_login_failed(struct req *r, const char *netb, const char *addrb, const char *email,
+    const char *detail)
 {
 	int64_t retry;
 	int allowed;
@@ -173,7 +174,7 @@ email_login_failed(struct req *r, const char *netb, const char *addrb, const cha
 		return rc;
 	if (!allowed && (rc = db_code_delete(r->db, email)) != DB_OK)
 		return rc;
-	reply_err(r, ARPS_E_INVALID_CODE, "invalid or expired code");
+	reply_err(r, ARPS_E_INVALID_CODE, "%s", detail);
 	return DB_OK;
 }
 
@@ -197,7 +198,8 @@ email_login_tx(struct req *r, void *arg)
 		return rc;
 	rc = db_code_get(r->db, c->email, want, &expires, &tries);
 	if (rc == DB_NOTFOUND || (rc == DB_OK && (expires <= r->now || tries >= CODE_TRIES)))
-		return email_login_failed(r, netb, addrb, c->email);
+		return email_login_failed(r, netb, addrb, c->email,
+		    "invalid or expired code; request a new one");
 	if (rc != DB_OK)
 		return rc;
 	if (c->code_form)
@@ -207,7 +209,7 @@ email_login_tx(struct req *r, void *arg)
 		rc = tries + 1 >= CODE_TRIES ? db_code_delete(r->db, c->email) : db_code_fail(r->db, c->email);
 		if (rc != DB_OK)
 			return rc;
-		return email_login_failed(r, netb, addrb, c->email);
+		return email_login_failed(r, netb, addrb, c->email, "invalid or expired code");
 	}
 	if ((rc = db_code_delete(r->db, c->email)) != DB_OK ||
 	    (rc = db_account_for_email(r->db, c->email, r->now, &c->acc)) != DB_OK ||
