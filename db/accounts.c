@@ -56,11 +56,17 @@ static const char q_agent_set_key[] =
     " WHERE id = ?";
 static const char q_agent_get[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ?";
 static const char q_agent_lock[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ? FOR UPDATE";
+/* An expired claim code is as unknown as a wrong one (design.md §9.3). */
 static const char q_agent_by_claim[] =
-    "SELECT " AGENT_COLS " FROM agents WHERE claim_code_hash = ? FOR UPDATE";
+    "SELECT " AGENT_COLS " FROM agents WHERE claim_code_hash = ? AND claim_code_expires_at > ?"
+    " FOR UPDATE";
 static const char q_agent_ins[] =
-    "INSERT INTO agents (id, name, description, api_key_hash, claim_code_hash, status,"
-    " reputation, streak, created_ip, created_at) VALUES (?, ?, ?, ?, ?, 'unclaimed', ?, 0, ?, ?)";
+    "INSERT INTO agents (id, name, description, api_key_hash, claim_code_hash,"
+    " claim_code_expires_at, status, reputation, streak, created_ip, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, 'unclaimed', ?, 0, ?, ?)";
+static const char q_agent_claimcode[] =
+    "UPDATE agents SET claim_code_hash = ?, claim_code_expires_at = ?"
+    " WHERE id = ? AND account_id IS NULL";
 static const char q_agent_name[] = "UPDATE agents SET name = ? WHERE id = ?";
 static const char q_agent_desc[] = "UPDATE agents SET description = ? WHERE id = ?";
 static const char q_agent_hb[] =
@@ -162,16 +168,22 @@ agent_row(const struct dbres *res, struct agent *a)
 }
 
 static enum db_rc
-agent_one(struct db *db, const char *sql, struct dbp p, struct agent *a)
+agent_many(struct db *db, const char *sql, const struct dbp *p, size_t np, struct agent *a)
 {
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	if ((rc = db_exec_one(db, sql, &p, 1, &res)) != DB_OK)
+	if ((rc = db_exec_one(db, sql, p, np, &res)) != DB_OK)
 		return rc;
 	agent_row(res, a);
 	dbres_free(res);
 	return DB_OK;
+}
+
+static enum db_rc
+agent_one(struct db *db, const char *sql, struct dbp p, struct agent *a)
+{
+	return agent_many(db, sql, &p, 1, a);
 }
 
 enum db_rc
@@ -229,9 +241,22 @@ db_agent_get(struct db *db, const char *id, int for_update, struct agent *a)
 }
 
 enum db_rc
-db_agent_by_claimhash(struct db *db, const unsigned char h[32], struct agent *a)
+db_agent_by_claimhash(struct db *db, const unsigned char h[32], int64_t now, struct agent *a)
 {
-	return agent_one(db, q_agent_by_claim, P_BLOB(h, 32), a);
+	return agent_many(db, q_agent_by_claim, DB_ARGS(P_BLOB(h, 32), P_I64(now)), a);
+}
+
+enum db_rc
+db_agent_claimcode_set(struct db *db, const char *agent_id, const unsigned char h[32],
+    int64_t expires)
+{
+	uint64_t n = 0;
+	enum db_rc rc;
+
+	rc = DB_Q(db, q_agent_claimcode, NULL, &n, P_BLOB(h, 32), P_I64(expires), P_STR(agent_id));
+	if (rc != DB_OK)
+		return rc;
+	return n == 0 ? DB_NOTFOUND : DB_OK;
 }
 
 enum db_rc
@@ -242,7 +267,8 @@ db_agent_insert(struct db *db, const struct agent *a, const unsigned char keyhas
 
 	rc = DB_Q(db, q_agent_ins, NULL, NULL, P_STR(a->id), P_STR(a->name),
 	    P_STR(a->has_description ? a->description : NULL), P_BLOB(keyhash, 32),
-	    P_BLOB(claimhash, 32), P_I64(a->reputation), P_STR(ip ? ip : ""), P_I64(a->created_at));
+	    P_BLOB(claimhash, 32), P_I64(a->claim_expires_at), P_I64(a->reputation),
+	    P_STR(ip ? ip : ""), P_I64(a->created_at));
 	if (rc != DB_OK)
 		return rc;
 	return db_wallet_create(db, a->id);

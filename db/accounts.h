@@ -19,6 +19,7 @@ struct agent {
 	int reputation, streak;
 	int64_t last_heartbeat;		/* 0: never */
 	int64_t created_at;
+	int64_t claim_expires_at;	/* written by db_agent_insert only */
 };
 
 /* The agent's active participation, if any (study_id "" when none). */
@@ -61,8 +62,14 @@ enum db_rc db_agent_update(struct db *, const char *id, const char *name, const 
 enum db_rc db_agent_heartbeat(struct db *, const char *id, int64_t now, int64_t interval,
     int *ok, int64_t *last);
 enum db_rc db_agent_current(struct db *, const char *id, struct agent_current *);
-/* Lock the agent whose claim code hash matches; DB_NOTFOUND when none. */
-enum db_rc db_agent_by_claimhash(struct db *, const unsigned char h[32], struct agent *);
+/* Lock the agent whose claim code hash matches and has not expired at now;
+ * DB_NOTFOUND when none. */
+enum db_rc db_agent_by_claimhash(struct db *, const unsigned char h[32], int64_t now,
+    struct agent *);
+/* Replace an unclaimed agent's claim code (the old one stops working);
+ * DB_NOTFOUND when the agent is claimed or gone, DB_DUP on a hash clash. */
+enum db_rc db_agent_claimcode_set(struct db *, const char *agent_id, const unsigned char h[32],
+    int64_t expires);
 /* Link an agent to an account: status claimed (or, for a suspended agent,
  * the status it returns to). */
 enum db_rc db_agent_claim(struct db *, const char *agent_id, const char *account_id);

@@ -30,6 +30,9 @@ static const char q_tok_expire[] =
     " expires_at = LEAST(expires_at, ?) WHERE account_id = ?";
 static const char q_agent_lock[] = "SELECT id FROM agents WHERE id = ? FOR UPDATE";
 static const char q_agent_rep[] = "UPDATE agents SET reputation = ? WHERE id = ?";
+static const char q_agent_claim_expire[] =
+    "UPDATE agents SET claim_code_expires_at = LEAST(claim_code_expires_at, ?) WHERE id = ?";
+static const char q_rate_age[] = "UPDATE rate_events SET at = at - ?";
 /* The locked study's columns and their read positions, from one list. */
 #define STUDY_LOCK_COLS(X) \
 	X(SL_STATUS, "status") X(SL_OCCUPIED, "occupied") X(SL_MAX, "max_participants") \
@@ -189,6 +192,41 @@ db_fixture_agent_reputation(struct db *db, const char *agent_id, int64_t reputat
 	if (reputation < 0 || reputation > 100)
 		return DB_CHECK;
 	return db_tx(db, reputation_tx, &f);
+}
+
+static enum db_rc
+claim_expire_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+	enum db_rc rc;
+
+	if ((rc = lock_row(db, q_agent_lock, f->id, NULL)) != DB_OK)
+		return rc;
+	return DB_Q(db, q_agent_claim_expire, NULL, NULL, P_I64(f->a - 1), P_STR(f->id));
+}
+
+enum db_rc
+db_fixture_claim_code_expire(struct db *db, const char *agent_id, int64_t now)
+{
+	struct fx f = { .id = agent_id, .a = now };
+
+	return db_tx(db, claim_expire_tx, &f);
+}
+
+static enum db_rc
+rate_age_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+
+	return DB_Q(db, q_rate_age, NULL, NULL, P_I64(f->a));
+}
+
+enum db_rc
+db_fixture_rate_events_age(struct db *db, int64_t seconds)
+{
+	struct fx f = { .a = seconds };
+
+	return db_tx(db, rate_age_tx, &f);
 }
 
 /* Study fixtures: flag says which change, after the study row is locked
@@ -466,6 +504,27 @@ v_agent_reputation(struct db *db, char **a, int n, int64_t now)
 	return outcome(db, db_fixture_agent_reputation(db, a[0], rep), "agent-reputation", a[0]);
 }
 
+static int
+v_claim_code_expire(struct db *db, char **a, int n, int64_t now)
+{
+	(void)n;
+	if (arg_id(a[0], IDS_AGENT) != 0)
+		return 2;
+	return outcome(db, db_fixture_claim_code_expire(db, a[0], now), "claim-code-expire", a[0]);
+}
+
+static int
+v_rate_events_age(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t s;
+
+	(void)n;
+	(void)now;
+	if (arg_int(a[0], 0, MAX_SECONDS, &s, "SECONDS") != 0)
+		return 2;
+	return outcome(db, db_fixture_rate_events_age(db, s), "rate-events-age", a[0]);
+}
+
 /* SECONDS STD_ID...: each study in turn; stops at the first refusal. */
 static int
 v_study_backdate(struct db *db, char **a, int n, int64_t now)
@@ -578,6 +637,8 @@ static const struct verb {
 	{ "tokens-idle",             2, 2,  "tokens-idle ACC_ID SECONDS", v_tokens_idle },
 	{ "tokens-expire",           1, 1,  "tokens-expire ACC_ID", v_tokens_expire },
 	{ "agent-reputation",        2, 2,  "agent-reputation AGT_ID 0..100", v_agent_reputation },
+	{ "claim-code-expire",       1, 1,  "claim-code-expire AGT_ID", v_claim_code_expire },
+	{ "rate-events-age",         1, 1,  "rate-events-age SECONDS", v_rate_events_age },
 	{ "study-backdate",          2, -1, "study-backdate SECONDS STD_ID...", v_study_backdate },
 	{ "study-deadline-pass",     1, 1,  "study-deadline-pass STD_ID", v_study_deadline_pass },
 	{ "participations-backdate", 2, 2,  "participations-backdate SECONDS STD_ID",

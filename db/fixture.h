@@ -42,6 +42,13 @@ enum db_rc db_fixture_tokens_idle(struct db *db, const char *account_id, int64_t
  * created that much earlier (its last use stays where it is). */
 enum db_rc db_fixture_tokens_expire(struct db *db, const char *account_id, int64_t now);
 
+/* The agent's claim code expired a second before now (design.md §9.3). */
+enum db_rc db_fixture_claim_code_expire(struct db *db, const char *agent_id, int64_t now);
+
+/* Every rate-limit event happened `seconds` earlier: an hour passes for
+ * every rolling window (design.md §9.2). */
+enum db_rc db_fixture_rate_events_age(struct db *db, int64_t seconds);
+
 /* Set an agent's reputation (0..100) outright. */
 enum db_rc db_fixture_agent_reputation(struct db *db, const char *agent_id, int64_t reputation);
 

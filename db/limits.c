@@ -18,7 +18,7 @@ static const char q_count[] =
 static const char q_event[] = "INSERT INTO rate_events (bucket, at) VALUES (?, ?)";
 
 enum db_rc
-db_rate_take(struct db *db, const char *bucket, int64_t window, int64_t max,
+db_rate_check(struct db *db, const char *bucket, int64_t window, int64_t max,
     int64_t now, int *allowed, int64_t *retry_after)
 {
 	struct dbres *res = NULL;
@@ -43,10 +43,26 @@ db_rate_take(struct db *db, const char *bucket, int64_t window, int64_t max,
 			*retry_after = 1;
 		return DB_OK;
 	}
-	if ((rc = DB_Q(db, q_event, NULL, NULL, P_STR(bucket), P_I64(now))) != DB_OK)
-		return rc;
 	*allowed = 1;
 	return DB_OK;
+}
+
+enum db_rc
+db_rate_add(struct db *db, const char *bucket, int64_t now)
+{
+	return DB_Q(db, q_event, NULL, NULL, P_STR(bucket), P_I64(now));
+}
+
+enum db_rc
+db_rate_take(struct db *db, const char *bucket, int64_t window, int64_t max,
+    int64_t now, int *allowed, int64_t *retry_after)
+{
+	enum db_rc rc;
+
+	if ((rc = db_rate_check(db, bucket, window, max, now, allowed, retry_after)) != DB_OK ||
+	    !*allowed)
+		return rc;
+	return db_rate_add(db, bucket, now);
 }
 
 static const char q_idem_ins[] =

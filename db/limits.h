@@ -16,6 +16,16 @@
  */
 enum db_rc db_rate_take(struct db *db, const char *bucket, int64_t window, int64_t max,
     int64_t now, int *allowed, int64_t *retry_after);
+/*
+ * The same count without recording: for limits on failures (design.md §9.2
+ * and design.md §9.3), checked before the attempt and recorded with db_rate_add
+ * only when it fails.  Locks the bucket row like db_rate_take; *allowed 1
+ * when fewer than max events are in the window.
+ */
+enum db_rc db_rate_check(struct db *db, const char *bucket, int64_t window, int64_t max,
+    int64_t now, int *allowed, int64_t *retry_after);
+/* Record one event of a bucket that db_rate_check locked in this transaction. */
+enum db_rc db_rate_add(struct db *db, const char *bucket, int64_t now);
 
 enum idem_state { IDEM_NEW, IDEM_REPLAY, IDEM_CONFLICT, IDEM_BUSY };
 

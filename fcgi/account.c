@@ -24,6 +24,9 @@
 #define CODE_TTL	600		/* e-mail codes live 10 minutes */
 #define CODE_TRIES	5		/* wrong tries that burn a code */
 #define CODE_WINDOW	3600		/* login_codes_per_hour (5) per address */
+/* design.md §9.2-9.3: failures per address, account and client network,
+ * each in a rolling hour (config login_failures_..., claim_failures_...) */
+#define FAIL_WINDOW	3600
 #define TOKEN_TTL	(30 * 24 * 3600)	/* access tokens: 30 days absolute */
 
 /* Addresses are compared case-insensitively: stored lowercase. */
@@ -55,12 +58,16 @@ static enum db_rc
 send_tx(struct req *r, void *arg)
 {
 	struct send_ctx *c = arg;
-	char bucket[300], body[512];
+	char bucket[300], net[96], body[512];
 	enum db_rc rc;
 
+	/* design.md §9.2: per address, then per client network */
 	snprintf(bucket, sizeof bucket, "mail:%.90s", c->email);
+	rate_bucket_net(r, "mailnet", net, sizeof net);
 	if ((rc = rate_take_or_reply(r, bucket, CODE_WINDOW, r->cfg->login_codes_per_hour,
-	    "codes")) != DB_OK)
+	    "login codes per address")) != DB_OK ||
+	    (rc = rate_take_or_reply(r, net, CODE_WINDOW, r->cfg->send_code_per_network_hour,
+	    "login codes per client network")) != DB_OK)
 		return rc;
 	if ((rc = db_code_set(r->db, c->email, c->hash, r->now, r->now + CODE_TTL)) != DB_OK)
 		return rc;
@@ -110,6 +117,7 @@ static const struct field login_fields[] = {
 struct login_ctx {
 	char email[256];
 	const char *code;
+	int code_form;			/* the code has the form of a login code */
 	struct oidc_claims claims;	/* identity-provider login */
 	int idp;
 	struct account acc;
@@ -145,30 +153,63 @@ issue_token(struct req *r, struct login_ctx *c)
 	return db_token_insert(r->db, c->tokhash, c->acc.id, r->now, r->now + TOKEN_TTL);
 }
 
+/*
+ * A failed e-mail login (design.md §9.2): counted for the address and for
+ * the client network (buckets locked by email_login_tx); the failure that
+ * fills the address's hour burns the address's code.  Answers 401 and
+ * returns DB_OK, so that the count commits.
+ */
+static enum db_rc
+email_login_failed(struct req *r, const char *netb, const char *addrb, const char *email,
+    const char *detail)
+{
+	int64_t retry;
+	int allowed;
+	enum db_rc rc;
+
+	if ((rc = db_rate_add(r->db, netb, r->now)) != DB_OK ||
+	    (rc = db_rate_add(r->db, addrb, r->now)) != DB_OK ||
+	    (rc = db_rate_check(r->db, addrb, FAIL_WINDOW, r->cfg->login_failures_per_address_hour,
+	    r->now, &allowed, &retry)) != DB_OK)
+		return rc;
+	if (!allowed && (rc = db_code_delete(r->db, email)) != DB_OK)
+		return rc;
+	reply_err(r, ARPS_E_INVALID_CODE, "%s", detail);
+	return DB_OK;
+}
+
 static enum db_rc
 email_login_tx(struct req *r, void *arg)
 {
 	struct login_ctx *c = arg;
 	unsigned char want[32], got[32];
+	char netb[96], addrb[96];
 	int64_t expires;
 	int tries;
 	enum db_rc rc;
 
+	/* Locks: the network's bucket, the address's, then the code row. */
+	rate_bucket_net(r, "loginfail", netb, sizeof netb);
+	rate_bucket_hashed(r, "loginfail", c->email, addrb, sizeof addrb);
+	if ((rc = rate_check_or_reply(r, netb, FAIL_WINDOW, r->cfg->login_failures_per_network_hour,
+	    "failed logins per client network")) != DB_OK ||
+	    (rc = rate_check_or_reply(r, addrb, FAIL_WINDOW,
+	    r->cfg->login_failures_per_address_hour, "failed logins per address")) != DB_OK)
+		return rc;
 	rc = db_code_get(r->db, c->email, want, &expires, &tries);
-	if (rc == DB_NOTFOUND || (rc == DB_OK && (expires <= r->now || tries >= CODE_TRIES))) {
-		reply_err(r, ARPS_E_INVALID_CODE, "invalid or expired code; request a new one");
-		return DB_ROLLBACK;
-	}
+	if (rc == DB_NOTFOUND || (rc == DB_OK && (expires <= r->now || tries >= CODE_TRIES)))
+		return email_login_failed(r, netb, addrb, c->email,
+		    "invalid or expired code; request a new one");
 	if (rc != DB_OK)
 		return rc;
-	secret_hash(r->cfg, c->email, c->code, strlen(c->code), got);
-	if (sodium_memcmp(want, got, 32) != 0) {
+	if (c->code_form)
+		secret_hash(r->cfg, c->email, c->code, strlen(c->code), got);
+	if (!c->code_form || sodium_memcmp(want, got, 32) != 0) {
 		/* The fifth wrong try burns the code. */
 		rc = tries + 1 >= CODE_TRIES ? db_code_delete(r->db, c->email) : db_code_fail(r->db, c->email);
 		if (rc != DB_OK)
 			return rc;
-		reply_err(r, ARPS_E_INVALID_CODE, "invalid or expired code");
-		return DB_OK;
+		return email_login_failed(r, netb, addrb, c->email, "invalid or expired code");
 	}
 	if ((rc = db_code_delete(r->db, c->email)) != DB_OK ||
 	    (rc = db_account_for_email(r->db, c->email, r->now, &c->acc)) != DB_OK ||
@@ -232,8 +273,8 @@ h_login(struct req *r)
 			return reply_err(r, ARPS_E_VALIDATION, "code: is required");
 		lower(c.email, sizeof c.email, in.email);
 		c.code = in.code;
-		if (!login_code_valid(in.code))
-			return reply_err(r, ARPS_E_INVALID_CODE, "invalid or expired code");
+		/* a malformed code is a failed login too (design.md §9.2) */
+		c.code_form = login_code_valid(in.code);
 		rc = req_tx(r, email_login_tx, &c);
 	} else {
 		if ((idp = config_idp(r->cfg, in.provider)) == NULL)
@@ -277,6 +318,7 @@ static const struct field claim_fields[] = {
 
 struct claim_ctx {
 	unsigned char hash[32];
+	int code_form;			/* the code has the form of a claim code */
 };
 
 static enum db_rc
@@ -287,13 +329,26 @@ claim_tx(struct req *r, void *arg)
 	struct ledger_in li = { 0 };
 	struct ledger_entry le;
 	struct json_object *o;
+	char netb[96], accb[96];
 	struct agent a;
 	enum db_rc rc;
 
-	rc = db_agent_by_claimhash(r->db, c->hash, &a);
+	/* design.md §9.3: failed claims per client network and per account;
+	 * an unknown, expired or malformed code is a failure (committed). */
+	rate_bucket_net(r, "claimfail", netb, sizeof netb);
+	snprintf(accb, sizeof accb, "claimfail:%s", r->who.id);
+	if ((rc = rate_check_or_reply(r, netb, FAIL_WINDOW, r->cfg->claim_failures_per_network_hour,
+	    "failed claims per client network")) != DB_OK ||
+	    (rc = rate_check_or_reply(r, accb, FAIL_WINDOW, r->cfg->claim_failures_per_account_hour,
+	    "failed claims per account")) != DB_OK)
+		return rc;
+	rc = c->code_form ? db_agent_by_claimhash(r->db, c->hash, r->now, &a) : DB_NOTFOUND;
 	if (rc == DB_NOTFOUND) {
+		if ((rc = db_rate_add(r->db, netb, r->now)) != DB_OK ||
+		    (rc = db_rate_add(r->db, accb, r->now)) != DB_OK)
+			return rc;
 		reply_err(r, ARPS_E_NOT_FOUND, "unknown claim code");
-		return DB_ROLLBACK;
+		return DB_OK;
 	}
 	if (rc != DB_OK)
 		return rc;
@@ -330,9 +385,9 @@ h_claim(struct req *r)
 
 	if (decode_body_or_reply(r, claim_fields, NFIELDS(claim_fields), &in, &present) != 0)
 		return 0;
-	if (!claim_code_normalize(in.claim_code, norm))
-		return reply_err(r, ARPS_E_NOT_FOUND, "unknown claim code");
-	secret_hash(r->cfg, "claim", norm, strlen(norm), c.hash);
+	memset(&c, 0, sizeof c);
+	if ((c.code_form = claim_code_normalize(in.claim_code, norm)))
+		secret_hash(r->cfg, "claim", norm, strlen(norm), c.hash);
 	return req_tx(r, claim_tx, &c);
 }
 

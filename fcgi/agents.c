@@ -16,7 +16,9 @@
 #include "lib/config.h"
 #include "lib/secret.h"
 
-#define REGISTER_WINDOW		3600	/* design.md §6.9: register_per_ip_hour (10) */
+#define REGISTER_WINDOW		3600	/* design.md §6.9: register_per_ip_hour (10), per
+					 * client network (design.md §9.1) */
+#define CLAIM_TTL		(7 * 24 * 3600)	/* claim codes: 7 days (design.md §9.3) */
 #define HEARTBEAT_INTERVAL	600	/* 1 per agent per 10 minutes */
 
 struct profile_in {
@@ -54,9 +56,9 @@ register_tx(struct req *r, void *arg)
 	char bucket[96], what[160];
 	enum db_rc rc;
 
-	snprintf(bucket, sizeof bucket, "register:%.80s", r->ip ? r->ip : "-");
+	rate_bucket_net(r, "register", bucket, sizeof bucket);
 	if ((rc = rate_take_or_reply(r, bucket, REGISTER_WINDOW, r->cfg->register_per_ip_hour,
-	    "registrations")) != DB_OK)
+	    "registrations per client network")) != DB_OK)
 		return rc;
 	if ((rc = db_agent_insert(r->db, &c->a, c->keyhash, c->claimhash, r->ip)) != DB_OK)
 		return rc == DB_DUP ? DB_RETRY : rc;
@@ -67,6 +69,7 @@ register_tx(struct req *r, void *arg)
 	jadd_int(o, "reputation", REP_START);
 	jadd_str(o, "tier", rep_tier_name(rep_tier_of(REP_START)));
 	jadd_str(o, "claim_code", c->claim);
+	jadd_time(o, "claim_code_expires_at", c->a.claim_expires_at);
 	next = json_object_new_array();
 	jadd_action(next, "setup_bio", "POST /profile/bio",
 	    "Describe your owner in natural language (demographics, interests, tools, "
@@ -100,6 +103,7 @@ h_register(struct req *r)
 	}
 	c.a.reputation = REP_START;
 	c.a.created_at = r->now;
+	c.a.claim_expires_at = r->now + CLAIM_TTL;
 	secret_hash(r->cfg, "apikey", c.key, strlen(c.key), c.keyhash);
 	secret_hash(r->cfg, "claim", c.claim, strlen(c.claim), c.claimhash);
 	req_tx(r, register_tx, &c);
@@ -176,6 +180,54 @@ h_me_patch(struct req *r)
 	if (decode_body_or_reply(r, patch_fields, NFIELDS(patch_fields), &c.in, &c.present) != 0)
 		return 0;
 	return req_tx(r, patch_tx, &c);
+}
+
+struct claimcode_ctx {
+	char claim[CLAIM_BUFSZ];
+};
+
+static enum db_rc
+claimcode_tx(struct req *r, void *arg)
+{
+	struct claimcode_ctx *c = arg;
+	unsigned char hash[32];
+	struct json_object *o;
+	struct agent a;
+	enum db_rc rc;
+
+	if ((rc = db_agent_get(r->db, r->who.id, 1, &a)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	if (a.account_id[0] != '\0') {
+		reply_err(r, ARPS_E_ALREADY_CLAIMED, "this agent is already claimed");
+		return DB_ROLLBACK;
+	}
+	/* a fresh code on every try: a retry after a hash clash draws again */
+	if (claim_code_new(&secret_rng, c->claim) != 0)
+		return DB_ERR;
+	secret_hash(r->cfg, "claim", c->claim, strlen(c->claim), hash);
+	rc = db_agent_claimcode_set(r->db, a.id, hash, r->now + CLAIM_TTL);
+	if (rc == DB_DUP)
+		return DB_RETRY;
+	if (rc != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	o = json_object_new_object();
+	jadd_str(o, "claim_code", c->claim);
+	jadd_time(o, "expires_at", r->now + CLAIM_TTL);
+	reply_json(r, 200, o);
+	return DB_OK;
+}
+
+/* POST /agents/me/claim-code (design.md §9.3): a fresh claim code for an
+ * unclaimed agent; the old one stops working. */
+handler_rc
+h_claim_code(struct req *r)
+{
+	struct claimcode_ctx c;
+
+	memset(&c, 0, sizeof c);
+	(void)req_tx(r, claimcode_tx, &c);
+	sodium_memzero(c.claim, sizeof c.claim);
+	return 0;
 }
 
 struct bio_in {

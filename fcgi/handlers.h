@@ -25,11 +25,22 @@ handler_rc reply_page(struct req *r, const char *key, struct json_object *arr, i
 /*
  * In a req_tx callback: take one from the rate-limit bucket (at most max
  * per window seconds).  DB_OK when allowed; else answers 429 with
- * Retry-After ("at most <max> <what> per address per hour; ...") and
- * returns DB_ROLLBACK; another db code on a database error.
+ * Retry-After ("at most <max> <what> per hour; ...", what names the unit,
+ * e.g. "registrations per client network") and returns DB_ROLLBACK;
+ * another db code on a database error.
  */
 enum db_rc rate_take_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
     const char *what);
+/* The same, without taking: for limits on failures, which the caller
+ * records with db_rate_add once the attempt failed (design.md §9.2). */
+enum db_rc rate_check_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
+    const char *what);
+/* Bucket names (at most 96 bytes): "<kind>:<the caller's client network>"
+ * (core/netkey.h, design.md §9.1), and "<kind>:<keyed hash of subject>"
+ * for a subject such as an e-mail address, which is never stored. */
+void rate_bucket_net(const struct req *r, const char *kind, char *buf, size_t n);
+void rate_bucket_hashed(const struct req *r, const char *kind, const char *subject, char *buf,
+    size_t n);
 
 /* A handler that is one event of a shared one: name(r) is fn(r, ev). */
 #define HANDLER_EVENT(name, fn, ev) \
@@ -39,6 +50,7 @@ enum db_rc rate_take_or_reply(struct req *r, const char *bucket, int64_t window,
 handler_rc h_health(struct req *);
 /* fcgi/agents.c */
 handler_rc h_register(struct req *);
+handler_rc h_claim_code(struct req *);
 handler_rc h_me_get(struct req *);
 handler_rc h_me_patch(struct req *);
 handler_rc h_bio_set(struct req *);

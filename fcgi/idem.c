@@ -6,6 +6,7 @@
 
 #include <sodium.h>
 
+#include "core/netkey.h"
 #include "db/db.h"
 #include "db/limits.h"
 #include "fcgi/http.h"
@@ -56,6 +57,10 @@ idem_open(struct req *r, const char *sealed, size_t n, size_t *len)
 	return out;
 }
 
+/* The shortest Idempotency-Key of a request without a credential:
+ * 22 characters of [A-Za-z0-9_-] carry 128 bits when random. */
+#define IDEM_ANON_MIN	22
+
 struct txctx {
 	struct req *r;
 	req_tx_fn fn;
@@ -105,20 +110,36 @@ idem_begin_or_reply(struct req *r)
 	int status = 0;
 	enum db_rc rc;
 
-	if (klen == 0 || klen > 255) {
-		reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: must be 1 to 255 characters");
-		return -1;
-	}
-	for (i = 0; i < klen; i++)
-		if ((unsigned char)r->idem[i] < 0x21 || (unsigned char)r->idem[i] > 0x7e) {
-			reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: printable ASCII only");
+	if (r->who.kind == AUTH_NONE) {
+		/*
+		 * Without a credential the key is all that tells two clients of
+		 * one network apart: it must be unguessable (design.md §9.4), and
+		 * its scope is the client network (core/netkey.h).
+		 */
+		char net[NETKEY_BUFSZ];
+
+		if (klen < IDEM_ANON_MIN || klen > 255 ||
+		    strspn(r->idem, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789_-") != klen) {
+			reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: without a credential, "
+			    "%d to 255 characters of A-Z a-z 0-9 _ - (e.g. a random UUID)",
+			    IDEM_ANON_MIN);
 			return -1;
 		}
-	if (r->who.kind != AUTH_NONE)
+		(void)netkey_of(r->ip, net);
+		snprintf(r->idem_principal, sizeof r->idem_principal, "net:%s", net);
+	} else {
+		if (klen == 0 || klen > 255) {
+			reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: must be 1 to 255 characters");
+			return -1;
+		}
+		for (i = 0; i < klen; i++)
+			if ((unsigned char)r->idem[i] < 0x21 || (unsigned char)r->idem[i] > 0x7e) {
+				reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: printable ASCII only");
+				return -1;
+			}
 		snprintf(r->idem_principal, sizeof r->idem_principal, "%s", r->who.id);
-	else
-		snprintf(r->idem_principal, sizeof r->idem_principal, "ip:%.60s",
-		    r->ip ? r->ip : "-");
+	}
 	crypto_generichash_init(&hs, NULL, 0, sizeof hash);
 	crypto_generichash_update(&hs, (const unsigned char *)r->method, strlen(r->method) + 1);
 	crypto_generichash_update(&hs, (const unsigned char *)r->path, strlen(r->path) + 1);

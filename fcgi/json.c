@@ -1,8 +1,13 @@
 #include <stdio.h>
+#include <string.h>
 
+#include <sodium.h>
+
+#include "core/netkey.h"
 #include "core/timefmt.h"
 #include "db/limits.h"
 #include "fcgi/handlers.h"
+#include "lib/secret.h"
 
 struct json_object *
 json_pack_status(const char *s)
@@ -72,6 +77,37 @@ reply_page(struct req *r, const char *key, struct json_object *arr, int64_t next
 	return reply_json(r, 200, o);
 }
 
+void
+rate_bucket_net(const struct req *r, const char *kind, char *buf, size_t n)
+{
+	char net[NETKEY_BUFSZ];
+
+	(void)netkey_of(r->ip, net);
+	snprintf(buf, n, "%s:%s", kind, net);
+}
+
+void
+rate_bucket_hashed(const struct req *r, const char *kind, const char *subject, char *buf,
+    size_t n)
+{
+	unsigned char h[32];
+	char hex[33];
+
+	secret_hash(r->cfg, "rate-bucket", subject, strlen(subject), h);
+	sodium_bin2hex(hex, sizeof hex, h, 16);
+	snprintf(buf, n, "%s:%s", kind, hex);
+}
+
+/* The 429 of a full bucket. */
+static enum db_rc
+rate_refuse(struct req *r, int64_t max, const char *what, int64_t retry)
+{
+	reply_header(r, "Retry-After", "%lld", (long long)retry);
+	reply_err(r, ARPS_E_RATE_LIMITED, "at most %lld %s per hour; retry in %lld seconds",
+	    (long long)max, what, (long long)retry);
+	return DB_ROLLBACK;
+}
+
 enum db_rc
 rate_take_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
     const char *what)
@@ -82,12 +118,18 @@ rate_take_or_reply(struct req *r, const char *bucket, int64_t window, int64_t ma
 
 	if ((rc = db_rate_take(r->db, bucket, window, max, r->now, &allowed, &retry)) != DB_OK)
 		return rc;
-	if (!allowed) {
-		reply_header(r, "Retry-After", "%lld", (long long)retry);
-		reply_err(r, ARPS_E_RATE_LIMITED,
-		    "at most %lld %s per address per hour; retry in %lld seconds",
-		    (long long)max, what, (long long)retry);
-		return DB_ROLLBACK;
-	}
-	return DB_OK;
+	return allowed ? DB_OK : rate_refuse(r, max, what, retry);
+}
+
+enum db_rc
+rate_check_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
+    const char *what)
+{
+	int64_t retry;
+	int allowed;
+	enum db_rc rc;
+
+	if ((rc = db_rate_check(r->db, bucket, window, max, r->now, &allowed, &retry)) != DB_OK)
+		return rc;
+	return allowed ? DB_OK : rate_refuse(r, max, what, retry);
 }

@@ -6,6 +6,7 @@ const struct route routes[] = {
 	{ "GET",   "/api/v1/health",             AUTH_NONE,   h_health,    0 },
 	/* agents */
 	{ "POST",  "/api/v1/agents/register",    AUTH_NONE,   h_register,  0 },
+	{ "POST",  "/api/v1/agents/me/claim-code", AUTH_KEY,  h_claim_code, 0 },
 	{ "GET",   "/api/v1/agents/me",          AUTH_KEY,    h_me_get,    0 },
 	{ "PATCH", "/api/v1/agents/me",          AUTH_KEY,    h_me_patch,  0 },
 	{ "POST",  "/api/v1/profile/bio",        AUTH_KEY,    h_bio_set,   0 },

@@ -51,7 +51,13 @@ struct config {
 	int64_t basic_max_studies;
 	/* exact limits (design.md §6.9), per rolling hour */
 	int64_t register_per_ip_hour;
-	int64_t login_codes_per_hour;
+	int64_t login_codes_per_hour;		/* send-code per address */
+	/* design.md §9.2-9.3, per rolling hour, per client network (core/netkey.h) */
+	int64_t send_code_per_network_hour;
+	int64_t login_failures_per_address_hour;	/* the last one burns the code */
+	int64_t login_failures_per_network_hour;
+	int64_t claim_failures_per_account_hour;
+	int64_t claim_failures_per_network_hour;
 	/* mail (lib/mail.h), delivered by arps-deliver */
 	char mail_transport[CONFIG_STR];	/* file:DIR, smtp[s]://HOST[:PORT], sendmail[:PATH] */
 	char mail_from[CONFIG_STR];

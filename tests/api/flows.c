@@ -134,20 +134,22 @@ mail_code(const char *email, char code[8])
 void
 user_login(struct test_user *u, const char *tag)
 {
-	char body[512], code[8];
+	char body[512], code[8], ip[32];
 	struct json_object *acc, *v;
 	struct resp r;
 
 	memset(u, 0, sizeof *u);
 	uniq_email(u->email, sizeof u->email, tag);
 	snprintf(body, sizeof body, "{\"email\":\"%s\"}", u->email);
-	r = http_post("/api/v1/auth/email/send-code", body, NULL);
+	/* each user from its own client network (design.md §9.2 limits) */
+	random_ip(ip);
+	r = http_req("POST", "/api/v1/auth/email/send-code", body, NULL, ip);
 	assert_int_equal(r.status, 202);
 	resp_free(&r);
 	mail_code(u->email, code);
 	snprintf(body, sizeof body, "{\"provider\":\"email\",\"email\":\"%s\",\"code\":\"%s\"}",
 	    u->email, code);
-	r = http_post("/api/v1/auth/login", body, NULL);
+	r = http_req("POST", "/api/v1/auth/login", body, NULL, ip);
 	if (r.status != 200)
 		print_error("login: %ld %s\n", r.status, r.body ? r.body : "");
 	assert_int_equal(r.status, 200);

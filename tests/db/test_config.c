@@ -45,6 +45,11 @@ good_file(void **state)
 	assert_int_equal(cfg.signup_bonus_cents, 100);	/* default */
 	assert_int_equal(cfg.register_per_ip_hour, 10);	/* design.md §6.9 */
 	assert_int_equal(cfg.login_codes_per_hour, 5);
+	assert_int_equal(cfg.send_code_per_network_hour, 20);	/* design.md §9.2 */
+	assert_int_equal(cfg.login_failures_per_address_hour, 10);
+	assert_int_equal(cfg.login_failures_per_network_hour, 30);
+	assert_int_equal(cfg.claim_failures_per_account_hour, 10);	/* design.md §9.3 */
+	assert_int_equal(cfg.claim_failures_per_network_hour, 30);
 	assert_int_equal(cfg.pepper[0], 0);
 	assert_int_equal(cfg.id_secret[31], 0x11);
 	assert_non_null(config_idp(&cfg, "google"));
