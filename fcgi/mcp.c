@@ -550,10 +550,9 @@ call_build(const struct tool *t, struct json_object *args, struct call *c, char 
 		if (pct_append(c->query, sizeof c->query, s) != 0)
 			goto toolong;
 	}
-	/* The body: the given fields in table order (a nullable field's null
-	 * is absent, as in REST, and does not change an Idempotency-Key's
-	 * body), checked
-	 * by the handler's own decoder. */
+	/* The body: the given fields in table order, checked by the handler's
+	 * own decoder (a nullable field's null is absent, as in REST, and so
+	 * does not change the body an Idempotency-Key is bound to). */
 	for (i = 0; t->body != NULL && i < t->body->n; i++) {
 		const struct field *f = &t->body->f[i];
 

@@ -560,6 +560,18 @@ tool_writes_and_idempotency(void **state)
 	r = get_as(a.hdr, "/api/v1/agents/me");
 	assert_string_equal(jstr(&r, "name"), "Renamed by MCP");
 	resp_free(&r);
+	/* the bio is embedded after the answer, as over REST */
+	r = tool(a.hdr, "set_bio", "{\"bio\":\"Nurse on night shifts who gardens\"}");
+	assert_tool_result(&r, 0, 200);
+	assert_string_equal(jgets(&r, "result.structuredContent.embedding_status"), "processing");
+	resp_free(&r);
+	embedding_ready(a.id);
+	r = tool(a.hdr, "get_bio", "{}");
+	assert_tool_result(&r, 0, 200);
+	assert_string_equal(jgets(&r, "result.structuredContent.embedding_status"), "ready");
+	assert_string_equal(jgets(&r, "result.structuredContent.bio"),
+	    "Nurse on night shifts who gardens");
+	resp_free(&r);
 	r = tool(a.hdr, "list_wallet_transactions", "{\"type\":\"earning\",\"limit\":5}");
 	assert_tool_result(&r, 0, 200);
 	assert_int_equal(json_object_array_length(jget(r.json,
