@@ -97,7 +97,7 @@ struct route {
 	const char *method;
 	const char *pattern;	/* "/api/v1/studies/{}/accept" */
 	enum auth_kind auth;
-	handler_fn fn;
+	handler_fn fn;		/* NULL: served above the table (fcgi/mcp.c) */
 	unsigned roles;		/* required role bits for accounts, 0 = none */
 };
 
