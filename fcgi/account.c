@@ -315,6 +315,7 @@ struct claim_in {
 static const struct field claim_fields[] = {
 	{ "claim_code", F_STR, F_REQUIRED, 1, 64, offsetof(struct claim_in, claim_code) },
 };
+const struct field_list fields_claim = FIELD_LIST(claim_fields);
 
 struct claim_ctx {
 	unsigned char hash[32];

@@ -40,6 +40,7 @@ static const struct field register_fields[] = {
 
 enum { PATCH_FIELDS(FIELD_INDEX) };
 static const struct field patch_fields[] = { PATCH_FIELDS(FIELD_ROW) };
+const struct field_list fields_me_patch = FIELD_LIST(patch_fields);
 
 struct register_ctx {
 	struct agent a;
@@ -237,6 +238,7 @@ struct bio_in {
 static const struct field bio_fields[] = {
 	{ "bio", F_TEXT, F_REQUIRED, VAL_BIO_MIN, VAL_BIO_MAX, offsetof(struct bio_in, bio) },
 };
+const struct field_list fields_bio = FIELD_LIST(bio_fields);
 
 static enum db_rc
 bio_tx(struct req *r, void *arg)

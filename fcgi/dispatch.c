@@ -93,6 +93,10 @@ req_dispatch(struct req *r)
 			reply_err(r, ARPS_E_NOT_FOUND, "no such endpoint: %s", r->path);
 		return;
 	}
+	if (hit->fn == NULL) {	/* a row served above the table (fcgi/mcp.c) */
+		reply_err(r, ARPS_E_NOT_FOUND, "no such endpoint: %s", r->path);
+		return;
+	}
 	/* Matching again re-captures this route's parameters. */
 	match(r, hit->pattern, r->path);
 	if (hit->auth != AUTH_NONE && auth_resolve_or_reply(r, hit->auth, hit->roles) != 0)

@@ -35,6 +35,14 @@ struct field {
 
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A field table with its length, for a reader outside its handler's file:
+ * the MCP tools' input schemas (fcgi/mcp.c, design.md §11). */
+struct field_list {
+	const struct field *f;
+	size_t n;
+};
+#define FIELD_LIST(a) { (a), NFIELDS(a) }
+
 /*
  * A field table whose "given" bits are read is written once as an X-macro
  * list of X(struct, ID, name, type, flags, min, max, member) rows:

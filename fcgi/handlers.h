@@ -46,6 +46,14 @@ void rate_bucket_hashed(const struct req *r, const char *kind, const char *subje
 #define HANDLER_EVENT(name, fn, ev) \
 	handler_rc name(struct req *r) { return fn(r, ev); }
 
+/* The body field tables of the handlers below, for the MCP tools' input
+ * schemas (fcgi/mcp.c): the tables the handlers decode with. */
+struct field_list;
+extern const struct field_list fields_me_patch, fields_bio;	/* fcgi/agents.c */
+extern const struct field_list fields_study, fields_review;	/* fcgi/studies.c */
+extern const struct field_list fields_claim;			/* fcgi/account.c */
+extern const struct field_list fields_complete;		/* fcgi/participation.c */
+
 /* fcgi/health.c */
 handler_rc h_health(struct req *);
 /* fcgi/agents.c */

@@ -4,8 +4,9 @@
  * buffered response so the answer can be stored for Idempotency-Key replay.
  *
  * The objects of fcgi/ depend one way (tools/check-fcgi-deps.sh fails on a
- * cycle):  pool -> dispatch -> routes -> handlers -> fields, request, idem,
- * reply;  dispatch -> auth, idem -> reply.  This header holds the request,
+ * cycle):  pool -> mcp -> dispatch -> routes -> handlers -> fields, request,
+ * idem, reply;  dispatch -> auth, idem -> reply;  mcp -> auth, fields,
+ * handlers (their field tables).  This header holds the request,
  * the route row and request reading (fcgi/request.c).
  *
  * Return conventions of fcgi/:
@@ -97,7 +98,7 @@ struct route {
 	const char *method;
 	const char *pattern;	/* "/api/v1/studies/{}/accept" */
 	enum auth_kind auth;
-	handler_fn fn;
+	handler_fn fn;		/* NULL: served above the table (fcgi/mcp.c) */
 	unsigned roles;		/* required role bits for accounts, 0 = none */
 };
 

@@ -321,6 +321,7 @@ static const struct field complete_fields[] = {
 	{ "completion_code", F_STR, F_NULLABLE, VAL_COMPLETION_CODE_MIN, VAL_COMPLETION_CODE_MAX,
 	    offsetof(struct complete_in, code) },
 };
+const struct field_list fields_complete = FIELD_LIST(complete_fields);
 
 struct agent_ev_ctx {
 	const char *study_id, *code;

@@ -16,6 +16,7 @@
 #include "fcgi/dispatch.h"
 #include "fcgi/http.h"
 #include "fcgi/match.h"
+#include "fcgi/mcp.h"
 #include "fcgi/pool.h"
 #include "lib/config.h"
 #include "lib/log.h"
@@ -144,7 +145,7 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	if (r.method == NULL || r.path == NULL)
 		reply_err(&r, ARPS_E_BAD_REQUEST, "missing request line");
 	else if (read_body_or_reply(&r, fx) == 0)
-		req_dispatch(&r);
+		mcp_or_dispatch(&r);
 	if (r.status == 0)
 		reply_err(&r, ARPS_E_INTERNAL, "internal error");
 	char head[512], logline[300];

@@ -41,5 +41,8 @@ const struct route routes[] = {
 	/* wallet */
 	{ "GET",   "/api/v1/wallet/balance",     AUTH_EITHER, h_wallet_balance, 0 },
 	{ "GET",   "/api/v1/wallet/transactions", AUTH_EITHER, h_wallet_transactions, 0 },
+	/* MCP (design.md §11): served above this table by fcgi/mcp.c, which
+	 * runs its tools through it; the row gives GET its 405 and lists it. */
+	{ "POST",  "/api/v1/mcp",                AUTH_EITHER, NULL,        0 },
 };
 const size_t nroutes = sizeof routes / sizeof routes[0];

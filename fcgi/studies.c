@@ -172,6 +172,7 @@ struct study_in {
 
 enum { STUDY_FIELDS(FIELD_INDEX) };
 static const struct field study_fields[] = { STUDY_FIELDS(FIELD_ROW) };
+const struct field_list fields_study = FIELD_LIST(study_fields);
 
 struct create_ctx {
 	struct study_new sn;
@@ -440,6 +441,7 @@ static const struct field review_fields[] = {
 	{ "reason", F_TEXT, F_NULLABLE, VAL_REASON_MIN, VAL_REASON_MAX,
 	    offsetof(struct review_in, reason) },
 };
+const struct field_list fields_review = FIELD_LIST(review_fields);
 
 struct review_ctx {
 	const char *study_id, *pid, *reason;

@@ -1,0 +1,942 @@
+/* The MCP endpoint (design.md §11): JSON-RPC 2.0 framing, the tool table
+ * keyed by route, input schemas from the handlers' field tables, and
+ * tools/call as one internal REST request through req_dispatch. */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/ledger.h"
+#include "core/validate.h"
+#include "fcgi/auth.h"
+#include "fcgi/dispatch.h"
+#include "fcgi/fields.h"
+#include "fcgi/handlers.h"
+#include "fcgi/http.h"
+#include "fcgi/mcp.h"
+#include "fcgi/reply.h"
+#include "lib/log.h"
+
+/* JSON-RPC 2.0 error codes. */
+#define RPC_PARSE_ERROR		(-32700)
+#define RPC_INVALID_REQUEST	(-32600)
+#define RPC_METHOD_NOT_FOUND	(-32601)
+#define RPC_INVALID_PARAMS	(-32602)
+
+#define MCP_VERSION		"2025-06-18"	/* answered when the client's is unknown */
+
+/* The protocol versions whose messages this endpoint speaks as they are. */
+static const char *const versions[] = { MCP_VERSION, "2025-03-26" };
+
+/* --- the tool table ---------------------------------------------------- */
+
+/* A query parameter of a list endpoint. */
+enum qkind {
+	Q_LIMIT,	/* integer min..max */
+	Q_CURSOR,	/* the opaque next_cursor of the previous page */
+	Q_TXN_TYPE,	/* a wallet transaction type (core/ledger.h) */
+};
+
+struct qparam {
+	const char *name;
+	enum qkind kind;
+	int64_t min, max;
+};
+
+#define QP_PAGE(max)	{ "limit", Q_LIMIT, VAL_LIST_LIMIT_MIN, (max) }, { "cursor", Q_CURSOR, 0, 0 }
+#define QP_END		{ NULL, Q_LIMIT, 0, 0 }
+
+static const struct qparam q_available[] = {
+	{ "limit", Q_LIMIT, VAL_LIST_LIMIT_MIN, VAL_AVAILABLE_LIMIT_MAX }, QP_END
+};
+static const struct qparam q_page[] = { QP_PAGE(VAL_LIST_LIMIT_MAX), QP_END };
+static const struct qparam q_txns[] = {
+	{ "type", Q_TXN_TYPE, 0, 0 }, QP_PAGE(VAL_LIST_LIMIT_MAX), QP_END
+};
+
+/* The names of a route's "{}" segments, in order. */
+static const char *const p_study[] = { "study_id", NULL };
+static const char *const p_participant[] = { "study_id", "participant_id", NULL };
+static const char *const p_agent[] = { "agent_id", NULL };
+
+/*
+ * One tool per route row it mirrors (method + pattern of fcgi/routes.c):
+ * the route decides who may call it, the body field table and the query
+ * parameters make its input schema.
+ */
+struct tool {
+	const char *name;
+	const char *method, *pattern;
+	const char *const *params;		/* NULL: no path parameter */
+	const struct field_list *body;		/* NULL: no body */
+	const struct qparam *query;		/* NULL: no query */
+	const char *desc;
+};
+
+static const struct tool tools[] = {
+	/* agents (X-API-Key or Bearer arps_live_...) */
+	{ "get_profile", "GET", "/api/v1/agents/me", NULL, NULL, NULL,
+	    "Your agent's profile: id, name, description, status (unclaimed, claimed, suspended), "
+	    "reputation, tier, and nextActions saying what to do next." },
+	{ "update_profile", "PATCH", "/api/v1/agents/me", NULL, &fields_me_patch, NULL,
+	    "Change your agent's name or description; answers the profile." },
+	{ "set_bio", "POST", "/api/v1/profile/bio", NULL, &fields_bio, NULL,
+	    "Describe your owner in plain language; studies are matched to this text "
+	    "(embedding_status goes processing -> ready within seconds)." },
+	{ "get_bio", "GET", "/api/v1/profile/bio", NULL, NULL, NULL,
+	    "Your owner's bio and its embedding_status (none, processing, ready, failed)." },
+	{ "heartbeat", "POST", "/api/v1/heartbeat", NULL, NULL, NULL,
+	    "Tell the service you are alive (at most once per 10 minutes) and get nextActions." },
+	{ "list_available_studies", "GET", "/api/v1/studies/available", NULL, NULL, q_available,
+	    "Studies matched to your bio, best match_score first; empty with a nextActions hint "
+	    "when you cannot take part now." },
+	{ "accept_study", "POST", "/api/v1/studies/{}/accept", p_study, NULL, NULL,
+	    "Take part in a study: answers the participation and the study_url to open." },
+	{ "get_study", "GET", "/api/v1/studies/{}", p_study, NULL, NULL,
+	    "A study's detail.  For an agent after accepting, the first call opens the "
+	    "participation (accepted -> in_progress)." },
+	{ "complete_study", "POST", "/api/v1/studies/{}/complete", p_study, &fields_complete, NULL,
+	    "Submit your participation with the completion code the study showed you." },
+	{ "withdraw_study", "POST", "/api/v1/studies/{}/withdraw", p_study, NULL, NULL,
+	    "Leave your active participation in a study without pay." },
+	{ "list_history", "GET", "/api/v1/studies/history", NULL, NULL, q_page,
+	    "Your participations, newest first, with their status and reward." },
+	{ "rotate_api_key", "POST", "/api/v1/agents/me/api-key", NULL, NULL, NULL,
+	    "Issue a new API key, answered once: store it at once.  The key you called with "
+	    "keeps working until the new one is first used, 10 minutes at most." },
+	{ "new_claim_code", "POST", "/api/v1/agents/me/claim-code", NULL, NULL, NULL,
+	    "A fresh claim code for your owner (the old one stops working); codes expire "
+	    "after 7 days." },
+	/* researchers (Bearer act_...) */
+	{ "create_study", "POST", "/api/v1/studies", NULL, &fields_study, NULL,
+	    "Create and publish a study; freezes reward plus fee per participant from your wallet." },
+	{ "list_studies", "GET", "/api/v1/studies", NULL, NULL, q_page,
+	    "Your studies, newest first, with participation stats and funding." },
+	{ "pause_study", "POST", "/api/v1/studies/{}/pause", p_study, NULL, NULL,
+	    "Pause an active study (no new participants)." },
+	{ "resume_study", "POST", "/api/v1/studies/{}/resume", p_study, NULL, NULL,
+	    "Resume a paused study." },
+	{ "stop_study", "POST", "/api/v1/studies/{}/stop", p_study, NULL, NULL,
+	    "Stop a study for good; it waits for the review of its submissions." },
+	{ "list_participants", "GET", "/api/v1/studies/{}/participants", p_study, NULL, q_page,
+	    "A study's participants by anonymous participant_id, newest first." },
+	{ "approve_participant", "POST", "/api/v1/studies/{}/participants/{}/approve",
+	    p_participant, &fields_review, NULL,
+	    "Approve a submitted participation: pays the reward to the participant." },
+	{ "reject_participant", "POST", "/api/v1/studies/{}/participants/{}/reject",
+	    p_participant, &fields_review, NULL,
+	    "Reject a submitted participation: refunds the reward to you." },
+	{ "get_account", "GET", "/api/v1/account", NULL, NULL, NULL,
+	    "Your account: id, e-mail, roles and the agents you own." },
+	{ "claim_agent", "POST", "/api/v1/auth/claim", NULL, &fields_claim, NULL,
+	    "Link an agent to your account with the claim code it was given; pays its "
+	    "signup bonus." },
+	{ "replace_agent_api_key", "POST", "/api/v1/account/agents/{}/api-key", p_agent, NULL, NULL,
+	    "Revoke one of your agents' API keys at once and issue a new one, answered once." },
+	/* both */
+	{ "get_wallet_balance", "GET", "/api/v1/wallet/balance", NULL, NULL, NULL,
+	    "Your wallet: available, frozen and total USD cents." },
+	{ "list_wallet_transactions", "GET", "/api/v1/wallet/transactions", NULL, NULL, q_txns,
+	    "Your wallet transactions, newest first, optionally of one type." },
+};
+
+#define NTOOLS (sizeof tools / sizeof tools[0])
+
+/* The route row a tool mirrors; NULL when the table lost it. */
+static const struct route *
+tool_route(const struct tool *t)
+{
+	size_t i;
+
+	for (i = 0; i < nroutes; i++)
+		if (strcmp(routes[i].method, t->method) == 0 &&
+		    strcmp(routes[i].pattern, t->pattern) == 0)
+			return &routes[i];
+	return NULL;
+}
+
+/* Whether the authenticated caller may call the tool's route. */
+static int
+tool_visible(const struct tool *t, const struct principal *who)
+{
+	const struct route *rt = tool_route(t);
+
+	if (rt == NULL) {
+		log_msg("mcp: tool %s: no route %s %s", t->name, t->method, t->pattern);
+		return 0;
+	}
+	switch (rt->auth) {
+	case AUTH_EITHER:
+		return who->kind == AUTH_KEY || (rt->roles & who->roles) == rt->roles;
+	case AUTH_KEY:
+		return who->kind == AUTH_KEY;
+	case AUTH_BEARER:
+		return who->kind == AUTH_BEARER && (rt->roles & who->roles) == rt->roles;
+	case AUTH_NONE:
+		break;
+	}
+	return 0;
+}
+
+/* --- input schemas ------------------------------------------------------ */
+
+static void
+jput(struct json_object *o, const char *key, struct json_object *v)
+{
+	json_object_object_add(o, key, v);
+}
+
+static struct json_object *
+jtype(const char *type, int nullable)
+{
+	struct json_object *a;
+
+	if (!nullable)
+		return json_object_new_string(type);
+	a = json_object_new_array();
+	json_object_array_add(a, json_object_new_string(type));
+	json_object_array_add(a, json_object_new_string("null"));
+	return a;
+}
+
+/* The JSON Schema of one body field, from the same row the handler decodes with. */
+static struct json_object *
+field_schema(const struct field *f)
+{
+	struct json_object *s = json_object_new_object();
+	int nullable = (f->flags & F_NULLABLE) != 0;
+
+	if (f->type == F_INT) {
+		jput(s, "type", jtype("integer", nullable));
+		jput(s, "minimum", json_object_new_int64(f->min));
+		jput(s, "maximum", json_object_new_int64(f->max));
+		return s;
+	}
+	jput(s, "type", jtype("string", nullable));
+	switch (f->type) {
+	case F_STR:
+	case F_NAME:
+	case F_TEXT:
+		if (f->min > 0)
+			jput(s, "minLength", json_object_new_int64(f->min));
+		jput(s, "maxLength", json_object_new_int64(f->max));
+		if (f->type == F_NAME)
+			jput(s, "description", json_object_new_string(
+			    "one line of visible text (no control characters, not blank)"));
+		else if (f->type == F_TEXT)
+			jput(s, "description", json_object_new_string(
+			    "visible text; tab and line breaks allowed, no other control characters"));
+		break;
+	case F_URL:
+		jput(s, "format", json_object_new_string("uri"));
+		jput(s, "maxLength", json_object_new_int64(VAL_URL_MAX));
+		jput(s, "description", json_object_new_string("an absolute http or https URL"));
+		break;
+	case F_EMAIL:
+		jput(s, "format", json_object_new_string("email"));
+		jput(s, "maxLength", json_object_new_int64(VAL_EMAIL_MAX));
+		break;
+	case F_TIME:
+		jput(s, "format", json_object_new_string("date-time"));
+		jput(s, "description", json_object_new_string("an RFC 3339 timestamp"));
+		break;
+	case F_INT:
+		break;
+	}
+	return s;
+}
+
+static struct json_object *
+query_schema(const struct qparam *q)
+{
+	struct json_object *s = json_object_new_object(), *e;
+	int i;
+
+	switch (q->kind) {
+	case Q_LIMIT:
+		jput(s, "type", json_object_new_string("integer"));
+		jput(s, "minimum", json_object_new_int64(q->min));
+		jput(s, "maximum", json_object_new_int64(q->max));
+		jput(s, "description", json_object_new_string("page size"));
+		break;
+	case Q_CURSOR:
+		jput(s, "type", json_object_new_string("string"));
+		jput(s, "maxLength", json_object_new_int(63));
+		jput(s, "description", json_object_new_string(
+		    "next_cursor of the previous page; absent for the first page"));
+		break;
+	case Q_TXN_TYPE:
+		jput(s, "type", json_object_new_string("string"));
+		e = json_object_new_array();
+		for (i = 0; i < TXN__MAX; i++)
+			json_object_array_add(e, json_object_new_string(
+			    ledger_txn_type_name((enum ledger_txn_type)i)));
+		jput(s, "enum", e);
+		break;
+	}
+	return s;
+}
+
+/* The tool's inputSchema: path parameters (required), query parameters,
+ * body fields, and idempotency_key on a POST. */
+static struct json_object *
+tool_schema(const struct tool *t)
+{
+	struct json_object *s = json_object_new_object(), *props = json_object_new_object();
+	struct json_object *req = json_object_new_array(), *p;
+	size_t i;
+
+	for (i = 0; t->params != NULL && t->params[i] != NULL; i++) {
+		p = json_object_new_object();
+		jput(p, "type", json_object_new_string("string"));
+		jput(p, "minLength", json_object_new_int(1));
+		jput(p, "maxLength", json_object_new_int(63));
+		jput(props, t->params[i], p);
+		json_object_array_add(req, json_object_new_string(t->params[i]));
+	}
+	for (i = 0; t->query != NULL && t->query[i].name != NULL; i++)
+		jput(props, t->query[i].name, query_schema(&t->query[i]));
+	for (i = 0; t->body != NULL && i < t->body->n; i++) {
+		jput(props, t->body->f[i].name, field_schema(&t->body->f[i]));
+		if (t->body->f[i].flags & F_REQUIRED)
+			json_object_array_add(req, json_object_new_string(t->body->f[i].name));
+	}
+	if (strcmp(t->method, "POST") == 0) {
+		p = json_object_new_object();
+		jput(p, "type", json_object_new_string("string"));
+		jput(p, "minLength", json_object_new_int(1));
+		jput(p, "maxLength", json_object_new_int(255));
+		jput(p, "description", json_object_new_string(
+		    "sent as the Idempotency-Key header: a retry with the same key and arguments "
+		    "within 24 hours replays the first answer"));
+		jput(props, "idempotency_key", p);
+	}
+	jput(s, "type", json_object_new_string("object"));
+	jput(s, "properties", props);
+	if (json_object_array_length(req) > 0)
+		jput(s, "required", req);
+	else
+		json_object_put(req);
+	jput(s, "additionalProperties", json_object_new_boolean(0));
+	return s;
+}
+
+static struct json_object *
+tool_json(const struct tool *t)
+{
+	struct json_object *o = json_object_new_object(), *a = json_object_new_object();
+	int ro = strcmp(t->method, "GET") == 0;
+
+	jput(o, "name", json_object_new_string(t->name));
+	jput(o, "description", json_object_new_string(t->desc));
+	jput(o, "inputSchema", tool_schema(t));
+	jput(a, "readOnlyHint", json_object_new_boolean(ro));
+	if (!ro)
+		jput(a, "destructiveHint", json_object_new_boolean(0));
+	jput(a, "openWorldHint", json_object_new_boolean(0));
+	jput(o, "annotations", a);
+	return o;
+}
+
+/* --- JSON-RPC framing ---------------------------------------------------- */
+
+/* Answer {jsonrpc, id, error: {code, message}}; -32700 and -32600 are HTTP
+ * 400 (the message was not a request), the others 200. */
+static void
+rpc_error(struct req *r, struct json_object *id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void
+rpc_error(struct req *r, struct json_object *id, int code, const char *fmt, ...)
+{
+	struct json_object *o = json_object_new_object(), *e = json_object_new_object();
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	val_utf8_sanitize(msg);
+	jput(e, "code", json_object_new_int(code));
+	jput(e, "message", json_object_new_string(msg));
+	jput(o, "jsonrpc", json_object_new_string("2.0"));
+	jput(o, "id", json_object_get(id));
+	jput(o, "error", e);
+	reply_reset(r);
+	reply_json(r, code == RPC_PARSE_ERROR || code == RPC_INVALID_REQUEST ? 400 : 200, o);
+}
+
+/* Answer {jsonrpc, id, result} (takes result). */
+static void
+rpc_result(struct req *r, struct json_object *id, struct json_object *result)
+{
+	struct json_object *o = json_object_new_object();
+
+	jput(o, "jsonrpc", json_object_new_string("2.0"));
+	jput(o, "id", json_object_get(id));
+	jput(o, "result", result);
+	reply_json(r, 200, o);
+}
+
+/* --- tools/call ---------------------------------------------------------- */
+
+static int
+unreserved(int c)
+{
+	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/* Append s percent-encoded (all but unreserved bytes) to buf; -1 when full. */
+static int
+pct_append(char *buf, size_t size, const char *s)
+{
+	size_t o = strlen(buf);
+
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (o + 4 >= size)
+			return -1;
+		if (unreserved(c))
+			buf[o++] = (char)c;
+		else
+			o += (size_t)snprintf(buf + o, size - o, "%%%02X", c);
+	}
+	buf[o] = '\0';
+	return 0;
+}
+
+static int
+txn_type_known(const char *s)
+{
+	enum ledger_txn_type t;
+
+	return ledger_txn_type_from_name(s, &t);
+}
+
+/* The body field row of a tool named name; NULL if none. */
+static const struct field *
+body_field(const struct tool *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; t->body != NULL && i < t->body->n; i++)
+		if (strcmp(t->body->f[i].name, name) == 0)
+			return &t->body->f[i];
+	return NULL;
+}
+
+static const struct qparam *
+query_param(const struct tool *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; t->query != NULL && t->query[i].name != NULL; i++)
+		if (strcmp(t->query[i].name, name) == 0)
+			return &t->query[i];
+	return NULL;
+}
+
+static int
+path_param(const struct tool *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; t->params != NULL && t->params[i] != NULL; i++)
+		if (strcmp(t->params[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The internal REST request of one tool call, built from its arguments. */
+struct call {
+	char path[1024];
+	char query[512];
+	struct json_object *body;	/* the body fields given, in table order */
+	const char *idem;
+};
+
+/*
+ * Check the arguments against the tool's input schema and build the call.
+ * The body fields are checked by decode_body_or_reply itself, the decoder
+ * the handler runs.  0, or -1 with msg set (an invalid-params error).
+ */
+static int
+call_build(const struct tool *t, struct json_object *args, struct call *c, char *msg,
+    size_t msgsz)
+{
+	union { max_align_t align; char b[512]; } scratch;
+	const struct qparam *q;
+	struct json_object *v;
+	const char *pat, *s;
+	struct req chk;
+	unsigned present;
+	size_t i, np = 0, need = 0;
+	char num[32];
+
+	memset(c, 0, sizeof *c);
+	c->body = json_object_new_object();
+	json_object_object_foreach(args, key, val) {
+		if (path_param(t, key) || query_param(t, key) != NULL || body_field(t, key) != NULL)
+			continue;
+		if (strcmp(key, "idempotency_key") == 0 && strcmp(t->method, "POST") == 0) {
+			size_t n = (size_t)json_object_get_string_len(val);
+
+			if (!json_object_is_type(val, json_type_string) || n < 1 || n > 255) {
+				snprintf(msg, msgsz, "idempotency_key: must be a string of 1 to 255 characters");
+				return -1;
+			}
+			c->idem = json_object_get_string(val);
+			continue;
+		}
+		snprintf(msg, msgsz, "unknown argument for %s: %.64s", t->name, key);
+		return -1;
+	}
+	/* The path: the pattern with each "{}" replaced by its argument. */
+	for (pat = t->pattern; *pat != '\0'; pat++) {
+		size_t o = strlen(c->path);
+
+		if (pat[0] != '{' || pat[1] != '}') {
+			if (o + 1 >= sizeof c->path)
+				goto toolong;
+			c->path[o] = *pat;
+			c->path[o + 1] = '\0';
+			continue;
+		}
+		pat++;
+		if (t->params == NULL || t->params[np] == NULL)
+			goto toolong;	/* a table error: caught by the tools/list test */
+		if (!json_object_object_get_ex(args, t->params[np], &v) ||
+		    !json_object_is_type(v, json_type_string)) {
+			snprintf(msg, msgsz, "%s: a string is required", t->params[np]);
+			return -1;
+		}
+		s = json_object_get_string(v);
+		for (i = 0; s[i] != '\0'; i++)
+			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '/')
+				break;
+		if (i == 0 || i > 63 || s[i] != '\0' ||
+		    (size_t)json_object_get_string_len(v) != i) {
+			snprintf(msg, msgsz, "%s: must be 1 to 63 characters, no '/' or control "
+			    "characters", t->params[np]);
+			return -1;
+		}
+		if (pct_append(c->path, sizeof c->path, s) != 0)
+			goto toolong;
+		np++;
+	}
+	/* The query string. */
+	for (i = 0; t->query != NULL && t->query[i].name != NULL; i++) {
+		q = &t->query[i];
+		if (!json_object_object_get_ex(args, q->name, &v) || v == NULL)
+			continue;
+		if (q->kind == Q_LIMIT) {
+			int64_t n = json_object_get_int64(v);
+
+			if (!json_object_is_type(v, json_type_int) || n < q->min || n > q->max) {
+				snprintf(msg, msgsz, "%s: must be an integer from %lld to %lld", q->name,
+				    (long long)q->min, (long long)q->max);
+				return -1;
+			}
+			snprintf(num, sizeof num, "%lld", (long long)n);
+			s = num;
+		} else {
+			if (!json_object_is_type(v, json_type_string) ||
+			    json_object_get_string_len(v) > 63 ||
+			    memchr(json_object_get_string(v), '\0', (size_t)json_object_get_string_len(v))) {
+				snprintf(msg, msgsz, "%s: must be a string of at most 63 characters", q->name);
+				return -1;
+			}
+			s = json_object_get_string(v);
+			if (q->kind == Q_TXN_TYPE && !txn_type_known(s)) {
+				snprintf(msg, msgsz, "%s: not a transaction type", q->name);
+				return -1;
+			}
+		}
+		if (strlen(c->query) + strlen(q->name) + 3 >= sizeof c->query)
+			goto toolong;
+		snprintf(c->query + strlen(c->query), sizeof c->query - strlen(c->query), "%s%s=",
+		    c->query[0] != '\0' ? "&" : "", q->name);
+		if (pct_append(c->query, sizeof c->query, s) != 0)
+			goto toolong;
+	}
+	/* The body: the given fields in table order, checked by the handler's
+	 * own decoder (a nullable field's null is absent, as in REST, and so
+	 * does not change the body an Idempotency-Key is bound to). */
+	for (i = 0; t->body != NULL && i < t->body->n; i++) {
+		const struct field *f = &t->body->f[i];
+
+		if (json_object_object_get_ex(args, f->name, &v) &&
+		    (v != NULL || !(f->flags & F_NULLABLE)))
+			jput(c->body, f->name, json_object_get(v));
+		if (f->off + sizeof(int64_t) > need)
+			need = f->off + sizeof(int64_t);
+	}
+	if (t->body != NULL) {
+		if (need > sizeof scratch.b)
+			goto toolong;
+		memset(&chk, 0, sizeof chk);
+		chk.json = c->body;	/* borrowed: decoded as the handler will */
+		if (decode_body_or_reply(&chk, t->body->f, t->body->n, scratch.b, &present) != 0) {
+			struct json_object *err = chk.out ? json_tokener_parse(chk.out) : NULL, *d;
+
+			snprintf(msg, msgsz, "%s", err != NULL &&
+			    json_object_object_get_ex(err, "detail", &d) ? json_object_get_string(d) :
+			    "invalid arguments");
+			json_object_put(err);
+			free(chk.out);
+			return -1;
+		}
+		free(chk.out);
+	}
+	return 0;
+toolong:
+	snprintf(msg, msgsz, "arguments too long for %s", t->name);
+	return -1;
+}
+
+/* The value of one extra header line of an answer into buf; NULL if absent. */
+static const char *
+extra_header(const struct req *r, const char *name, char *buf, size_t n)
+{
+	size_t len = strlen(name);
+	const char *p = r->extra, *eol;
+
+	for (; (eol = strstr(p, "\r\n")) != NULL; p = eol + 2)
+		if ((size_t)(eol - p) > len + 1 && strncasecmp(p, name, len) == 0 && p[len] == ':') {
+			snprintf(buf, n, "%.*s", (int)(eol - p - len - 2), p + len + 2);
+			return buf;
+		}
+	return NULL;
+}
+
+/*
+ * Run the call through req_dispatch as the caller (the same credential
+ * headers), then answer its REST answer as the tool result: the body as
+ * text and structuredContent, isError from 400 up, with the HTTP status
+ * and the Retry-After and Idempotent-Replayed headers in _meta.
+ */
+static void
+call_run(struct req *r, struct json_object *id, const struct tool *t, struct call *c)
+{
+	struct json_object *res, *content, *text, *meta, *sc;
+	char hv[64];
+	const char *body = NULL;
+	struct req in;
+
+	memset(&in, 0, sizeof in);
+	in.cfg = r->cfg;
+	in.db = r->db;
+	in.now = r->now;
+	in.reqid = r->reqid;
+	in.ip = r->ip;
+	in.apikey = r->apikey;
+	in.authz = r->authz;
+	in.idem = c->idem;
+	in.method = t->method;
+	in.query = c->query[0] != '\0' ? c->query : NULL;
+	req_set_path(&in, c->path, c->path);
+	if (t->body != NULL) {
+		body = json_object_to_json_string_ext(c->body, JSON_C_TO_STRING_PLAIN |
+		    JSON_C_TO_STRING_NOSLASHESCAPE);
+		in.blen = strlen(body);
+		if ((in.body = strdup(body)) == NULL) {
+			reply_err(r, ARPS_E_INTERNAL, "out of memory");
+			return;
+		}
+		in.ctype = "application/json";
+	}
+	req_dispatch(&in);
+	log_msg("%s mcp %s: %s %.200s %d", r->reqid ? r->reqid : "-", t->name, in.method,
+	    in.path, in.status);
+
+	res = json_object_new_object();
+	content = json_object_new_array();
+	text = json_object_new_object();
+	jput(text, "type", json_object_new_string("text"));
+	jput(text, "text", json_object_new_string_len(in.out ? in.out : "", (int)in.outlen));
+	json_object_array_add(content, text);
+	jput(res, "content", content);
+	if (in.out != NULL && (sc = json_tokener_parse(in.out)) != NULL) {
+		if (json_object_is_type(sc, json_type_object))
+			jput(res, "structuredContent", sc);
+		else
+			json_object_put(sc);
+	}
+	jput(res, "isError", json_object_new_boolean(in.status >= 400));
+	meta = json_object_new_object();
+	jput(meta, "arps/http_status", json_object_new_int(in.status));
+	if (extra_header(&in, "Retry-After", hv, sizeof hv) != NULL)
+		jput(meta, "arps/retry_after", json_object_new_int(atoi(hv)));
+	if (extra_header(&in, "Idempotent-Replayed", hv, sizeof hv) != NULL)
+		jput(meta, "arps/idempotent_replayed", json_object_new_boolean(1));
+	jput(res, "_meta", meta);
+	rpc_result(r, id, res);
+
+	/* Deferred work of the handler (an embedding) runs after our answer. */
+	r->after = in.after;
+	r->after_arg = in.after_arg;
+	json_object_put(in.json);
+	free(in.body);
+	free(in.out);
+}
+
+/* --- methods ------------------------------------------------------------- */
+
+typedef void (*rpc_fn)(struct req *, struct json_object *id, struct json_object *params);
+
+static void
+m_initialize(struct req *r, struct json_object *id, struct json_object *params)
+{
+	struct json_object *res = json_object_new_object(), *caps, *info, *v;
+	const char *ver = MCP_VERSION;
+	size_t i;
+
+	if (params != NULL && json_object_object_get_ex(params, "protocolVersion", &v) &&
+	    json_object_is_type(v, json_type_string))
+		for (i = 0; i < sizeof versions / sizeof versions[0]; i++)
+			if (strcmp(json_object_get_string(v), versions[i]) == 0)
+				ver = versions[i];
+	caps = json_object_new_object();
+	jput(caps, "tools", json_object_new_object());
+	info = json_object_new_object();
+	jput(info, "name", json_object_new_string("arps"));
+	jput(info, "title", json_object_new_string("arps: Agent Research Participation Service"));
+	jput(info, "version", json_object_new_string("1.0.0"));
+	jput(res, "protocolVersion", json_object_new_string(ver));
+	jput(res, "capabilities", caps);
+	jput(res, "serverInfo", info);
+	jput(res, "instructions", json_object_new_string(r->who.kind == AUTH_KEY ?
+	    "You are an agent.  Describe your owner with set_bio, call heartbeat now and then, "
+	    "find studies with list_available_studies, accept_study, open it with get_study, "
+	    "then complete_study with the completion code.  A refused call is a tool error "
+	    "carrying {detail, error_code, status}; follow nextActions in answers." :
+	    "You are a researcher.  create_study publishes a study funded from your wallet; "
+	    "review submissions with list_participants, approve_participant or "
+	    "reject_participant."));
+	rpc_result(r, id, res);
+}
+
+static void
+m_ping(struct req *r, struct json_object *id, struct json_object *params)
+{
+	(void)params;
+	rpc_result(r, id, json_object_new_object());
+}
+
+static void
+m_tools_list(struct req *r, struct json_object *id, struct json_object *params)
+{
+	struct json_object *res = json_object_new_object(), *arr = json_object_new_array();
+	size_t i;
+
+	(void)params;	/* one page: no cursor */
+	for (i = 0; i < NTOOLS; i++)
+		if (tool_visible(&tools[i], &r->who))
+			json_object_array_add(arr, tool_json(&tools[i]));
+	jput(res, "tools", arr);
+	rpc_result(r, id, res);
+}
+
+static void
+m_tools_call(struct req *r, struct json_object *id, struct json_object *params)
+{
+	struct json_object *v, *args = NULL, *empty = NULL;
+	const struct tool *t = NULL;
+	struct call c;
+	char msg[512];
+	const char *name;
+	size_t i;
+
+	if (params == NULL || !json_object_object_get_ex(params, "name", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		rpc_error(r, id, RPC_INVALID_PARAMS, "tools/call: params.name (a string) is required");
+		return;
+	}
+	name = json_object_get_string(v);
+	for (i = 0; i < NTOOLS; i++)
+		if (strcmp(tools[i].name, name) == 0 && tool_visible(&tools[i], &r->who))
+			t = &tools[i];
+	if (t == NULL) {
+		rpc_error(r, id, RPC_INVALID_PARAMS, "unknown tool: %.64s", name);
+		return;
+	}
+	if (json_object_object_get_ex(params, "arguments", &args) && args != NULL &&
+	    !json_object_is_type(args, json_type_object)) {
+		rpc_error(r, id, RPC_INVALID_PARAMS, "tools/call: arguments must be an object");
+		return;
+	}
+	if (args == NULL)
+		args = empty = json_object_new_object();
+	if (call_build(t, args, &c, msg, sizeof msg) != 0)
+		rpc_error(r, id, RPC_INVALID_PARAMS, "%s", msg);
+	else
+		call_run(r, id, t, &c);
+	json_object_put(c.body);
+	json_object_put(empty);
+}
+
+static const struct {
+	const char *name;
+	rpc_fn fn;
+} methods[] = {
+	{ "initialize", m_initialize },
+	{ "ping", m_ping },
+	{ "tools/list", m_tools_list },
+	{ "tools/call", m_tools_call },
+};
+
+/* --- the endpoint -------------------------------------------------------- */
+
+/* NaN and Infinity, which json-c reads, are not JSON (RFC 8259). */
+static int
+json_finite(struct json_object *o)
+{
+	size_t i, n;
+
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		return isfinite(json_object_get_double(o));
+	case json_type_array:
+		n = json_object_array_length(o);
+		for (i = 0; i < n; i++)
+			if (!json_finite(json_object_array_get_idx(o, i)))
+				return 0;
+		return 1;
+	case json_type_object: {
+		json_object_object_foreach(o, k, v) {
+			(void)k;
+			if (!json_finite(v))
+				return 0;
+		}
+		return 1;
+	}
+	default:
+		return 1;
+	}
+}
+
+/* The body as JSON (strict, UTF-8, depth 32); NULL after a -32700 (or,
+ * for "null", -32600) answer. */
+static struct json_object *
+rpc_parse(struct req *r)
+{
+	struct json_tokener *tok;
+	struct json_object *o = NULL;
+
+	if (r->blen > 0 && val_utf8(r->body, r->blen, NULL) &&
+	    (tok = json_tokener_new_ex(32)) != NULL) {
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+		/* with the terminating NUL, so that a bare number ends */
+		o = json_tokener_parse_ex(tok, r->body, (int)r->blen + 1);
+		if (json_tokener_get_error(tok) == json_tokener_success &&
+		    json_tokener_get_parse_end(tok) == r->blen && o == NULL) {
+			json_tokener_free(tok);	/* the body "null": JSON, not a message */
+			rpc_error(r, NULL, RPC_INVALID_REQUEST, "a JSON-RPC message is an object");
+			return NULL;
+		}
+		if (json_tokener_get_error(tok) != json_tokener_success ||
+		    json_tokener_get_parse_end(tok) != r->blen || (o != NULL && !json_finite(o))) {
+			json_object_put(o);
+			o = NULL;
+		}
+		json_tokener_free(tok);
+		if (o != NULL)
+			return o;
+	}
+	rpc_error(r, NULL, RPC_PARSE_ERROR, "parse error: the body is not one JSON value");
+	return NULL;
+}
+
+static void
+mcp_post(struct req *r)
+{
+	struct json_object *msg, *v, *id = NULL, *params = NULL;
+	const char *t;
+	size_t clen = strlen("application/json"), i;
+
+	/* An agent may send its key as a bearer token (design.md §11). */
+	if (r->apikey == NULL && r->authz != NULL && strncasecmp(r->authz, "Bearer ", 7) == 0) {
+		for (t = r->authz + 7; *t == ' '; t++)
+			;
+		if (strncmp(t, "arps_live_", 10) == 0) {
+			r->apikey = t;
+			r->authz = NULL;
+		}
+	}
+	if (auth_resolve_or_reply(r, AUTH_EITHER, 0) != 0)
+		return;
+	if (r->ctype == NULL || strncasecmp(r->ctype, "application/json", clen) != 0 ||
+	    (r->ctype[clen] != '\0' && r->ctype[clen] != ';' && r->ctype[clen] != ' ')) {
+		reply_err(r, ARPS_E_UNSUPPORTED_MEDIA_TYPE, "the body must be application/json");
+		return;
+	}
+	if ((msg = rpc_parse(r)) == NULL)
+		return;
+	if (json_object_is_type(msg, json_type_array)) {
+		rpc_error(r, NULL, RPC_INVALID_REQUEST,
+		    "batches are not part of MCP " MCP_VERSION ": send one message per request");
+		goto out;
+	}
+	if (!json_object_is_type(msg, json_type_object)) {
+		rpc_error(r, NULL, RPC_INVALID_REQUEST, "a JSON-RPC message is an object");
+		goto out;
+	}
+	if (json_object_object_get_ex(msg, "id", &id) && !json_object_is_type(id, json_type_string) &&
+	    !json_object_is_type(id, json_type_int)) {
+		rpc_error(r, NULL, RPC_INVALID_REQUEST, "id: must be a string or an integer");
+		goto out;
+	}
+	if (!json_object_object_get_ex(msg, "jsonrpc", &v) || !json_object_is_type(v, json_type_string) ||
+	    strcmp(json_object_get_string(v), "2.0") != 0) {
+		rpc_error(r, id, RPC_INVALID_REQUEST, "jsonrpc: must be \"2.0\"");
+		goto out;
+	}
+	if (!json_object_object_get_ex(msg, "method", &v)) {
+		/* A response to us (we send no requests): accepted, nothing to say. */
+		if (id != NULL && (json_object_object_get_ex(msg, "result", NULL) ||
+		    json_object_object_get_ex(msg, "error", NULL))) {
+			reply_reset(r);
+			r->status = 202;
+		} else
+			rpc_error(r, id, RPC_INVALID_REQUEST, "method: a string is required");
+		goto out;
+	}
+	if (!json_object_is_type(v, json_type_string)) {
+		rpc_error(r, id, RPC_INVALID_REQUEST, "method: a string is required");
+		goto out;
+	}
+	if (json_object_object_get_ex(msg, "params", &params) && params != NULL &&
+	    !json_object_is_type(params, json_type_object)) {
+		if (id == NULL)
+			goto notification;
+		rpc_error(r, id, RPC_INVALID_PARAMS, "params: must be an object");
+		goto out;
+	}
+	if (id == NULL) {
+notification:
+		/* A notification (notifications/initialized, ...): 202, no body. */
+		reply_reset(r);
+		r->status = 202;
+		goto out;
+	}
+	for (i = 0; i < sizeof methods / sizeof methods[0]; i++)
+		if (strcmp(methods[i].name, json_object_get_string(v)) == 0) {
+			methods[i].fn(r, id, params);
+			goto out;
+		}
+	rpc_error(r, id, RPC_METHOD_NOT_FOUND, "method not found: %.64s", json_object_get_string(v));
+out:
+	json_object_put(msg);
+}
+
+void
+mcp_or_dispatch(struct req *r)
+{
+	if (strcmp(r->path, MCP_PATH) == 0 && strcmp(r->method, "POST") == 0)
+		mcp_post(r);
+	else
+		req_dispatch(r);
+}

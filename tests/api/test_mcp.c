@@ -1,0 +1,629 @@
+/*
+ * The MCP endpoint, POST /api/v1/mcp (design.md §11): JSON-RPC framing and
+ * its error codes, notifications, GET 405, authentication, tools/list
+ * schemas from the field tables, tool results and refusals, idempotency
+ * through a tool, and a whole participation driven by the official
+ * TypeScript SDK client (tests/mcp/participation.mjs).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/api/study_helpers.h"
+
+#define RPC(id, method, params) \
+	"{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"" method "\",\"params\":" params "}"
+
+/* POST one message to the MCP endpoint with up to two header lines. */
+static struct resp
+mcp_post(const char *h1, const char *h2, const char *body)
+{
+	if (h1 == NULL)
+		return http_req("POST", "/api/v1/mcp", body, NULL, NULL);
+	if (h2 == NULL)
+		return http_req("POST", "/api/v1/mcp", body, HDRS(h1), NULL);
+	return http_req("POST", "/api/v1/mcp", body, HDRS(h1, h2), NULL);
+}
+
+/* tools/call name with the JSON object args as hdr; asserts HTTP 200 and
+ * a result (not a JSON-RPC error). */
+static struct resp
+tool(const char *hdr, const char *name, const char *args)
+{
+	char body[8192];
+	struct resp r;
+
+	snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"%s\",\"arguments\":%s}}", name, args);
+	r = mcp_post(hdr, NULL, body);
+	if (r.status != 200 || jget(r.json, "result") == NULL)
+		print_error("%s: %ld %s\n", name, r.status, r.body ? r.body : "");
+	assert_int_equal(r.status, 200);
+	assert_non_null(jget(r.json, "result.content"));
+	return r;
+}
+
+/* A tool result: isError as expected, the text content is the JSON of
+ * structuredContent, and _meta carries the HTTP status. */
+static void
+assert_tool_result(const struct resp *r, int is_error, long http)
+{
+	struct json_object *text;
+
+	assert_int_equal(json_object_get_boolean(jget(r->json, "result.isError")), is_error);
+	assert_string_equal(jgets(r, "result.content.0.type"), "text");
+	text = json_tokener_parse(jgets(r, "result.content.0.text"));
+	assert_non_null(text);
+	assert_true(json_object_equal(text, jget(r->json, "result.structuredContent")));
+	json_object_put(text);
+	assert_int_equal(jgeti(r, "result._meta.arps/http_status"), http);
+}
+
+/* A refusal: a tool error carrying the REST error body. */
+static void
+assert_tool_refusal(const struct resp *r, long http, const char *code)
+{
+	assert_tool_result(r, 1, http);
+	assert_string_equal(jgets(r, "result.structuredContent.error_code"), code);
+	assert_int_equal(jgeti(r, "result.structuredContent.status"), http);
+	assert_true(strlen(jgets(r, "result.structuredContent.detail")) > 0);
+	assert_int_equal(json_object_object_length(jget(r->json, "result.structuredContent")), 3);
+}
+
+/* The names of a tools/list answer, each once, as " a b c " sorted by the table. */
+static int
+has_tool(const struct resp *r, const char *name)
+{
+	struct json_object *arr = jget(r->json, "result.tools");
+	size_t i, n = arr ? json_object_array_length(arr) : 0;
+	int hits = 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *v = jget(json_object_array_get_idx(arr, i), "name");
+		if (v != NULL && strcmp(json_object_get_string(v), name) == 0)
+			hits++;
+	}
+	return hits;
+}
+
+/* The tool named name of a tools/list answer; NULL if absent. */
+static struct json_object *
+tool_def(const struct resp *r, const char *name)
+{
+	struct json_object *arr = jget(r->json, "result.tools");
+	size_t i, n = arr ? json_object_array_length(arr) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *t = json_object_array_get_idx(arr, i);
+		if (strcmp(json_object_get_string(jget(t, "name")), name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* Whether the JSON array arr holds the string s. */
+static int
+arr_has(struct json_object *arr, const char *s)
+{
+	size_t i, n = arr ? json_object_array_length(arr) : 0;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(arr, i)), s) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+initialize_versions(void **state)
+{
+	static const struct { const char *asked, *answered; } rows[] = {
+		{ "2025-06-18", "2025-06-18" },
+		{ "2025-03-26", "2025-03-26" },
+		{ "2025-11-25", "2025-06-18" },	/* newer than ours: ours */
+		{ "1999-01-01", "2025-06-18" },
+	};
+	struct test_agent a;
+	char body[512], buf[128];
+	struct resp r;
+	size_t i;
+
+	(void)state;
+	agent_new(&a, "mcp-init");
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		snprintf(body, sizeof body, RPC("\"init-1\"", "initialize",
+		    "{\"protocolVersion\":\"%s\",\"capabilities\":{},"
+		    "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}"), rows[i].asked);
+		r = mcp_post(a.hdr, NULL, body);
+		assert_int_equal(r.status, 200);
+		assert_non_null(resp_header(&r, "Content-Type", buf, sizeof buf));
+		assert_string_equal(buf, "application/json");
+		assert_string_equal(jgets(&r, "jsonrpc"), "2.0");
+		assert_string_equal(jgets(&r, "id"), "init-1");
+		assert_string_equal(jgets(&r, "result.protocolVersion"), rows[i].answered);
+		assert_string_equal(jgets(&r, "result.serverInfo.name"), "arps");
+		assert_true(strlen(jgets(&r, "result.serverInfo.version")) > 0);
+		assert_true(json_object_is_type(jget(r.json, "result.capabilities.tools"),
+		    json_type_object));
+		assert_null(jget(r.json, "error"));
+		/* stateless: no session to keep */
+		assert_null(resp_header(&r, "Mcp-Session-Id", buf, sizeof buf));
+		resp_free(&r);
+	}
+	r = mcp_post(a.hdr, NULL, RPC("3", "ping", "{}"));
+	assert_int_equal(r.status, 200);
+	assert_int_equal(jint(&r, "id"), 3);
+	assert_int_equal(json_object_object_length(jget(r.json, "result")), 0);
+	resp_free(&r);
+}
+
+static void
+notifications_202(void **state)
+{
+	static const char *const bodies[] = {
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+		    "\"params\":{\"requestId\":1}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/no-such-thing\"}",
+		/* a response to the server: accepted the same way */
+		"{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}",
+	};
+	struct test_agent a;
+	struct resp r;
+	size_t i;
+
+	(void)state;
+	agent_new(&a, "mcp-notify");
+	for (i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+		r = mcp_post(a.hdr, NULL, bodies[i]);
+		assert_int_equal(r.status, 202);
+		assert_int_equal(r.len, 0);
+		resp_free(&r);
+	}
+}
+
+static void
+get_405(void **state)
+{
+	struct test_agent a;
+	char buf[64];
+	struct resp r;
+
+	(void)state;
+	agent_new(&a, "mcp-get");
+	r = http_get("/api/v1/mcp", HDRS(a.hdr, "Accept: text/event-stream"));
+	assert_error(&r, 405, "METHOD_NOT_ALLOWED");
+	assert_non_null(resp_header(&r, "Allow", buf, sizeof buf));
+	assert_string_equal(buf, "POST");
+	resp_free(&r);
+	r = http_req("DELETE", "/api/v1/mcp", NULL, HDRS(a.hdr), NULL);
+	assert_error(&r, 405, "METHOD_NOT_ALLOWED");
+	resp_free(&r);
+}
+
+static void
+auth_failures(void **state)
+{
+	static const char *const bad[] = {
+		NULL,
+		"X-API-Key: arps_live_nope",
+		"Authorization: Bearer arps_live_00000000000000000000000000000000abcdef",
+		"Authorization: Bearer act_nope",
+		"Authorization: Basic dXNlcjpwYXNz",
+	};
+	struct test_agent a;
+	char hdr[128];
+	struct resp r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		r = mcp_post(bad[i], NULL, RPC("1", "initialize", "{\"protocolVersion\":\"2025-06-18\"}"));
+		assert_error(&r, 401, "UNAUTHORIZED");
+		resp_free(&r);
+		r = mcp_post(bad[i], NULL, RPC("1", "tools/list", "{}"));
+		assert_error(&r, 401, "UNAUTHORIZED");
+		resp_free(&r);
+	}
+	/* the agent's key works as X-API-Key and as a bearer token */
+	agent_new(&a, "mcp-auth");
+	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s", a.key);
+	r = mcp_post(hdr, NULL, RPC("1", "tools/list", "{}"));
+	assert_int_equal(r.status, 200);
+	assert_int_equal(has_tool(&r, "accept_study"), 1);
+	resp_free(&r);
+	r = tool(hdr, "get_profile", "{}");
+	assert_tool_result(&r, 0, 200);
+	assert_string_equal(jgets(&r, "result.structuredContent.agent_id"), a.id);
+	resp_free(&r);
+}
+
+static void
+jsonrpc_errors(void **state)
+{
+	static const struct { const char *body; long http; int code; } rows[] = {
+		{ "{\"jsonrpc\":", 400, -32700 },
+		{ "not json", 400, -32700 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} trailing", 400, -32700 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":NaN}}", 400,
+		    -32700 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", 400, -32700 },
+		{ "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", 400, -32600 },
+		{ "[]", 400, -32600 },
+		{ "42", 400, -32600 },
+		{ "\"ping\"", 400, -32600 },
+		{ "true", 400, -32600 },
+		{ "null", 400, -32600 },
+		{ "{\"id\":1,\"method\":\"ping\"}", 400, -32600 },
+		{ "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", 400, -32600 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1}", 400, -32600 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}", 400, -32600 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", 400, -32600 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", 400, -32600 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}", 400, -32600 },
+		{ RPC("1", "resources/list", "{}"), 200, -32601 },
+		{ RPC("1", "tools/lists", "{}"), 200, -32601 },
+		{ RPC("1", "tools/call", "[1]"), 200, -32602 },
+		{ RPC("1", "tools/call", "{}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":7}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"no_such_tool\"}"), 200, -32602 },
+		/* researcher tools are not the agent's */
+		{ RPC("1", "tools/call", "{\"name\":\"create_study\",\"arguments\":{}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"get_profile\",\"arguments\":[]}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"get_profile\",\"arguments\":{\"x\":1}}"), 200,
+		    -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":{}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":{\"study_id\":5}}"),
+		    200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":"
+		    "{\"study_id\":\"a/b\"}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":"
+		    "{\"study_id\":\"\"}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":"
+		    "{\"study_id\":\"std_x\",\"idempotency_key\":5}}"), 200, -32602 },
+		/* no idempotency_key on a read */
+		{ RPC("1", "tools/call", "{\"name\":\"get_profile\",\"arguments\":"
+		    "{\"idempotency_key\":\"k\"}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"list_available_studies\",\"arguments\":"
+		    "{\"limit\":\"5\"}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"list_available_studies\",\"arguments\":"
+		    "{\"limit\":0}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"list_available_studies\",\"arguments\":"
+		    "{\"limit\":101}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"list_history\",\"arguments\":"
+		    "{\"limit\":201}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"list_wallet_transactions\",\"arguments\":"
+		    "{\"type\":\"bogus\"}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"list_wallet_transactions\",\"arguments\":"
+		    "{\"cursor\":3}}"), 200, -32602 },
+		/* body fields: the handler's own decoder judges them */
+		{ RPC("1", "tools/call", "{\"name\":\"set_bio\",\"arguments\":{}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"set_bio\",\"arguments\":{\"bio\":\"\"}}"), 200,
+		    -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"set_bio\",\"arguments\":{\"bio\":7}}"), 200,
+		    -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"update_profile\",\"arguments\":"
+		    "{\"name\":\"two\\nlines\"}}"), 200, -32602 },
+		{ RPC("1", "tools/call", "{\"name\":\"complete_study\",\"arguments\":"
+		    "{\"study_id\":\"std_x\",\"completion_code\":42}}"), 200, -32602 },
+	};
+	struct test_agent a;
+	struct resp r;
+	size_t i;
+
+	(void)state;
+	agent_new(&a, "mcp-rpc");
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		r = mcp_post(a.hdr, NULL, rows[i].body);
+		if (r.status != rows[i].http || jgeti(&r, "error.code") != rows[i].code)
+			print_error("row %zu: %ld %s\n", i, r.status, r.body ? r.body : "");
+		assert_int_equal(r.status, rows[i].http);
+		assert_string_equal(jgets(&r, "jsonrpc"), "2.0");
+		assert_int_equal(jgeti(&r, "error.code"), rows[i].code);
+		assert_true(strlen(jgets(&r, "error.message")) > 0);
+		assert_null(jget(r.json, "result"));
+		/* the id of a request that had a valid one is answered back;
+		 * else it is null */
+		assert_true(json_object_object_get_ex(r.json, "id", NULL));
+		if (rows[i].http == 200 || jget(r.json, "id") != NULL)
+			assert_int_equal(jint(&r, "id"), 1);
+		if (jget(r.json, "id") == NULL)
+			assert_true(rows[i].http == 400);
+		resp_free(&r);
+	}
+	/* a body that is not JSON at all is refused as REST refuses it */
+	r = mcp_post(a.hdr, "Content-Type: text/plain", RPC("1", "ping", "{}"));
+	assert_error(&r, 415, "UNSUPPORTED_MEDIA_TYPE");
+	resp_free(&r);
+}
+
+static void
+tools_list_agent(void **state)
+{
+	static const char *const names[] = {
+		"get_profile", "update_profile", "set_bio", "get_bio", "heartbeat",
+		"list_available_studies", "accept_study", "get_study", "complete_study",
+		"withdraw_study", "list_history", "get_wallet_balance", "list_wallet_transactions",
+		"rotate_api_key", "new_claim_code",
+	};
+	struct json_object *t, *p;
+	struct test_agent a;
+	struct resp r;
+	size_t i;
+
+	(void)state;
+	agent_new(&a, "mcp-list");
+	r = mcp_post(a.hdr, NULL, RPC("1", "tools/list", "{}"));
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "result.tools")),
+	    sizeof names / sizeof names[0]);
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		assert_int_equal(has_tool(&r, names[i]), 1);
+		t = tool_def(&r, names[i]);
+		assert_true(strlen(json_object_get_string(jget(t, "description"))) > 10);
+		assert_string_equal(json_object_get_string(jget(t, "inputSchema.type")), "object");
+		assert_false(json_object_get_boolean(jget(t, "inputSchema.additionalProperties")));
+	}
+	assert_int_equal(has_tool(&r, "create_study"), 0);
+	assert_int_equal(has_tool(&r, "approve_participant"), 0);
+	assert_int_equal(has_tool(&r, "get_account"), 0);
+
+	/* complete_study: the path parameter, the field table row, the key */
+	t = tool_def(&r, "complete_study");
+	assert_true(arr_has(jget(t, "inputSchema.required"), "study_id"));
+	assert_int_equal(json_object_array_length(jget(t, "inputSchema.required")), 1);
+	p = jget(t, "inputSchema.properties.completion_code");
+	assert_true(arr_has(jget(p, "type"), "string") && arr_has(jget(p, "type"), "null"));
+	assert_int_equal(json_object_get_int(jget(p, "minLength")), 1);
+	assert_int_equal(json_object_get_int(jget(p, "maxLength")), 64);
+	assert_non_null(jget(t, "inputSchema.properties.idempotency_key"));
+	assert_false(json_object_get_boolean(jget(t, "annotations.readOnlyHint")));
+	/* set_bio: required bio of 1..5000 */
+	t = tool_def(&r, "set_bio");
+	assert_true(arr_has(jget(t, "inputSchema.required"), "bio"));
+	assert_int_equal(json_object_get_int(jget(t, "inputSchema.properties.bio.maxLength")), 5000);
+	/* reads take no idempotency_key and say they only read */
+	t = tool_def(&r, "get_profile");
+	assert_null(jget(t, "inputSchema.properties.idempotency_key"));
+	assert_null(jget(t, "inputSchema.required"));
+	assert_true(json_object_get_boolean(jget(t, "annotations.readOnlyHint")));
+	/* list parameters with the endpoint's bounds */
+	t = tool_def(&r, "list_available_studies");
+	assert_int_equal(json_object_get_int(jget(t, "inputSchema.properties.limit.maximum")), 100);
+	assert_null(jget(t, "inputSchema.properties.cursor"));
+	t = tool_def(&r, "list_wallet_transactions");
+	assert_int_equal(json_object_get_int(jget(t, "inputSchema.properties.limit.maximum")), 200);
+	assert_non_null(jget(t, "inputSchema.properties.cursor"));
+	assert_int_equal(json_object_array_length(jget(t, "inputSchema.properties.type.enum")), 8);
+	assert_true(arr_has(jget(t, "inputSchema.properties.type.enum"), "earning"));
+	resp_free(&r);
+}
+
+static void
+tools_list_researcher(void **state)
+{
+	static const char *const names[] = {
+		"create_study", "list_studies", "get_study", "pause_study", "resume_study",
+		"stop_study", "list_participants", "approve_participant", "reject_participant",
+		"get_account", "get_wallet_balance", "list_wallet_transactions",
+		"claim_agent", "replace_agent_api_key",
+	};
+	static const char *const required[] = {
+		"title", "description", "study_url", "reward_per_participant", "max_participants",
+		"screening_criteria", "estimated_duration_minutes",
+	};
+	struct json_object *t;
+	struct test_user u;
+	struct resp r;
+	size_t i;
+
+	(void)state;
+	user_login(&u, "mcp-res");
+	r = mcp_post(u.hdr, NULL, RPC("1", "tools/list", "{}"));
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "result.tools")),
+	    sizeof names / sizeof names[0]);
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		assert_int_equal(has_tool(&r, names[i]), 1);
+	assert_int_equal(has_tool(&r, "accept_study"), 0);
+	assert_int_equal(has_tool(&r, "heartbeat"), 0);
+	t = tool_def(&r, "create_study");
+	assert_int_equal(json_object_array_length(jget(t, "inputSchema.required")),
+	    sizeof required / sizeof required[0]);
+	for (i = 0; i < sizeof required / sizeof required[0]; i++)
+		assert_true(arr_has(jget(t, "inputSchema.required"), required[i]));
+	assert_string_equal(json_object_get_string(
+	    jget(t, "inputSchema.properties.reward_per_participant.type")), "integer");
+	assert_int_equal(json_object_get_int(
+	    jget(t, "inputSchema.properties.reward_per_participant.minimum")), 1);
+	assert_int_equal(json_object_get_int(
+	    jget(t, "inputSchema.properties.reward_per_participant.maximum")), 1000000);
+	assert_string_equal(json_object_get_string(
+	    jget(t, "inputSchema.properties.deadline.format")), "date-time");
+	assert_string_equal(json_object_get_string(
+	    jget(t, "inputSchema.properties.study_url.format")), "uri");
+	t = tool_def(&r, "approve_participant");
+	assert_true(arr_has(jget(t, "inputSchema.required"), "study_id"));
+	assert_true(arr_has(jget(t, "inputSchema.required"), "participant_id"));
+	assert_non_null(jget(t, "inputSchema.properties.reason"));
+	resp_free(&r);
+}
+
+static void
+tool_refusals(void **state)
+{
+	struct test_agent a;
+	struct test_user u;
+	char s[IDS_BUFSZ], args[256];
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 10000);
+	study_new(&u, s, 100, 2, NULL);
+	agent_new(&a, "mcp-refused");
+	r = tool(a.hdr, "accept_study", "{\"study_id\":\"std_0000000000000000\"}");
+	assert_tool_refusal(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	snprintf(args, sizeof args, "{\"study_id\":\"%s\"}", s);
+	r = tool(a.hdr, "accept_study", args);
+	assert_tool_refusal(&r, 403, "AGENT_NOT_CLAIMED");
+	resp_free(&r);
+	r = tool(a.hdr, "complete_study", args);
+	assert_tool_refusal(&r, 409, "NO_ACTIVE_PARTICIPATION");
+	resp_free(&r);
+	/* a limit refused with Retry-After, which _meta carries */
+	r = tool(a.hdr, "heartbeat", "{}");
+	assert_tool_result(&r, 0, 200);
+	resp_free(&r);
+	r = tool(a.hdr, "heartbeat", "{}");
+	assert_tool_refusal(&r, 429, "RATE_LIMITED");
+	assert_true(jgeti(&r, "result._meta.arps/retry_after") > 0);
+	resp_free(&r);
+	/* a researcher refused by the handler: a participant id that is not there */
+	snprintf(args, sizeof args, "{\"study_id\":\"%s\",\"participant_id\":\"anon_0000000000000000\"}",
+	    s);
+	r = tool(u.hdr, "approve_participant", args);
+	assert_int_equal(json_object_get_boolean(jget(r.json, "result.isError")), 1);
+	assert_int_equal(jgeti(&r, "result.structuredContent.status"), 404);
+	resp_free(&r);
+}
+
+static void
+tool_writes_and_idempotency(void **state)
+{
+	static const char study[] = "\"title\":\"MCP survey\",\"description\":\"Made by a tool.\","
+	    "\"study_url\":\"https://survey.example.org/mcp\",\"reward_per_participant\":120,"
+	    "\"max_participants\":2,\"screening_criteria\":\"Anyone\","
+	    "\"estimated_duration_minutes\":5";
+	char args[1024], id[IDS_BUFSZ];
+	struct test_agent a;
+	struct test_user u;
+	long long avail, frozen;
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 10000);
+	snprintf(args, sizeof args, "{%s,\"idempotency_key\":\"mcp-create-1\"}", study);
+	r = tool(u.hdr, "create_study", args);
+	assert_tool_result(&r, 0, 201);
+	snprintf(id, sizeof id, "%s", jgets(&r, "result.structuredContent.id"));
+	assert_true(ids_valid(IDS_STUDY, id));
+	assert_string_equal(jgets(&r, "result.structuredContent.status"), "active");
+	assert_null(jget(r.json, "result._meta.arps/idempotent_replayed"));
+	resp_free(&r);
+	/* the same key and arguments: the first answer again, no second study */
+	r = tool(u.hdr, "create_study", args);
+	assert_tool_result(&r, 0, 201);
+	assert_string_equal(jgets(&r, "result.structuredContent.id"), id);
+	assert_true(json_object_get_boolean(jget(r.json, "result._meta.arps/idempotent_replayed")));
+	resp_free(&r);
+	balance_of(u.hdr, &avail, &frozen);
+	assert_int_equal(frozen, 2 * SLOT_OF(120));
+	/* the same key with other arguments */
+	snprintf(args, sizeof args, "{%s,\"deadline\":null,\"idempotency_key\":\"mcp-create-1\"}",
+	    study);
+	r = tool(u.hdr, "create_study", args);
+	assert_tool_result(&r, 0, 201);	/* null is absent: the same body */
+	resp_free(&r);
+	snprintf(args, sizeof args, "{%s,\"completion_code\":\"OTHER\","
+	    "\"idempotency_key\":\"mcp-create-1\"}", study);
+	r = tool(u.hdr, "create_study", args);
+	assert_tool_refusal(&r, 409, "IDEMPOTENCY_CONFLICT");
+	resp_free(&r);
+	/* the study is the REST one */
+	r = get_as(u.hdr, "/api/v1/studies/%s", id);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "title"), "MCP survey");
+	resp_free(&r);
+	snprintf(args, sizeof args, "{\"study_id\":\"%s\"}", id);
+	r = tool(u.hdr, "pause_study", args);
+	assert_tool_result(&r, 0, 200);
+	assert_string_equal(jgets(&r, "result.structuredContent.status"), "paused");
+	resp_free(&r);
+	r = tool(u.hdr, "list_studies", "{\"limit\":1}");
+	assert_tool_result(&r, 0, 200);
+	assert_string_equal(jgets(&r, "result.structuredContent.studies.0.id"), id);
+	assert_int_equal(json_object_array_length(jget(r.json,
+	    "result.structuredContent.studies")), 1);
+	assert_true(json_object_object_get_ex(jget(r.json, "result.structuredContent"),
+	    "next_cursor", NULL));
+	resp_free(&r);
+	/* an agent's profile write through a tool */
+	agent_new(&a, "mcp-writer");
+	r = tool(a.hdr, "update_profile", "{\"name\":\"Renamed by MCP\",\"description\":null}");
+	assert_tool_result(&r, 0, 200);
+	assert_string_equal(jgets(&r, "result.structuredContent.name"), "Renamed by MCP");
+	resp_free(&r);
+	r = get_as(a.hdr, "/api/v1/agents/me");
+	assert_string_equal(jstr(&r, "name"), "Renamed by MCP");
+	resp_free(&r);
+	/* the bio is embedded after the answer, as over REST */
+	r = tool(a.hdr, "set_bio", "{\"bio\":\"Nurse on night shifts who gardens\"}");
+	assert_tool_result(&r, 0, 200);
+	assert_string_equal(jgets(&r, "result.structuredContent.embedding_status"), "processing");
+	resp_free(&r);
+	embedding_ready(a.id);
+	r = tool(a.hdr, "get_bio", "{}");
+	assert_tool_result(&r, 0, 200);
+	assert_string_equal(jgets(&r, "result.structuredContent.embedding_status"), "ready");
+	assert_string_equal(jgets(&r, "result.structuredContent.bio"),
+	    "Nurse on night shifts who gardens");
+	resp_free(&r);
+	r = tool(a.hdr, "list_wallet_transactions", "{\"type\":\"earning\",\"limit\":5}");
+	assert_tool_result(&r, 0, 200);
+	assert_int_equal(json_object_array_length(jget(r.json,
+	    "result.structuredContent.transactions")), 0);
+	resp_free(&r);
+}
+
+/*
+ * The whole participation through the official TypeScript SDK client
+ * (tests/mcp/participation.mjs, installed under build/mcp by mk/mcp.mk):
+ * list tools, available studies, accept, open, complete; the researcher
+ * approves over REST; the agent's balance tool shows the earning.
+ */
+static void
+sdk_participation(void **state)
+{
+	static const char criteria[] = "Adults who write software every day";
+	struct test_agent a;
+	struct test_user owner, u;
+	char s[IDS_BUFSZ];
+	const char *root = getenv("ARPS_ROOT");
+
+	(void)state;
+	assert_non_null(root);
+	researcher(&u, 100000);
+	study_new(&u, s, 250, 3, "MCP-CODE-7");
+	study_backdate(s, 16 * 60);	/* past the first-access window */
+	agent_claimed(&a, &owner, "sdk-agent");
+	agent_bio_ready(&a, criteria);
+	embedding_ready(s);
+	assert_int_equal(sh("cd '%s' && ARPS_MCP_AGENT_KEY='%s' ARPS_MCP_RESEARCHER_TOKEN='%s' "
+	    "ARPS_MCP_STUDY='%s' ARPS_MCP_CODE=MCP-CODE-7 node build/mcp/participation.mjs",
+	    root, a.key, u.token, s), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(initialize_versions),
+		cmocka_unit_test(notifications_202),
+		cmocka_unit_test(get_405),
+		cmocka_unit_test(auth_failures),
+		cmocka_unit_test(jsonrpc_errors),
+		cmocka_unit_test(tools_list_agent),
+		cmocka_unit_test(tools_list_researcher),
+		cmocka_unit_test(tool_refusals),
+		cmocka_unit_test(tool_writes_and_idempotency),
+		cmocka_unit_test(sdk_participation),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
