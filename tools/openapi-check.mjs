@@ -154,7 +154,7 @@ function prepare(doc) {
         for (const p of o.params)
             if (p.in === 'path' && !inPath.includes(p.name))
                 fail(`${o.method} ${o.template}: parameter ${p.name} is not in the path`);
-        if (o.method === 'POST' && !o.static &&
+        if (o.method === 'POST' && !o.static && !o.op['x-arps-rpc'] &&
             !o.params.some((p) => p.in === 'header' && p.name === 'Idempotency-Key'))
             fail(`${o.method} ${o.template}: a mutating POST without the Idempotency-Key header`);
         for (const [st, r0] of Object.entries(o.op.responses ?? {})) {
@@ -328,7 +328,7 @@ export function check({ doc, routes = null, errors = null, answers = null, docNa
         }
         const ctype = (rec.content_type ?? '').split(';')[0].trim().toLowerCase();
         let body;
-        if (rec.body !== '' || rec.method !== 'HEAD') {
+        if (rec.body !== '') {
             if (ctype !== 'application/json') {
                 bad(key, rec, `Content-Type ${rec.content_type} is not application/json`);
                 continue;
@@ -373,8 +373,11 @@ export function check({ doc, routes = null, errors = null, answers = null, docNa
                     bad(key, rec, `header ${name}: ${JSON.stringify(v)} ${ajv.errorsText(hv.errors)}`);
             }
         }
-        if (body === undefined)
-            continue;	// HEAD: no body
+        if (body === undefined) {	// HEAD, or an answer without a body (MCP's 202)
+            if (rec.method !== 'HEAD' && r.content)
+                bad(key, rec, 'an empty body where the document gives content');
+            continue;
+        }
         const media = r.content?.[ctype];
         if (!media) {
             bad(key, rec, `content type ${ctype} is not documented for this response`);
