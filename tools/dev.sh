@@ -2,7 +2,8 @@
 # The dev stack (design.md §8).
 #   dev.sh deps            install missing Debian packages
 #   dev.sh run             build, start MariaDB + arps-fcgi + nginx under var/, stay in foreground
-#   dev.sh test [KIND]     KIND = all | unit | db | api: fresh stack under var/test, run suites
+#   dev.sh test [KIND]     KIND = all | unit | db | api | browser: fresh stack under var/test, run suites
+#                          (browser: the console in headless chromium, tests/browser/)
 #   dev.sh bench           benchmarks against a fresh stack
 set -euo pipefail
 
@@ -13,7 +14,7 @@ cd "$ROOT"
 
 PKGS="gcc make pkg-config libfcgi-dev libjson-c-dev libmariadb-dev libsodium-dev libcmocka-dev
       libcurl4-openssl-dev libssl-dev mariadb-server mariadb-client nginx openssl curl
-      ca-certificates procps"
+      ca-certificates procps chromium"
 PIDS=()
 
 say() { printf 'arps: %s\n' "$*" >&2; }
@@ -147,7 +148,7 @@ start_pool() {
 
 start_nginx() {
     sed -e "s|@SOCKET@|$VAR/run/arps.sock|g" -e "s|@BURST@|100000|g" nginx/arps-api.inc > "$VAR/nginx/arps-api.inc"
-    sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@USER@|$(id -un) $(id -gn)|g" \
+    sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@WEB@|$ROOT/web|g" -e "s|@USER@|$(id -un) $(id -gn)|g" \
         nginx/arps-dev.conf.in > "$VAR/nginx/nginx.conf"
     nginx -p "$VAR/nginx" -c "$VAR/nginx/nginx.conf" -e "$VAR/log/nginx-error.log" -g 'daemon off;' </dev/null >/dev/null 2>&1 &
     PIDS+=($!)
@@ -215,6 +216,24 @@ suite() {
     done
 }
 
+# The console's browser suite (tests/browser/, design.md §12): playwright-core
+# from build/browser (make browser-deps) driving /usr/bin/chromium headless;
+# its cmocka-style summary is counted like the C suites'.
+browser_suite() {
+    local out rc
+    make -s browser-deps
+    say "suite tests/browser/console.test.mjs"
+    out=$(mktemp)
+    set +e
+    node tests/browser/console.test.mjs 2>&1 | tee "$out"
+    rc=${PIPESTATUS[0]}
+    set -e
+    PASSED=$((PASSED + $(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | awk '{s+=$1} END {print s+0}')))
+    FAILED=$((FAILED + $(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | awk '{s+=$1} END {print s+0}')))
+    rm -f "$out"
+    [ "$rc" -eq 0 ] || BROKEN+=("tests/browser/console.test.mjs")
+}
+
 case "${1:-run}" in
 deps)
     deps
@@ -248,6 +267,7 @@ test)
         export ARPS_CONFIG="$VAR/arps.conf" ARPS_BASE_URL="http://127.0.0.1:$PORT" ARPS_VAR="$VAR" ARPS_ROOT="$ROOT"
         if [ "$kind" = all ] || [ "$kind" = db ]; then suite db; fi
         if [ "$kind" = all ] || [ "$kind" = api ]; then suite api; fi
+        if [ "$kind" = all ] || [ "$kind" = browser ]; then browser_suite; fi
         build/arps-admin verify-ledger || BROKEN+=("verify-ledger")
         stop_all
         # Under make test-asan: any report of a sanitizer in a worker fails the run.
@@ -294,7 +314,7 @@ bench)
     stop_all
     ;;
 *)
-    echo "usage: $0 deps|run|test [all|unit|db|api]|bench" >&2
+    echo "usage: $0 deps|run|test [all|unit|db|api|browser]|bench" >&2
     exit 2
     ;;
 esac
