@@ -23,6 +23,7 @@ if (!BASE || !VAR || !CONFIG) {
 const require = createRequire(path.join(ROOT, 'build/browser/package.json'));
 const { chromium } = require('playwright-core');
 const SHOTS = path.join(ROOT, 'build/screenshots');
+fs.rmSync(SHOTS, { recursive: true, force: true });
 fs.mkdirSync(SHOTS, { recursive: true });
 
 // --- the API, from a random loopback address (per-network limits) --------

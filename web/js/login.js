@@ -1,4 +1,4 @@
-// Log in by e-mail code (docs/api.md 7.3). The API has no endpoint that lists
+// Log in by e-mail code (api.md §7.3). The API has no endpoint that lists
 // configured identity providers, so no provider button is shown.
 import { post, session } from './api.js';
 import { h, clear, errorBox, field, busy } from './ui.js';

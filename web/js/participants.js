@@ -1,5 +1,5 @@
 // One study's participants: review one by one or in bulk, each result shown;
-// CSV export of every page (docs/api.md 7.4).
+// CSV export of every page (api.md §7.4).
 import { get, post, getAll } from './api.js';
 import { h, clear, errorBox, loading, busy, timeEl, flash, statusBadge, confirmDialog, labelled } from './ui.js';
 
@@ -101,7 +101,7 @@ export async function participantsView(root, id) {
 		await busy(button, label + '…', async () => {
 			let ok = 0;
 			for (const e of chosen) if (await e.review(verb)) ok++;
-			flash(`${label}d ${ok} of ${chosen.length}.`, ok === chosen.length ? 'ok' : 'error');
+			flash(`${verb === 'approve' ? 'Approved' : 'Rejected'} ${ok} of ${chosen.length}.`, ok === chosen.length ? 'ok' : 'error');
 			all.checked = false;
 			await refreshHead();
 		});

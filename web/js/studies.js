@@ -1,6 +1,6 @@
 // Studies: create (every field, the server's messages beside their field,
 // a live cost preview) and the list with a progress picture per study
-// (docs/api.md 7.4).
+// (api.md §7.4).
 import { get, post, ApiError } from './api.js';
 import { h, s, clear, errorBox, loading, field, busy, timeEl, flash, confirmDialog, statusBadge } from './ui.js';
 import { usd, studyCost, parseCents, DEFAULT_FEE_BPS } from './money.js';

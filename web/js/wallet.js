@@ -1,5 +1,5 @@
 // Wallet: balance, a chart of the available balance, transactions by type
-// with cursor paging (docs/api.md 7.6).
+// with cursor paging (api.md §7.6).
 import { get, getAll } from './api.js';
 import { h, clear, errorBox, loading, timeEl, busy, labelled } from './ui.js';
 
