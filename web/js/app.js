@@ -30,7 +30,11 @@ async function render() {
 	if (!session.token) {
 		chrome(false);
 		document.title = 'Log in · arps console';
-		return loginView(root, () => { location.hash = '#/wallet'; render(); });
+		// After login: the page asked for, else the wallet (one render either way).
+		return loginView(root, () => {
+			if (!location.hash || location.hash === '#/') location.hash = '#/wallet';
+			else render();
+		});
 	}
 	chrome(true);
 	const hash = location.hash || '#/wallet';
@@ -69,12 +73,16 @@ document.getElementById('logout').addEventListener('click', async () => {
 		flash(e.detail, 'error');
 	}
 	session.clear();
-	location.hash = '';
+	history.replaceState(null, '', location.pathname); // no hashchange: the flash below stays
 	await render();
 	flash('You are logged out.');
 });
 
-window.addEventListener('hashchange', () => { render(); main.focus({ preventScroll: true }); });
+window.addEventListener('hashchange', () => {
+	document.getElementById('flash').replaceChildren();
+	render();
+	main.focus({ preventScroll: true });
+});
 window.addEventListener('unhandledrejection', (ev) => {
 	const e = ev.reason;
 	flash(e && e.detail ? e.detail : String(e && e.message || e), 'error');

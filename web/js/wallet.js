@@ -61,7 +61,10 @@ function transactions(box) {
 				body.append(labelled(h('tr', {},
 					h('td', {}, timeEl(t.created_at)),
 					h('td', {}, h('span', { class: 'tx-type' }, t.type.replace(/_/g, ' '))),
-					h('td', { class: 'num ' + (t.amount_cents < 0 ? 'neg' : 'pos') }, usd(t.amount_cents)),
+					// platform_fee states the fee share of a freeze; it moves no money (design.md §4).
+					t.type === 'platform_fee'
+						? h('td', { class: 'num info', title: 'Included in the study freeze; not a separate charge' }, '(' + usd(t.amount_cents) + ')')
+						: h('td', { class: 'num ' + (t.amount_cents < 0 ? 'neg' : 'pos') }, usd(t.amount_cents)),
 					h('td', {}, t.description || ''),
 					h('td', {}, t.study_id ? h('a', { href: '#/studies/' + t.study_id }, t.study_id) : '—')), COLS));
 			}
