@@ -17,9 +17,10 @@ browser-deps: build/browser/.installed
 test-browser:
 	@tools/dev.sh test browser
 
-# The console's files, served by nginx/arps.conf from /usr/share/arps/web
-# (DATADIR when the Makefile defines it, else /usr/local/share/arps).
-WEB_DATADIR = $(if $(DATADIR),$(DATADIR),/usr/local/share/arps)
+# The console's files, served by nginx/arps.conf from /usr/share/arps/web:
+# $(DATADIR)/web when the Makefile defines DATADIR (its install then rewrites
+# that root in the installed site), else /usr/share/arps/web as the site says.
+WEB_DATADIR = $(if $(DATADIR),$(DATADIR),/usr/share/arps)
 WEB_FILES := $(sort $(wildcard web/*.html web/*.css web/*.svg web/js/*.js))
 
 install: install-web
