@@ -90,7 +90,7 @@ async function mailCode(email, after) {
 	for (let i = 0; i < 300; i++) {
 		let best = null;
 		for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
-			if (!f.endsWith('.eml') || f.includes('.tmp')) continue;
+			if (!f.endsWith('.eml') || f.includes('.tmp') || f.startsWith('.')) continue; // not one being written
 			const file = path.join(dir, f);
 			const st = fs.statSync(file);
 			if (st.mtimeMs < after) continue;
