@@ -5,7 +5,8 @@
 #                          (packaging tools + debootstrap, systemd-nspawn)
 #   dev.sh run             build, start MariaDB + arps-fcgi + arps-deliver + nginx under var/,
 #                          stay in foreground
-#   dev.sh test [KIND]     KIND = all | unit | db | api: fresh stack under var/test, run suites
+#   dev.sh test [KIND]     KIND = all | unit | db | api | browser: fresh stack under var/test, run suites
+#                          (browser: the console in headless chromium, tests/browser/)
 #   dev.sh bench           benchmarks against a fresh stack
 #   dev.sh test-production make test-production unless ARPS_SKIP_PRODUCTION=1
 #                          outside CI (the last step of make test)
@@ -18,7 +19,7 @@ cd "$ROOT"
 
 PKGS="gcc make pkg-config libfcgi-dev libjson-c-dev libmariadb-dev libsodium-dev libcmocka-dev
       libcurl4-openssl-dev libssl-dev mariadb-server mariadb-client nginx openssl curl
-      ca-certificates procps python3-yaml strace"
+      ca-certificates procps python3-yaml strace chromium"
 # `make deb` and `make test-production` (mk/deb.mk) need these as well.
 DEB_PKGS="debhelper dpkg-dev lintian fakeroot"
 PROD_PKGS="$DEB_PKGS jq debootstrap systemd-container debian-archive-keyring util-linux iproute2"
@@ -261,6 +262,24 @@ suite() {
     done
 }
 
+# The console's browser suite (tests/browser/, design.md §12): playwright-core
+# from build/browser (make browser-deps) driving /usr/bin/chromium headless;
+# its cmocka-style summary is counted like the C suites'.
+browser_suite() {
+    local out rc
+    make -s browser-deps
+    say "suite tests/browser/console.test.mjs"
+    out=$(mktemp)
+    set +e
+    node tests/browser/console.test.mjs 2>&1 | tee "$out"
+    rc=${PIPESTATUS[0]}
+    set -e
+    PASSED=$((PASSED + $(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | awk '{s+=$1} END {print s+0}')))
+    FAILED=$((FAILED + $(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | awk '{s+=$1} END {print s+0}')))
+    rm -f "$out"
+    [ "$rc" -eq 0 ] || BROKEN+=("tests/browser/console.test.mjs")
+}
+
 case "${1:-run}" in
 deps)
     deps "${2:-}"
@@ -306,6 +325,7 @@ test)
             node tools/openapi-check.mjs --fcgi "$FCGI_BIN" --answers "$ARPS_RECORD_ANSWERS" ||
                 BROKEN+=("openapi contract (tools/openapi-check.mjs)")
         fi
+        if [ "$kind" = all ] || [ "$kind" = browser ]; then browser_suite; fi
         build/arps-admin verify-ledger || BROKEN+=("verify-ledger")
         stop_all
         # Under make test-asan: any report of a sanitizer in a worker fails the run.
@@ -372,7 +392,7 @@ bench)
     stop_all
     ;;
 *)
-    echo "usage: $0 deps|run|test [all|unit|db|api]|bench" >&2
+    echo "usage: $0 deps|run|test [all|unit|db|api|browser]|bench" >&2
     exit 2
     ;;
 esac

@@ -39,15 +39,32 @@ static void
 unknown_paths_404(void **state)
 {
 	static const char *paths[] = {
-		"/api/v1/nope", "/api/v1/health/x", "/api/v1/", "/api/v1", "/", "/index.html",
+		"/api/v1/nope", "/api/v1/health/x", "/api/v1/", "/api/v1",
 		"/api/v2/health", "/api/v1/studies/std_x/unknown",
+		/* Beside the console's own files (design.md §12), nothing else is served. */
+		"/index.htm", "/js/", "/js/nope.js", "/js/app.js/x", "/web/index.html", "/app.css/",
+		"/favicon.ico", "/../index.html.bak",
 	};
+	/* The console: / and /index.html are its page, under a strict CSP. */
+	static const char *console[] = { "/", "/index.html" };
+	char buf[512];
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof paths / sizeof paths[0]; i++) {
 		struct resp r = http_get(paths[i], NULL);
 		assert_error(&r, 404, "NOT_FOUND");
+		resp_free(&r);
+	}
+	for (i = 0; i < sizeof console / sizeof console[0]; i++) {
+		struct resp r = http_get(console[i], NULL);
+		assert_int_equal(r.status, 200);
+		assert_non_null(resp_header(&r, "Content-Type", buf, sizeof buf));
+		assert_true(strncmp(buf, "text/html", 9) == 0);
+		assert_non_null(resp_header(&r, "Content-Security-Policy", buf, sizeof buf));
+		assert_non_null(strstr(buf, "default-src 'self'"));
+		assert_null(strstr(buf, "unsafe-inline"));
+		assert_non_null(strstr(r.body, "<script type=\"module\" src=\"/js/app.js\"></script>"));
 		resp_free(&r);
 	}
 }

@@ -1,0 +1,87 @@
+// The public API, /api/v1 only (design.md §12). The access token lives in
+// sessionStorage: this tab's session, gone when the tab closes.
+
+const BASE = '/api/v1';
+const KEY = 'arps.token';
+
+export class ApiError extends Error {
+	constructor(status, code, detail) {
+		super(detail);
+		this.status = status;
+		this.code = code;
+		this.detail = detail;
+	}
+	// "title: must be 1 to 200 characters long" names the field (docs/api.md §3).
+	get field() {
+		const m = /^([a-z_]+): /.exec(this.detail || '');
+		return m ? m[1] : null;
+	}
+}
+
+export const session = {
+	get token() { return sessionStorage.getItem(KEY); },
+	set(token, account) {
+		sessionStorage.setItem(KEY, token);
+		sessionStorage.setItem(KEY + '.email', (account && account.email) || '');
+	},
+	get email() { return sessionStorage.getItem(KEY + '.email') || ''; },
+	clear() { sessionStorage.removeItem(KEY); sessionStorage.removeItem(KEY + '.email'); },
+};
+
+let onUnauthorized = () => {};
+export function setUnauthorizedHandler(fn) { onUnauthorized = fn; }
+
+function newKey() {
+	const b = new Uint8Array(18);
+	crypto.getRandomValues(b);
+	return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+// One request. Every failure becomes an ApiError carrying the answer's detail;
+// a mutating POST carries an Idempotency-Key, so a retry never runs twice.
+export async function api(method, path, body) {
+	const headers = { Accept: 'application/json' };
+	const token = session.token;
+	if (token) headers.Authorization = 'Bearer ' + token;
+	const init = { method, headers, credentials: 'omit', cache: 'no-store' };
+	if (body !== undefined) {
+		headers['Content-Type'] = 'application/json';
+		init.body = JSON.stringify(body);
+	}
+	if (method === 'POST') headers['Idempotency-Key'] = newKey();
+	let res;
+	try {
+		res = await fetch(BASE + path, init);
+	} catch (e) {
+		throw new ApiError(0, 'NETWORK', 'The service cannot be reached: ' + e.message);
+	}
+	let data = null;
+	const text = await res.text();
+	if (text) {
+		try { data = JSON.parse(text); } catch { data = null; }
+	}
+	if (!res.ok) {
+		const detail = (data && data.detail) || `HTTP ${res.status} ${res.statusText}`.trim();
+		const err = new ApiError(res.status, (data && data.error_code) || 'HTTP_' + res.status, detail);
+		if (res.status === 401 && token && path !== '/auth/logout') onUnauthorized(err);
+		throw err;
+	}
+	return data;
+}
+
+export const get = (path) => api('GET', path);
+export const post = (path, body) => api('POST', path, body);
+
+// Every page of a list, up to a bound (the CSV export, the balance chart).
+export async function getAll(path, key, maxPages = 50) {
+	const out = [];
+	let cursor = null;
+	for (let i = 0; i < maxPages; i++) {
+		const sep = path.includes('?') ? '&' : '?';
+		const page = await get(path + sep + 'limit=200' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+		out.push(...page[key]);
+		cursor = page.next_cursor;
+		if (!cursor) return { items: out, complete: true };
+	}
+	return { items: out, complete: false };
+}

@@ -1,0 +1,227 @@
+// Studies: create (every field, the server's messages beside their field,
+// a live cost preview) and the list with a progress picture per study
+// (api.md §7.4).
+import { get, post, ApiError } from './api.js';
+import { h, s, clear, errorBox, loading, field, busy, timeEl, flash, confirmDialog, statusBadge } from './ui.js';
+import { usd, studyCost, parseCents, DEFAULT_FEE_BPS } from './money.js';
+import { legend } from './chart.js';
+
+const FIELDS = ['title', 'description', 'study_url', 'reward_per_participant', 'max_participants',
+	'estimated_duration_minutes', 'screening_criteria', 'deadline', 'completion_code'];
+
+export async function studiesView(root) {
+	root.append(h('h1', {}, 'Studies'));
+	const createBox = h('section', { class: 'card', 'aria-labelledby': 'create-title' });
+	const listBox = h('section', { class: 'card', 'aria-labelledby': 'list-title' });
+	root.append(createBox, listBox);
+	const list = studyList(listBox);
+	createForm(createBox, list.reload);
+	await list.reload();
+}
+
+function createForm(box, reload) {
+	const inputs = {
+		title: h('input', { type: 'text', maxlength: 200, autocomplete: 'off' }),
+		description: h('textarea', { rows: 3, maxlength: 10000 }),
+		study_url: h('input', { type: 'url', placeholder: 'https://survey.example.org/s/1', maxlength: 2048 }),
+		reward_per_participant: h('input', { type: 'text', inputmode: 'numeric', placeholder: '500' }),
+		max_participants: h('input', { type: 'text', inputmode: 'numeric', placeholder: '10' }),
+		estimated_duration_minutes: h('input', { type: 'text', inputmode: 'numeric', placeholder: '15' }),
+		screening_criteria: h('textarea', { rows: 3, maxlength: 5000 }),
+		deadline: h('input', { type: 'datetime-local' }),
+		completion_code: h('input', { type: 'text', maxlength: 64, autocomplete: 'off' }),
+	};
+	const labels = {
+		title: ['Title', null],
+		description: ['Description', 'What participants will do; 1 to 10,000 characters.'],
+		study_url: ['Study URL', 'Where the agent goes; http or https.'],
+		reward_per_participant: ['Reward per participant (cents)', '1 to 1,000,000 cents.'],
+		max_participants: ['Participants', '1 to 10,000.'],
+		estimated_duration_minutes: ['Estimated duration (minutes)', '1 to 1,440.'],
+		screening_criteria: ['Screening criteria', 'Who should take part, in plain language; agents are matched on it.'],
+		deadline: ['Deadline (optional, your local time)', null],
+		completion_code: ['Completion code (optional)', 'Agents must submit it to complete.'],
+	};
+	const preview = h('div', { class: 'preview', id: 'cost-preview', 'aria-live': 'polite' });
+	const msg = h('div', { id: 'create-msg' });
+	const button = h('button', { type: 'submit' }, 'Create and fund study');
+	let available = null;
+	get('/wallet/balance').then((b) => { available = b.available_cents; update(); }).catch(() => {});
+
+	function update() {
+		const reward = parseCents(inputs.reward_per_participant.value);
+		const max = parseCents(inputs.max_participants.value);
+		const c = studyCost(reward, max);
+		const rows = c ? [
+			['Reward', usd(c.reward)],
+			[`Platform fee (${DEFAULT_FEE_BPS / 100}%, rounded up)`, usd(c.fee)],
+			['Per participant', usd(c.perParticipant)],
+			[`Frozen now (${max} × ${usd(c.perParticipant)})`, usd(c.total)],
+		] : [['Cost', 'Enter a reward and a number of participants']];
+		const dl = h('dl', {}, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+		const warn = c && available !== null && c.total > available
+			? h('p', { class: 'warn' }, `This is more than your available ${usd(available)}.`)
+			: (available !== null ? h('p', { class: 'hint' }, `Available: ${usd(available)}`) : null);
+		clear(preview, h('h3', {}, 'Cost'), dl, warn);
+	}
+	inputs.reward_per_participant.addEventListener('input', update);
+	inputs.max_participants.addEventListener('input', update);
+
+	const form = h('form', { novalidate: true, id: 'create-study' },
+		h('div', { class: 'grid2' },
+			h('div', {}, FIELDS.map((f) => field(f, labels[f][0], inputs[f], labels[f][1]))),
+			preview),
+		msg, button);
+	form.addEventListener('submit', async (ev) => {
+		ev.preventDefault();
+		clear(msg);
+		for (const f of FIELDS) setFieldError(f, null);
+		const body = {};
+		for (const f of ['title', 'description', 'study_url', 'screening_criteria']) body[f] = inputs[f].value;
+		for (const f of ['reward_per_participant', 'max_participants', 'estimated_duration_minutes']) {
+			const v = inputs[f].value.trim();
+			const n = parseCents(v);
+			body[f] = Number.isNaN(n) ? (v === '' ? null : v) : n;
+		}
+		if (inputs.deadline.value) {
+			const d = new Date(inputs.deadline.value);
+			body.deadline = Number.isNaN(d.getTime()) ? inputs.deadline.value : d.toISOString().replace(/\.\d+Z$/, 'Z');
+		} else body.deadline = null;
+		body.completion_code = inputs.completion_code.value === '' ? null : inputs.completion_code.value;
+		try {
+			const st = await busy(button, 'Creating…', () => post('/studies', body));
+			form.reset();
+			update();
+			flash(`Study "${st.title}" created; ${usd(st.funding.frozen_cents)} frozen.`);
+			get('/wallet/balance').then((b) => { available = b.available_cents; update(); }).catch(() => {});
+			await reload();
+		} catch (e) {
+			if (e instanceof ApiError && e.field && FIELDS.includes(e.field)) {
+				setFieldError(e.field, e.detail);
+				inputs[e.field].focus();
+			} else {
+				msg.append(errorBox(e));
+			}
+		}
+	});
+	clear(box, h('h2', { id: 'create-title' }, 'New study'), form);
+	update();
+}
+
+function setFieldError(f, text) {
+	const el = document.getElementById(f + '-error');
+	const input = document.getElementById(f);
+	if (!el || !input) return;
+	el.textContent = text || '';
+	if (text) input.setAttribute('aria-invalid', 'true');
+	else input.removeAttribute('aria-invalid');
+}
+
+function studyList(box) {
+	const items = h('div', { class: 'studies', id: 'study-list' });
+	const msg = h('div');
+	const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
+	let cursor = null;
+	clear(box, h('h2', { id: 'list-title' }, 'Your studies'), items, msg, more);
+
+	async function load(reset) {
+		clear(msg);
+		if (reset) { cursor = null; msg.append(loading()); }
+		const q = new URLSearchParams({ limit: '20' });
+		if (cursor) q.set('cursor', cursor);
+		try {
+			const page = await get('/studies?' + q);
+			if (reset) items.replaceChildren();
+			clear(msg);
+			for (const st of page.studies) items.append(studyCard(st));
+			if (!items.children.length) msg.append(h('p', { class: 'empty' }, 'No studies yet.'));
+			cursor = page.next_cursor;
+			more.hidden = !cursor;
+		} catch (e) {
+			clear(msg, errorBox(e));
+		}
+	}
+	more.addEventListener('click', () => busy(more, 'Loading…', () => load(false)));
+	return { reload: () => load(true) };
+}
+
+export function studyCard(st) {
+	const card = h('article', { class: 'study', id: 'study-' + st.id, 'aria-labelledby': 'title-' + st.id });
+	fillCard(card, st);
+	return card;
+}
+
+function fillCard(card, st) {
+	const msg = h('div');
+	const actions = h('div', { class: 'row' },
+		h('a', { class: 'button secondary', href: '#/studies/' + st.id }, 'Participants'));
+	const act = (verb, label, text) => {
+		const b = h('button', { type: 'button', class: verb === 'stop' ? 'danger' : 'secondary', dataset: { action: verb } }, label);
+		b.addEventListener('click', async () => {
+			if (!(await confirmDialog(`${label} "${st.title}"?`, text, label))) return;
+			clear(msg);
+			try {
+				const next = await busy(b, label + '…', () => post(`/studies/${st.id}/${verb}`));
+				fillCard(card, next);
+				flash(`"${next.title}" is now ${next.status.replace('_', ' ')}.`);
+			} catch (e) {
+				msg.append(errorBox(e));
+			}
+		});
+		actions.append(b);
+	};
+	if (st.status === 'active') act('pause', 'Pause', 'No new agent can accept it until you resume; running participations go on.');
+	if (st.status === 'paused') act('resume', 'Resume', 'Agents can accept it again.');
+	if (st.status === 'active' || st.status === 'paused') {
+		act('stop', 'Stop', 'Stopping is final: no new participants, and the unused slots are refunded to your wallet now.');
+	}
+	clear(card,
+		h('header', { class: 'study-head' },
+			h('h3', { id: 'title-' + st.id }, h('a', { href: '#/studies/' + st.id }, st.title)),
+			statusBadge(st.status)),
+		h('p', { class: 'meta' }, `${usd(st.reward_per_participant)} × ${st.max_participants} · ${st.estimated_duration_minutes} min · created `,
+			timeEl(st.created_at), st.deadline ? [' · deadline ', timeEl(st.deadline)] : null),
+		progress(st), actions, msg);
+}
+
+const PSTATES = [['approved', 'Approved'], ['rejected', 'Rejected'], ['submitted', 'Submitted'],
+	['in_progress', 'In progress'], ['accepted', 'Accepted']];
+
+// Participants by state and money, as two stacked bars.
+export function progress(st) {
+	const max = st.max_participants;
+	const segs = PSTATES.map(([k, label]) => [k, label, st.stats[k] || 0]);
+	segs.push(['spots', 'Spots left', st.stats.spots_remaining]);
+	const f = st.funding;
+	const total = f.total_budget_cents || (f.frozen_cents + f.spent_cents + f.refunded_cents) || 1;
+	const money = [['spent', 'Spent', f.spent_cents], ['refunded', 'Refunded', f.refunded_cents],
+		['frozen', 'Frozen', f.frozen_cents]];
+	const summary = segs.map(([, l, n]) => `${l} ${n}`).join(', ');
+	return h('div', { class: 'progress' },
+		bar(segs.map(([k, , n]) => [k, n]), max, `Participants of ${max}: ${summary}`),
+		h('p', { class: 'counts' }, segs.filter(([, , n]) => n > 0).map(([k, l, n]) =>
+			h('span', { class: 'count' }, h('span', { class: 'swatch ' + k, 'aria-hidden': 'true' }), `${l}: ${n}`)),
+		st.stats.timed_out ? h('span', { class: 'count' }, `Timed out: ${st.stats.timed_out}`) : null,
+		st.stats.withdrawn ? h('span', { class: 'count' }, `Withdrawn: ${st.stats.withdrawn}`) : null),
+		bar(money.map(([k, , n]) => [k, n]), total, 'Budget: ' + money.map(([, l, n]) => `${l} ${usd(n)}`).join(', ')),
+		h('p', { class: 'counts money' }, money.map(([k, l, n]) =>
+			h('span', { class: 'count', dataset: { money: k } }, h('span', { class: 'swatch ' + k, 'aria-hidden': 'true' }), `${l}: ${usd(n)}`)),
+		h('span', { class: 'count' }, `Fee per participant: ${usd(f.fee_cents_per_participant)}`)));
+}
+
+function bar(parts, total, label) {
+	const W = 300, H = 14;
+	const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'bar', role: 'img', 'aria-label': label, preserveAspectRatio: 'none' });
+	svg.append(s('title', {}, label));
+	svg.append(s('rect', { x: 0, y: 0, width: W, height: H, class: 'track' }));
+	let x = 0;
+	for (const [k, n] of parts) {
+		if (!n) continue;
+		const w = (n / total) * W;
+		svg.append(s('rect', { x: x.toFixed(2), y: 0, width: w.toFixed(2), height: H, class: 'seg ' + k }));
+		x += w;
+	}
+	return svg;
+}
+
+export { legend };
