@@ -2,6 +2,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errors.h"
@@ -320,4 +321,601 @@ int
 val_iso8601(const char *s, size_t len, int64_t *out)
 {
 	return timefmt_parse(s, len, out);
+}
+
+/*
+ * Public URLs (design.md §9.8).  The host of a URL that val_url accepts is
+ * read as a server would: a bracketed IPv6 literal, a dotted-quad IPv4
+ * literal, or a DNS name.  A host whose last label is numeric ("127.1",
+ * "2130706433", "0x7f.1", "0177.0.0.1") is an IPv4 address to a URL
+ * parser (WHATWG URL, curl, inet_aton): only the canonical dotted quad is
+ * accepted, and only when it is public.
+ */
+
+/* Parse a canonical dotted quad (decimal, no leading zero). */
+static bool
+ipv4_canonical(const char *s, size_t len, unsigned char out[4])
+{
+	size_t	 i = 0, part, digits;
+	unsigned v;
+
+	for (part = 0; part < 4; part++) {
+		if (part > 0) {
+			if (i >= len || s[i] != '.')
+				return false;
+			i++;
+		}
+		v = 0;
+		for (digits = 0; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+			if (digits == 3)
+				return false;
+			v = v * 10 + (unsigned)(s[i] - '0');
+		}
+		if (digits == 0 || v > 255 || (digits > 1 && s[i - digits] == '0'))
+			return false;
+		out[part] = (unsigned char)v;
+	}
+	return i == len;
+}
+
+/* True when the last dot-separated label of a host looks like a number to
+ * an IPv4 parser: decimal digits, or "0x" then hex digits (possibly none). */
+static bool
+last_label_numeric(const char *s, size_t len)
+{
+	size_t	 start = len, i;
+
+	while (start > 0 && s[start - 1] != '.')
+		start--;
+	if (start == len)
+		return false;
+	if (len - start >= 2 && s[start] == '0' && (s[start + 1] == 'x' || s[start + 1] == 'X')) {
+		for (i = start + 2; i < len; i++)
+			if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+			    (s[i] >= 'A' && s[i] <= 'F')))
+				return false;
+		return true;
+	}
+	for (i = start; i < len; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Parse an IPv6 address (RFC 4291 2.2: groups, one "::", an optional
+ * trailing dotted quad) into 16 bytes. */
+static bool
+ipv6_parse(const char *s, size_t len, unsigned char out[16])
+{
+	unsigned char	 b[16];
+	size_t		 i = 0, n = 0, gap = 16, k, digits;
+	int		 gapset = 0, h;
+	unsigned	 v;
+
+	memset(b, 0, sizeof b);
+	if (len >= 2 && s[0] == ':' && s[1] == ':') {
+		gapset = 1;
+		gap = 0;
+		i = 2;
+	} else if (len > 0 && s[0] == ':')
+		return false;
+	while (i < len) {
+		size_t	 j;
+
+		/* a trailing IPv4 part: digits followed by a '.' before any ':' */
+		for (j = i; j < len && s[j] != ':' && s[j] != '.'; j++)
+			;
+		if (j < len && s[j] == '.') {
+			if (n > 12 || !ipv4_canonical(s + i, len - i, b + n))
+				return false;
+			n += 4;
+			i = len;
+			break;
+		}
+		v = 0;
+		for (digits = 0; i < len && (h = hexval(s[i])) >= 0; i++, digits++) {
+			if (digits == 4)
+				return false;
+			v = v << 4 | (unsigned)h;
+		}
+		if (digits == 0 || n > 14)
+			return false;
+		b[n++] = (unsigned char)(v >> 8);
+		b[n++] = (unsigned char)v;
+		if (i == len)
+			break;
+		if (s[i] != ':')
+			return false;
+		i++;
+		if (i < len && s[i] == ':') {
+			if (gapset)
+				return false;
+			gapset = 1;
+			gap = n;
+			i++;
+		} else if (i == len)
+			return false;	/* a trailing single ':' */
+	}
+	if (gapset) {
+		if (n > 14)
+			return false;
+		/* move the groups after the gap to the end */
+		for (k = n; k > gap; k--)
+			b[16 - (n - k) - 1] = b[k - 1];
+		for (k = gap; k < 16 - (n - gap); k++)
+			b[k] = 0;
+	} else if (n != 16)
+		return false;
+	memcpy(out, b, 16);
+	return true;
+}
+
+/* An IPv4 address no one on the public Internet should be sent to:
+ * "this network", private, shared (CGN), loopback, link-local, IETF
+ * protocol assignments, documentation, benchmarking, multicast, reserved
+ * and broadcast. */
+static bool
+ipv4_public(const unsigned char a[4])
+{
+	static const struct {
+		unsigned char	 net[4];
+		int		 bits;
+	} deny[] = {
+		{ { 0, 0, 0, 0 }, 8 },		/* "this network", unspecified */
+		{ { 10, 0, 0, 0 }, 8 },		/* private */
+		{ { 100, 64, 0, 0 }, 10 },	/* shared address space (CGN) */
+		{ { 127, 0, 0, 0 }, 8 },	/* loopback */
+		{ { 169, 254, 0, 0 }, 16 },	/* link-local (cloud metadata) */
+		{ { 172, 16, 0, 0 }, 12 },	/* private */
+		{ { 192, 0, 0, 0 }, 24 },	/* IETF protocol assignments */
+		{ { 192, 0, 2, 0 }, 24 },	/* documentation */
+		{ { 192, 168, 0, 0 }, 16 },	/* private */
+		{ { 198, 18, 0, 0 }, 15 },	/* benchmarking */
+		{ { 198, 51, 100, 0 }, 24 },	/* documentation */
+		{ { 203, 0, 113, 0 }, 24 },	/* documentation */
+		{ { 224, 0, 0, 0 }, 4 },	/* multicast */
+		{ { 240, 0, 0, 0 }, 4 },	/* reserved, broadcast */
+	};
+	uint32_t	 v = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
+	size_t		 i;
+
+	for (i = 0; i < sizeof deny / sizeof deny[0]; i++) {
+		uint32_t net = (uint32_t)deny[i].net[0] << 24 | (uint32_t)deny[i].net[1] << 16 |
+		    (uint32_t)deny[i].net[2] << 8 | deny[i].net[3];
+		uint32_t mask = 0xffffffffu << (32 - deny[i].bits);
+
+		if ((v & mask) == net)
+			return false;
+	}
+	return true;
+}
+
+static bool
+ipv4_loopback(const unsigned char a[4])
+{
+	return a[0] == 127;
+}
+
+/* The IPv4 address an IPv6 address carries and is routed by (mapped,
+ * compatible, NAT64 well-known prefix, 6to4), or false. */
+static bool
+ipv6_embedded_v4(const unsigned char b[16], unsigned char v4[4])
+{
+	static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const unsigned char zero[12] = { 0 };
+	static const unsigned char nat64[12] = { 0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0 };
+
+	if (memcmp(b, mapped, 12) == 0 || memcmp(b, zero, 12) == 0 ||
+	    memcmp(b, nat64, 12) == 0) {
+		memcpy(v4, b + 12, 4);
+		return true;
+	}
+	if (b[0] == 0x20 && b[1] == 0x02) {	/* 2002::/16 6to4 */
+		memcpy(v4, b + 2, 4);
+		return true;
+	}
+	return false;
+}
+
+static bool
+ipv6_loopback(const unsigned char b[16])
+{
+	static const unsigned char one[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+	unsigned char v4[4];
+
+	if (memcmp(b, one, 16) == 0)
+		return true;
+	return ipv6_embedded_v4(b, v4) && ipv4_loopback(v4);
+}
+
+static bool
+ipv6_public(const unsigned char b[16])
+{
+	unsigned char v4[4];
+
+	if (ipv6_embedded_v4(b, v4))
+		return ipv4_public(v4);	/* also ::, ::1 (0.0.0.0/8) */
+	if ((b[0] & 0xfe) == 0xfc)			/* fc00::/7 unique local */
+		return false;
+	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)	/* fe80::/10 link-local */
+		return false;
+	if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0)	/* fec0::/10 site-local */
+		return false;
+	if (b[0] == 0xff)				/* multicast */
+		return false;
+	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)	/* documentation */
+		return false;
+	if (b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0 && b[5] == 1)
+		return false;			/* 64:ff9b:1::/48 local-use NAT64 */
+	if (b[0] == 0x01 && b[1] == 0 && b[2] == 0 && b[3] == 0 && b[4] == 0 && b[5] == 0 &&
+	    b[6] == 0 && b[7] == 0)	/* 100::/64 discard-only */
+		return false;
+	return true;
+}
+
+/* Equal ignoring ASCII case. */
+static bool
+eq_ci(const char *s, size_t len, const char *lit)
+{
+	return strlen(lit) == len && prefix_ci(s, len, lit);
+}
+
+/* Names every resolver maps to the loopback interface (RFC 6761 6.3 and
+ * the Debian /etc/hosts defaults). */
+static bool
+loopback_name(const char *s, size_t len)
+{
+	static const char *const names[] = {
+		"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback",
+	};
+	size_t	 i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (eq_ci(s, len, names[i]))
+			return true;
+	return len > 10 && prefix_ci(s + len - 10, 10, ".localhost");
+}
+
+int
+val_public_url(const char *s, size_t len, unsigned flags)
+{
+	size_t		 hstart, hend;
+	unsigned char	 a4[4], a6[16];
+	bool		 https, loop;
+
+	if (val_url(s, len) != ARPS_OK)
+		return ARPS_E_VALIDATION;
+	https = prefix_ci(s, len, "https://");
+	hstart = https ? 8 : 7;
+	if (s[hstart] == '[') {
+		hend = (size_t)((const char *)memchr(s + hstart, ']', len - hstart) - s);
+		if (!ipv6_parse(s + hstart + 1, hend - hstart - 1, a6))
+			return ARPS_E_VALIDATION;
+		loop = ipv6_loopback(a6);
+		if (!ipv6_public(a6) && !(loop && (flags & VAL_URL_LOOPBACK)))
+			return ARPS_E_VALIDATION;
+	} else {
+		for (hend = hstart; hend < len && strchr(":/?#", s[hend]) == NULL; hend++)
+			;
+		if (last_label_numeric(s + hstart, hend - hstart)) {
+			if (!ipv4_canonical(s + hstart, hend - hstart, a4))
+				return ARPS_E_VALIDATION;
+			loop = ipv4_loopback(a4);
+			if (!ipv4_public(a4) && !(loop && (flags & VAL_URL_LOOPBACK)))
+				return ARPS_E_VALIDATION;
+		} else {
+			loop = loopback_name(s + hstart, hend - hstart);
+			if (loop && !(flags & VAL_URL_LOOPBACK))
+				return ARPS_E_VALIDATION;
+		}
+	}
+	/* https only, except plain http to the loopback interface when allowed */
+	if ((flags & VAL_URL_HTTPS_ONLY) && !https && !(loop && (flags & VAL_URL_LOOPBACK)))
+		return ARPS_E_VALIDATION;
+	return ARPS_OK;
+}
+
+/*
+ * Object keys of a JSON text (design.md §9.7, RFC 7493 I-JSON 2.3): a
+ * scan over the text that decodes each key (escapes included, so "a" and
+ * "\u0061" are the same key) and, at the end of each object, sorts that
+ * object's keys and compares neighbours.  Keys live on one stack shared by
+ * the nested objects.
+ */
+struct jkeys {
+	const char	*s;
+	size_t		 len, i;
+	char		*buf;		/* decoded keys, back to back */
+	size_t		 bused;
+	size_t		*off, *klen;	/* the stack of keys: offset into buf, length */
+	size_t		 top, cap;
+};
+
+static void
+jk_ws(struct jkeys *k)
+{
+	while (k->i < k->len && (k->s[k->i] == ' ' || k->s[k->i] == '\t' ||
+	    k->s[k->i] == '\n' || k->s[k->i] == '\r'))
+		k->i++;
+}
+
+static int
+jk_hex4(struct jkeys *k, unsigned *cp)
+{
+	size_t	 j;
+	int	 h;
+
+	if (k->len - k->i < 4)
+		return VAL_JSON_BAD;
+	*cp = 0;
+	for (j = 0; j < 4; j++) {
+		if ((h = hexval(k->s[k->i + j])) < 0)
+			return VAL_JSON_BAD;
+		*cp = *cp << 4 | (unsigned)h;
+	}
+	k->i += 4;
+	return VAL_JSON_OK;
+}
+
+/* A string at k->i ('"'); decoded into buf when out is not NULL. */
+static int
+jk_string(struct jkeys *k, char *out, size_t *outlen)
+{
+	size_t	 o = 0;
+	unsigned cp, lo;
+	int	 rc;
+
+	k->i++;
+	while (k->i < k->len) {
+		unsigned char c = (unsigned char)k->s[k->i++];
+
+		if (c == '"') {
+			if (outlen != NULL)
+				*outlen = o;
+			return VAL_JSON_OK;
+		}
+		if (c != '\\') {
+			if (out != NULL)
+				out[o] = (char)c;
+			o++;
+			continue;
+		}
+		if (k->i >= k->len)
+			return VAL_JSON_BAD;
+		c = (unsigned char)k->s[k->i++];
+		if (c != 'u') {
+			static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+			const char *p = memchr(from, c, sizeof from - 1);
+
+			if (p == NULL)
+				return VAL_JSON_BAD;
+			if (out != NULL)
+				out[o] = to[p - from];
+			o++;
+			continue;
+		}
+		if ((rc = jk_hex4(k, &cp)) != VAL_JSON_OK)
+			return rc;
+		if (cp == 0 && out != NULL)
+			return VAL_JSON_NUL_KEY;
+		if (cp >= 0xd800 && cp <= 0xdbff && k->len - k->i >= 6 && k->s[k->i] == '\\' &&
+		    k->s[k->i + 1] == 'u') {
+			size_t save = k->i;
+
+			k->i += 2;
+			if ((rc = jk_hex4(k, &lo)) != VAL_JSON_OK)
+				return rc;
+			if (lo >= 0xdc00 && lo <= 0xdfff)
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			else
+				k->i = save;	/* a lone surrogate: the next escape stands alone */
+		}
+		/* UTF-8 (a lone surrogate as its 3-byte form: only compared) */
+		if (out != NULL) {
+			if (cp < 0x80)
+				out[o] = (char)cp;
+			else if (cp < 0x800) {
+				out[o] = (char)(0xc0 | cp >> 6);
+				out[o + 1] = (char)(0x80 | (cp & 0x3f));
+			} else if (cp < 0x10000) {
+				out[o] = (char)(0xe0 | cp >> 12);
+				out[o + 1] = (char)(0x80 | (cp >> 6 & 0x3f));
+				out[o + 2] = (char)(0x80 | (cp & 0x3f));
+			} else {
+				out[o] = (char)(0xf0 | cp >> 18);
+				out[o + 1] = (char)(0x80 | (cp >> 12 & 0x3f));
+				out[o + 2] = (char)(0x80 | (cp >> 6 & 0x3f));
+				out[o + 3] = (char)(0x80 | (cp & 0x3f));
+			}
+		}
+		o += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+	}
+	return VAL_JSON_BAD;
+}
+
+static int
+jk_cmp(const struct jkeys *k, size_t a, size_t b)
+{
+	size_t	 la = k->klen[a], lb = k->klen[b];
+	int	 c = memcmp(k->buf + k->off[a], k->buf + k->off[b], la < lb ? la : lb);
+
+	return c != 0 ? c : (la > lb) - (la < lb);
+}
+
+static void
+jk_swap(struct jkeys *k, size_t a, size_t b)
+{
+	size_t	 t;
+
+	t = k->off[a], k->off[a] = k->off[b], k->off[b] = t;
+	t = k->klen[a], k->klen[a] = k->klen[b], k->klen[b] = t;
+}
+
+/* Heap sort of the keys [base, base + n): no allocation, O(n log n). */
+static void
+jk_sort(struct jkeys *k, size_t base, size_t n)
+{
+	size_t	 end, root, child, start;
+
+	if (n < 2)
+		return;
+	for (start = n / 2; start-- > 0;) {
+		for (root = start; (child = 2 * root + 1) < n; root = child) {
+			if (child + 1 < n && jk_cmp(k, base + child, base + child + 1) < 0)
+				child++;
+			if (jk_cmp(k, base + root, base + child) >= 0)
+				break;
+			jk_swap(k, base + root, base + child);
+		}
+	}
+	for (end = n - 1; end > 0; end--) {
+		jk_swap(k, base, base + end);
+		for (root = 0; (child = 2 * root + 1) < end; root = child) {
+			if (child + 1 < end && jk_cmp(k, base + child, base + child + 1) < 0)
+				child++;
+			if (jk_cmp(k, base + root, base + child) >= 0)
+				break;
+			jk_swap(k, base + root, base + child);
+		}
+	}
+}
+
+static int jk_value(struct jkeys *k, int depth);
+
+static int
+jk_object(struct jkeys *k, int depth)
+{
+	size_t	 base = k->top, bbase = k->bused, n, j;
+	int	 rc;
+
+	k->i++;
+	jk_ws(k);
+	if (k->i < k->len && k->s[k->i] == '}') {
+		k->i++;
+		return VAL_JSON_OK;
+	}
+	for (;;) {
+		jk_ws(k);
+		if (k->i >= k->len || k->s[k->i] != '"' || k->top == k->cap)
+			return VAL_JSON_BAD;
+		k->off[k->top] = k->bused;
+		if ((rc = jk_string(k, k->buf + k->bused, &k->klen[k->top])) != VAL_JSON_OK)
+			return rc;
+		k->bused += k->klen[k->top];
+		k->top++;
+		jk_ws(k);
+		if (k->i >= k->len || k->s[k->i] != ':')
+			return VAL_JSON_BAD;
+		k->i++;
+		if ((rc = jk_value(k, depth + 1)) != VAL_JSON_OK)
+			return rc;
+		jk_ws(k);
+		if (k->i < k->len && k->s[k->i] == ',') {
+			k->i++;
+			continue;
+		}
+		if (k->i < k->len && k->s[k->i] == '}') {
+			k->i++;
+			break;
+		}
+		return VAL_JSON_BAD;
+	}
+	n = k->top - base;
+	jk_sort(k, base, n);
+	for (j = 1; j < n; j++)
+		if (jk_cmp(k, base + j - 1, base + j) == 0)
+			return VAL_JSON_DUP_KEY;
+	k->top = base;
+	k->bused = bbase;
+	return VAL_JSON_OK;
+}
+
+static int
+jk_value(struct jkeys *k, int depth)
+{
+	int	 rc;
+
+	if (depth > 64)
+		return VAL_JSON_BAD;
+	jk_ws(k);
+	if (k->i >= k->len)
+		return VAL_JSON_BAD;
+	switch (k->s[k->i]) {
+	case '{':
+		return jk_object(k, depth);
+	case '[':
+		k->i++;
+		jk_ws(k);
+		if (k->i < k->len && k->s[k->i] == ']') {
+			k->i++;
+			return VAL_JSON_OK;
+		}
+		for (;;) {
+			if ((rc = jk_value(k, depth + 1)) != VAL_JSON_OK)
+				return rc;
+			jk_ws(k);
+			if (k->i < k->len && k->s[k->i] == ',') {
+				k->i++;
+				continue;
+			}
+			if (k->i < k->len && k->s[k->i] == ']') {
+				k->i++;
+				return VAL_JSON_OK;
+			}
+			return VAL_JSON_BAD;
+		}
+	case '"':
+		return jk_string(k, NULL, NULL);
+	default:
+		/* a number or a literal: up to the next delimiter */
+		if (strchr(",]}: \t\r\n", k->s[k->i]) != NULL)
+			return VAL_JSON_BAD;
+		while (k->i < k->len && strchr(",]}: \t\r\n", k->s[k->i]) == NULL &&
+		    k->s[k->i] != '\0')
+			k->i++;
+		return VAL_JSON_OK;
+	}
+}
+
+int
+val_json_keys(const char *s, size_t len)
+{
+	struct jkeys	 k;
+	int		 rc;
+
+	if (s == NULL)
+		return VAL_JSON_BAD;
+	memset(&k, 0, sizeof k);
+	k.s = s;
+	k.len = len;
+	/* a key takes at least 4 bytes of text ("":0), its decoded form no
+	 * more than its text */
+	k.cap = len / 4 + 1;
+	k.buf = malloc(len + 1);
+	k.off = malloc(k.cap * sizeof *k.off);
+	k.klen = malloc(k.cap * sizeof *k.klen);
+	if (k.buf == NULL || k.off == NULL || k.klen == NULL)
+		rc = VAL_JSON_NOMEM;
+	else {
+		rc = jk_value(&k, 0);
+		jk_ws(&k);
+		if (rc == VAL_JSON_OK && k.i != len)
+			rc = VAL_JSON_BAD;
+	}
+	free(k.buf);
+	free(k.off);
+	free(k.klen);
+	return rc;
 }

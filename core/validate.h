@@ -77,10 +77,35 @@ int	 val_parse_int64(const char *s, size_t len, int64_t lo, int64_t hi,
  * fragment; no userinfo, only printable ASCII (no space, control or
  * non-ASCII byte); at most VAL_URL_MAX bytes. */
 int	 val_url(const char *s, size_t len);
+/*
+ * A URL the service may send a browser or its own requests to (design.md
+ * §9.8): val_url, and a host that is a DNS name other than localhost (and
+ * *.localhost), or a public IP literal: no loopback, private, shared,
+ * link-local, unique-local, site-local, unspecified, documentation,
+ * multicast or reserved address, also when an IPv6 address embeds an IPv4
+ * one (mapped, compatible, NAT64, 6to4).  A host whose last label is a
+ * number (decimal, 0x hex) is read as IPv4 and must be a canonical dotted
+ * quad ("2130706433", "127.1", "0x7f.1", "0177.0.0.1" are refused).
+ * VAL_URL_HTTPS_ONLY refuses http; VAL_URL_LOOPBACK lets a loopback host
+ * through (and with it plain http): webhooks in the dev stack.
+ */
+#define VAL_URL_HTTPS_ONLY	0x1
+#define VAL_URL_LOOPBACK	0x2
+int	 val_public_url(const char *s, size_t len, unsigned flags);
 /* Pragmatic e-mail: local@domain, at most 254 bytes, local 1..64 bytes of
  * atext and non-adjacent, non-edge dots; domain of >= 2 dot-separated
  * labels of [A-Za-z0-9-] 1..63 bytes, no edge hyphen. ASCII only. */
 int	 val_email(const char *s, size_t len);
+/*
+ * The object keys of the JSON text s[0..len) (design.md §9.7, RFC 7493
+ * I-JSON): VAL_JSON_OK when no object repeats a key (compared after
+ * decoding escapes, at any depth) and no key holds U+0000;
+ * VAL_JSON_DUP_KEY, VAL_JSON_NUL_KEY, VAL_JSON_BAD for a text that is not
+ * JSON, VAL_JSON_NOMEM.  For a text json-c has accepted: json-c keeps the
+ * last of two equal keys and cuts a key at its NUL.
+ */
+enum { VAL_JSON_OK, VAL_JSON_DUP_KEY, VAL_JSON_NUL_KEY, VAL_JSON_BAD, VAL_JSON_NOMEM };
+int	 val_json_keys(const char *s, size_t len);
 /* ISO 8601 timestamp (see timefmt_parse) into *out. */
 int	 val_iso8601(const char *s, size_t len, int64_t *out);
 

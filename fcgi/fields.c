@@ -76,8 +76,12 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 				    "must be visible text (no control characters but tab and line breaks, not blank)");
 			break;
 		case F_URL:
-			if (val_url(s, len) != 0)
-				return reply_invalid(r, f->name, "must be an absolute http or https URL");
+			/* design.md §9.8: a public host only */
+			if (val_public_url(s, len, 0) != 0)
+				return reply_invalid(r, f->name, val_url(s, len) != 0 ?
+				    "must be an absolute http or https URL" :
+				    "must name a public host (not localhost, a loopback, private, "
+				    "link-local or unspecified address)");
 			break;
 		case F_EMAIL:
 			if (val_email(s, len) != 0)

@@ -142,7 +142,8 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	/* libfcgi's own printf knows no %zu: format the head here. */
 	hl = snprintf(head, sizeof head,
 	    "Status: %d %s\r\nContent-Type: application/json\r\nContent-Length: %lu\r\n"
-	    "Cache-Control: no-store\r\n%s\r\n", r.status, reason(r.status),
+	    "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n%s\r\n", r.status,
+	    reason(r.status),
 	    (unsigned long)r.outlen, r.extra);
 	if (hl > 0 && (size_t)hl < sizeof head)
 		FCGX_PutStr(head, hl, fx->out);

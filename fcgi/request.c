@@ -81,6 +81,30 @@ req_json(struct req *r)
 		return NULL;
 	}
 	json_tokener_free(tok);
+	/* design.md §9.7: json-c keeps the last of two equal keys and cuts a
+	 * key at "\u0000"; the text is read again for both. */
+	switch (val_json_keys(r->body, r->blen)) {
+	case VAL_JSON_OK:
+		break;
+	case VAL_JSON_NOMEM:
+		json_object_put(o);
+		reply_err(r, ARPS_E_INTERNAL, "out of memory");
+		return NULL;
+	case VAL_JSON_DUP_KEY:
+		json_object_put(o);
+		reply_err(r, ARPS_E_INVALID_JSON,
+		    "the body is not valid JSON: an object repeats a key");
+		return NULL;
+	case VAL_JSON_NUL_KEY:
+		json_object_put(o);
+		reply_err(r, ARPS_E_INVALID_JSON,
+		    "the body is not valid JSON: an object key contains U+0000");
+		return NULL;
+	default:
+		json_object_put(o);
+		reply_err(r, ARPS_E_INVALID_JSON, "the body is not valid JSON");
+		return NULL;
+	}
 	if (!json_finite(o)) {
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON,

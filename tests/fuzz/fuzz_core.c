@@ -25,6 +25,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)val_utf8(s, size, &nchars);
 	(void)val_string(s, size, 1, 100);
 	(void)val_url(s, size);
+	(void)val_public_url(s, size, VAL_URL_HTTPS_ONLY | VAL_URL_LOOPBACK);
+	(void)val_json_keys(s, size);
 	(void)val_email(s, size);
 	(void)val_parse_int64(s, size, INT64_MIN, INT64_MAX, &v);
 	if (val_iso8601(s, size, &t) == 0) {

@@ -202,6 +202,167 @@ test_parse_int(void **state)
 	assert_int_equal(val_parse_int64("1\0", 2, 0, 1, &v), ARPS_E_VALIDATION);
 }
 
+/* design.md §9.7: repeated keys (at any depth, after escapes) and keys
+ * holding U+0000. */
+static void
+test_json_keys(void **state)
+{
+	static const struct {
+		const char	*s;
+		int		 rc;
+	} rows[] = {
+		{ "{}", VAL_JSON_OK },
+		{ "{\"a\":1,\"b\":2}", VAL_JSON_OK },
+		{ " { \"a\" : [ {\"a\":1}, {\"a\":2} ] , \"b\" : {\"a\":{}} } ", VAL_JSON_OK },
+		{ "{\"a\":\"\\u0000 in a value\"}", VAL_JSON_OK },
+		{ "{\"ab\":1,\"a\":2,\"abc\":3,\"A\":4}", VAL_JSON_OK },
+		{ "{\"\\ud83d\\ude00\":1,\"\\ud83d\":2}", VAL_JSON_OK },
+		{ "[1,\"x\",true,null,-1.5e3,{\"k\":[]}]", VAL_JSON_OK },
+		{ "{\"a\":1,\"a\":2}", VAL_JSON_DUP_KEY },
+		{ "{\"a\":1,\"b\":2,\"a\":3}", VAL_JSON_DUP_KEY },
+		{ "{\"a\":1,\"\\u0061\":2}", VAL_JSON_DUP_KEY },
+		{ "{\"\\/\":1,\"/\":2}", VAL_JSON_DUP_KEY },
+		{ "{\"\\u00e9\":1,\"\xc3\xa9\":2}", VAL_JSON_DUP_KEY },
+		{ "{\"\\ud83d\\ude00\":1,\"\xf0\x9f\x98\x80\":2}", VAL_JSON_DUP_KEY },
+		{ "{\"x\":{\"y\":[{\"z\":1,\"z\":1}]}}", VAL_JSON_DUP_KEY },
+		{ "[{\"a\":1},{\"b\":1,\"b\":2}]", VAL_JSON_DUP_KEY },
+		{ "{\"\":1,\"\":2}", VAL_JSON_DUP_KEY },
+		{ "{\"a\\u0000b\":1}", VAL_JSON_NUL_KEY },
+		{ "{\"x\":{\"\\u0000\":1}}", VAL_JSON_NUL_KEY },
+		{ "{\"a\":1", VAL_JSON_BAD },
+		{ "{\"a\" 1}", VAL_JSON_BAD },
+		{ "{\"a\":1}x", VAL_JSON_BAD },
+		{ "{\"a\\q\":1}", VAL_JSON_BAD },
+		{ "", VAL_JSON_BAD },
+	};
+	char	 big[4 * 1000 + 16];
+	size_t	 i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (val_json_keys(rows[i].s, strlen(rows[i].s)) != rows[i].rc)
+			fail_msg("%s: expected %d, got %d", rows[i].s, rows[i].rc,
+			    val_json_keys(rows[i].s, strlen(rows[i].s)));
+	/* many keys in one object: distinct, then the first one again */
+	n = (size_t)snprintf(big, sizeof big, "{");
+	for (i = 0; i < 500; i++)
+		n += (size_t)snprintf(big + n, sizeof big - n, "\"%03zu\":0,", i);
+	big[n - 1] = '}';
+	assert_int_equal(val_json_keys(big, n), VAL_JSON_OK);
+	big[n - 1] = ',';
+	n += (size_t)snprintf(big + n, sizeof big - n, "\"000\":1}");
+	assert_int_equal(val_json_keys(big, n), VAL_JSON_DUP_KEY);
+	assert_int_equal(val_json_keys(NULL, 0), VAL_JSON_BAD);
+}
+
+/* design.md §9.8: the host of a study or webhook URL must be public. */
+static void
+test_public_url(void **state)
+{
+	enum { H = VAL_URL_HTTPS_ONLY, L = VAL_URL_LOOPBACK };
+	static const struct {
+		const char	*s;
+		unsigned	 flags;
+		int		 rc;
+	} rows[] = {
+		/* public hosts */
+		{ "https://example.com/x?a=1", 0, ARPS_OK },
+		{ "http://example.com/", 0, ARPS_OK },
+		{ "https://a.b/c", 0, ARPS_OK },
+		{ "https://8.8.8.8/", 0, ARPS_OK },
+		{ "http://93.184.216.34:8080/s", 0, ARPS_OK },
+		{ "https://[2606:4700:4700::1111]/", 0, ARPS_OK },
+		{ "https://[2a00:1450:4001:82b::200e]:443/", 0, ARPS_OK },
+		{ "https://[::ffff:8.8.8.8]/", 0, ARPS_OK },
+		{ "https://1e100.net/", 0, ARPS_OK },
+		{ "https://localhost.example.com/", 0, ARPS_OK },
+		{ "https://mylocalhost/", 0, ARPS_OK },
+		{ "https://11.0.0.1/", 0, ARPS_OK },
+		{ "https://172.32.0.1/", 0, ARPS_OK },
+		{ "https://100.128.0.1/", 0, ARPS_OK },
+		/* syntax (val_url) still applies */
+		{ "ftp://example.com/", 0, ARPS_E_VALIDATION },
+		{ "https://user:pw@example.com/", 0, ARPS_E_VALIDATION },
+		{ "https://evil.example@169.254.169.254/", 0, ARPS_E_VALIDATION },
+		/* localhost names */
+		{ "http://localhost/", 0, ARPS_E_VALIDATION },
+		{ "https://LOCALHOST:8080/x", 0, ARPS_E_VALIDATION },
+		{ "https://localhost.localdomain/", 0, ARPS_E_VALIDATION },
+		{ "https://api.localhost/", 0, ARPS_E_VALIDATION },
+		{ "https://ip6-localhost/", 0, ARPS_E_VALIDATION },
+		/* IPv4 literals */
+		{ "http://127.0.0.1/", 0, ARPS_E_VALIDATION },
+		{ "http://127.255.255.254/", 0, ARPS_E_VALIDATION },
+		{ "http://0.0.0.0/", 0, ARPS_E_VALIDATION },
+		{ "http://10.1.2.3/", 0, ARPS_E_VALIDATION },
+		{ "http://172.16.0.1/", 0, ARPS_E_VALIDATION },
+		{ "http://172.31.255.255/", 0, ARPS_E_VALIDATION },
+		{ "http://192.168.1.1/", 0, ARPS_E_VALIDATION },
+		{ "http://169.254.169.254/latest/meta-data/", 0, ARPS_E_VALIDATION },
+		{ "http://100.64.0.1/", 0, ARPS_E_VALIDATION },
+		{ "http://192.0.2.1/", 0, ARPS_E_VALIDATION },
+		{ "http://224.0.0.1/", 0, ARPS_E_VALIDATION },
+		{ "http://255.255.255.255/", 0, ARPS_E_VALIDATION },
+		/* numeric forms a URL parser reads as IPv4 */
+		{ "http://2130706433/", 0, ARPS_E_VALIDATION },
+		{ "http://0x7f000001/", 0, ARPS_E_VALIDATION },
+		{ "http://0x7f.0.0.1/", 0, ARPS_E_VALIDATION },
+		{ "http://0177.0.0.1/", 0, ARPS_E_VALIDATION },
+		{ "http://127.1/", 0, ARPS_E_VALIDATION },
+		{ "http://127.0.1/", 0, ARPS_E_VALIDATION },
+		{ "http://127.000.000.001/", 0, ARPS_E_VALIDATION },
+		{ "http://134744072/", 0, ARPS_E_VALIDATION },	/* 8.8.8.8, not canonical */
+		{ "http://8.8.8.8.8/", 0, ARPS_E_VALIDATION },
+		{ "http://256.1.1.1/", 0, ARPS_E_VALIDATION },
+		{ "http://example.0x/", 0, ARPS_E_VALIDATION },
+		{ "http://a.123/", 0, ARPS_E_VALIDATION },
+		/* IPv6 literals, bracketed */
+		{ "http://[::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[0:0:0:0:0:0:0:1]:8080/", 0, ARPS_E_VALIDATION },
+		{ "http://[::]/", 0, ARPS_E_VALIDATION },
+		{ "http://[fe80::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[FEBF::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[fc00::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[fd12:3456:789a::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[fec0::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[ff02::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[2001:db8::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[::ffff:127.0.0.1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[::ffff:7f00:1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[::ffff:169.254.169.254]/", 0, ARPS_E_VALIDATION },
+		{ "http://[::127.0.0.1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[::10.0.0.1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[64:ff9b::a9fe:a9fe]/", 0, ARPS_E_VALIDATION },
+		{ "http://[2002:7f00:1::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[2002:c0a8:101::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[1::2::3]/", 0, ARPS_E_VALIDATION },
+		{ "http://[1:2:3:4:5:6:7:8:9]/", 0, ARPS_E_VALIDATION },
+		{ "http://[12345::1]/", 0, ARPS_E_VALIDATION },
+		{ "http://[1:2:3:4:5:6:7]/", 0, ARPS_E_VALIDATION },
+		{ "http://[::ffff:127.1]/", 0, ARPS_E_VALIDATION },
+		/* webhooks: https only; loopback only with the flag */
+		{ "https://example.com/hook", H, ARPS_OK },
+		{ "http://example.com/hook", H, ARPS_E_VALIDATION },
+		{ "http://127.0.0.1:9000/hook", H, ARPS_E_VALIDATION },
+		{ "http://127.0.0.1:9000/hook", H | L, ARPS_OK },
+		{ "http://localhost:9000/hook", H | L, ARPS_OK },
+		{ "http://[::1]:9000/hook", H | L, ARPS_OK },
+		{ "https://[::ffff:127.0.0.1]/hook", H | L, ARPS_OK },
+		{ "http://10.0.0.1/hook", H | L, ARPS_E_VALIDATION },
+		{ "http://169.254.169.254/", H | L, ARPS_E_VALIDATION },
+		{ "http://example.com/hook", H | L, ARPS_E_VALIDATION },
+	};
+	size_t	 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (val_public_url(rows[i].s, strlen(rows[i].s), rows[i].flags) != rows[i].rc)
+			fail_msg("%s (flags %u): expected %d", rows[i].s, rows[i].flags, rows[i].rc);
+	}
+	assert_int_equal(val_public_url(NULL, 0, 0), ARPS_E_VALIDATION);
+	assert_int_equal(val_public_url(S("https://example.com/\0"), 0), ARPS_E_VALIDATION);
+}
+
 static void
 test_url(void **state)
 {
@@ -433,6 +594,8 @@ main(void)
 		cmocka_unit_test(test_int_range),
 		cmocka_unit_test(test_parse_int),
 		cmocka_unit_test(test_url),
+		cmocka_unit_test(test_public_url),
+		cmocka_unit_test(test_json_keys),
 		cmocka_unit_test(test_email),
 		cmocka_unit_test(test_iso_and_bounds),
 		cmocka_unit_test(test_sanitize),
