@@ -42,6 +42,10 @@ static const struct ckey {
 	{ "mail_from",              C_STR,    O(mail_from), 3, 0, "arps@localhost" },
 	{ "base_url",               C_STR,    O(base_url), 0, 0, "" },
 	{ "test_fixtures",          C_BOOL,   O(test_fixtures), 0, 0, "false" },
+	{ "webhooks_allow_loopback", C_BOOL,  O(webhooks_allow_loopback), 0, 0, "false" },
+	{ "webhook_retry_first_seconds", C_INT, O(webhook_retry_first_seconds), 1, 3600, "10" },
+	{ "webhook_retry_max_seconds", C_INT, O(webhook_retry_max_seconds), 1, 86400, "3600" },
+	{ "webhook_concurrency",    C_INT,    O(webhook_concurrency), 1, 1024, "64" },
 #undef O
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
