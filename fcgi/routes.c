@@ -37,5 +37,12 @@ const struct route routes[] = {
 	/* wallet */
 	{ "GET",   "/api/v1/wallet/balance",     AUTH_EITHER, h_wallet_balance, 0 },
 	{ "GET",   "/api/v1/wallet/transactions", AUTH_EITHER, h_wallet_transactions, 0 },
+	/* events and webhooks (design.md §11) */
+	{ "GET",   "/api/v1/events",             AUTH_EITHER, h_events,    0 },
+	{ "GET",   "/api/v1/agents/me/reputation", AUTH_KEY,  h_reputation, 0 },
+	{ "POST",  "/api/v1/webhooks",           AUTH_EITHER, h_webhook_create, 0 },
+	{ "GET",   "/api/v1/webhooks",           AUTH_EITHER, h_webhook_list, 0 },
+	{ "DELETE", "/api/v1/webhooks/{}",       AUTH_EITHER, h_webhook_delete, 0 },
+	{ "GET",   "/api/v1/webhooks/{}/deliveries", AUTH_EITHER, h_webhook_deliveries, 0 },
 };
 const size_t nroutes = sizeof routes / sizeof routes[0];
