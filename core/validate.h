@@ -78,8 +78,8 @@ int	 val_parse_int64(const char *s, size_t len, int64_t lo, int64_t hi,
  * non-ASCII byte); at most VAL_URL_MAX bytes. */
 int	 val_url(const char *s, size_t len);
 /*
- * A URL the service may send a browser or its own requests to (design.md
- * §9.8): val_url, and a host that is a DNS name other than localhost (and
+ * A URL the service may send a browser or its own requests to
+ * (design.md §9.8): val_url, and a host that is a DNS name other than localhost (and
  * *.localhost), or a public IP literal: no loopback, private, shared,
  * link-local, unique-local, site-local, unspecified, documentation,
  * multicast or reserved address, also when an IPv6 address embeds an IPv4

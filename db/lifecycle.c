@@ -268,8 +268,8 @@ rep_event(struct db *db, const struct participation *p, enum rep_event ev, int f
 }
 
 /*
- * The events of one participation transition, in the order of design.md
- * §11: the participation's state, then the reputation, then the money; and
+ * The events of one participation transition, in the order of
+ * design.md §11: the participation's state, then the reputation, then the money; and
  * the researcher's submission.created.
  */
 static enum db_rc

@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS events (
   UNIQUE KEY events_id (id),
   KEY events_created (created_at),
   KEY events_type (owner_id, type, seq),
-  CONSTRAINT events_id CHECK (id LIKE 'evt\_%')
+  CONSTRAINT events_id_form CHECK (id LIKE 'evt\_%')
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- A webhook: where to POST the owner's events of the listed types.  The
@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS webhooks (
   disabled_at   BIGINT NULL,
   deleted_at    BIGINT NULL,
   KEY webhooks_owner (owner_id, status, seq),
-  CONSTRAINT webhooks_id CHECK (id LIKE 'whk\_%')
+  CONSTRAINT webhooks_id_form CHECK (id LIKE 'whk\_%')
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- One row per (webhook, event) to deliver, queued with the event; each try
