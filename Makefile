@@ -15,15 +15,18 @@ PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKGLIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CORE_SRC := $(sort $(wildcard core/*.c))
-LIB_SRC  := $(sort $(wildcard lib/*.c))
+# The transports go into arps-deliver only: the workers carry no libcurl.
+DELIVER_SRC := lib/webhook.c
+LIB_SRC  := $(filter-out $(DELIVER_SRC),$(sort $(wildcard lib/*.c)))
 DB_SRC   := $(sort $(wildcard db/*.c))
 FCGI_SRC := $(sort $(wildcard fcgi/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 DB_OBJ   := $(DB_SRC:%.c=$(B)/%.o)
 FCGI_OBJ := $(FCGI_SRC:%.c=$(B)/%.o)
+DELIVER_OBJ := $(DELIVER_SRC:%.c=$(B)/%.o)
 
-BINS := $(B)/arps-fcgi $(B)/arps-sweep $(B)/arps-admin
+BINS := $(B)/arps-fcgi $(B)/arps-sweep $(B)/arps-admin $(B)/arps-deliver
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 DBT_SRC  := $(sort $(wildcard tests/db/test_*.c))
@@ -56,6 +59,9 @@ $(B)/arps-fcgi: $(B)/cmd/arps-fcgi.o $(FCGI_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ
 
 $(B)/arps-sweep: $(B)/cmd/arps-sweep.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
+
+$(B)/arps-deliver: $(B)/cmd/arps-deliver.o $(DELIVER_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(shell pkg-config --libs libcurl) $(PKGLIBS) -lcrypto -lm
 
 $(B)/arps-admin: $(B)/cmd/arps-admin.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm

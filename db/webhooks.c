@@ -76,7 +76,7 @@ static const char q_due[] =
 static const char q_job[] =
     "SELECT " DB_COLS_SQL(JOB_COLUMNS) " FROM webhook_deliveries d"
     " JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id"
-    " WHERE d.seq = ?";
+    " WHERE d.seq = ? AND w.status = 'active'";
 static const char q_lease[] =
     "UPDATE webhook_deliveries SET next_attempt_at = ?, attempts = attempts + 1,"
     " claimed_until = ? WHERE seq = ?";

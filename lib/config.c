@@ -46,6 +46,7 @@ static const struct ckey {
 	{ "webhook_retry_first_seconds", C_INT, O(webhook_retry_first_seconds), 1, 3600, "10" },
 	{ "webhook_retry_max_seconds", C_INT, O(webhook_retry_max_seconds), 1, 86400, "3600" },
 	{ "webhook_concurrency",    C_INT,    O(webhook_concurrency), 1, 1024, "64" },
+	{ "webhook_timeout_seconds", C_INT,   O(webhook_timeout_seconds), 1, 60, "10" },
 #undef O
 };
 #define NKEYS (sizeof keys / sizeof keys[0])

@@ -66,6 +66,7 @@ struct config {
 	int64_t webhook_retry_first_seconds;
 	int64_t webhook_retry_max_seconds;
 	int64_t webhook_concurrency;
+	int64_t webhook_timeout_seconds;	/* one try, connect included */
 };
 
 /*

@@ -78,6 +78,7 @@ CONF
     grep -q '^webhooks_allow_loopback' "$VAR/arps.conf" || cat >> "$VAR/arps.conf" <<CONF
 webhooks_allow_loopback = true
 webhook_retry_first_seconds = 1
+webhook_timeout_seconds = 3
 CONF
     # The dev identity provider's key pairs (design.md §6.11).
     [ -f "$VAR/idp/dev-rsa.pem" ] || openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
