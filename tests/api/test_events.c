@@ -237,6 +237,47 @@ cursor_follows(void **state)
 	resp_free(&r);
 }
 
+/* study.matched: written when the criteria embedding becomes ready, for
+ * an agent whose bio matches (the same text scores about 0.9) and not for
+ * one without a bio. */
+static void
+matched_on_publication(void **state)
+{
+	static const char bio[] = "Adults who write software every day";
+	struct test_user u, o1, o2;
+	struct test_agent a, nobio;
+	char s[IDS_BUFSZ], types[2048], ids[64][IDS_BUFSZ];
+	struct resp r;
+	size_t n, i;
+	int found = 0;
+
+	(void)state;
+	agent_claimed(&a, &o1, "matchable");
+	agent_claimed(&nobio, &o2, "silent");
+	agent_bio_ready(&a, bio);
+	researcher(&u, 10000);
+	study_new(&u, s, 100, 2, NULL);	/* its criteria: the bio's text */
+	embedding_ready(s);
+	r = get_as(a.hdr, "/api/v1/events?cursor=1&limit=200");
+	assert_int_equal(r.status, 200);
+	for (i = 0; i < json_object_array_length(jget(r.json, "events")); i++) {
+		char key[64];
+
+		snprintf(key, sizeof key, "events.%zu.data.study_id", i);
+		if (strcmp(jgets(&r, key), s) != 0)
+			continue;
+		found++;
+		snprintf(key, sizeof key, "events.%zu.type", i);
+		assert_string_equal(jgets(&r, key), "study.matched");
+		snprintf(key, sizeof key, "events.%zu.data.score", i);
+		assert_true(json_object_get_double(jget(r.json, key)) >= 0.6);
+	}
+	resp_free(&r);
+	assert_int_equal(found, 1);
+	feed_all(nobio.hdr, 50, types, sizeof types, ids, 64, &n);
+	assert_string_equal(types, "wallet.credited");
+}
+
 static void
 webhook_endpoints(void **state)
 {
@@ -340,6 +381,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(full_participation),
 		cmocka_unit_test(cursor_follows),
+		cmocka_unit_test(matched_on_publication),
 		cmocka_unit_test(webhook_endpoints),
 	};
 
