@@ -96,10 +96,12 @@ test:
 test-unit:
 	@tools/dev.sh test unit
 
-# Static checks, also run by `make test`: core/ purity, and every
-# `design.md §N` / `api.md §N` citing a section that exists.
-check:
+# Static checks (design.md §2.5), also run by `make test`.
+check: all
 	@tools/check-core-purity.sh
+	@tools/check-fcgi-deps.sh
+	@tools/check-next-actions.sh
+	@tools/check-db-columns.sh
 	@tools/check-citations.sh
 
 test-db:

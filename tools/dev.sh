@@ -13,7 +13,7 @@ cd "$ROOT"
 
 PKGS="gcc make pkg-config libfcgi-dev libjson-c-dev libmariadb-dev libsodium-dev libcmocka-dev
       libcurl4-openssl-dev libssl-dev mariadb-server mariadb-client nginx openssl curl
-      ca-certificates procps"
+      ca-certificates procps python3-yaml"
 PIDS=()
 
 say() { printf 'arps: %s\n' "$*" >&2; }
@@ -154,7 +154,7 @@ start_pool() {
 
 start_nginx() {
     sed -e "s|@SOCKET@|$VAR/run/arps.sock|g" -e "s|@BURST@|100000|g" nginx/arps-api.inc > "$VAR/nginx/arps-api.inc"
-    sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@USER@|$(id -un) $(id -gn)|g" \
+    sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@USER@|$(id -un) $(id -gn)|g" -e "s|@ROOT@|$ROOT|g" \
         nginx/arps-dev.conf.in > "$VAR/nginx/nginx.conf"
     nginx -p "$VAR/nginx" -c "$VAR/nginx/nginx.conf" -e "$VAR/log/nginx-error.log" -g 'daemon off;' </dev/null >/dev/null 2>&1 &
     PIDS+=($!)
@@ -239,10 +239,11 @@ run)
 test)
     kind=${2:-all}
     deps
-    make -s all model tests
+    make -s all model tests openapi-deps
     [ -x tools/check-core-purity.sh ] && { tools/check-core-purity.sh || BROKEN+=("core purity"); }
     [ -x tools/check-fcgi-deps.sh ] && { tools/check-fcgi-deps.sh || BROKEN+=("fcgi link cycle"); }
     [ -x tools/check-next-actions.sh ] && { tools/check-next-actions.sh || BROKEN+=("nextActions endpoints"); }
+    tools/check-db-columns.sh || BROKEN+=("db column positions")
     tools/check-citations.sh || BROKEN+=("citations of docs/design.md or docs/api.md")
     if [ "$kind" = all ]; then tools/check-nginx.sh || BROKEN+=("nginx production config"); fi
     if [ "$kind" = all ] || [ "$kind" = unit ]; then suite unit; fi
@@ -254,7 +255,18 @@ test)
         up
         export ARPS_CONFIG="$VAR/arps.conf" ARPS_BASE_URL="http://127.0.0.1:$PORT" ARPS_VAR="$VAR" ARPS_ROOT="$ROOT"
         if [ "$kind" = all ] || [ "$kind" = db ]; then suite db; fi
-        if [ "$kind" = all ] || [ "$kind" = api ]; then suite api; fi
+        if [ "$kind" = all ] || [ "$kind" = api ]; then
+            # Every answer the API suites receive is recorded and checked
+            # against docs/openapi.yaml, with the route table (design.md §11).
+            export ARPS_RECORD_ANSWERS=${ARPS_RECORD_ANSWERS:-$VAR/log/answers.jsonl}
+            : > "$ARPS_RECORD_ANSWERS"
+            suite api
+            say "contract: the answers against docs/openapi.yaml"
+            node tools/openapi-selftest.mjs --fcgi "$FCGI_BIN" ||
+                BROKEN+=("openapi check self-test (tools/openapi-selftest.mjs)")
+            node tools/openapi-check.mjs --fcgi "$FCGI_BIN" --answers "$ARPS_RECORD_ANSWERS" ||
+                BROKEN+=("openapi contract (tools/openapi-check.mjs)")
+        fi
         build/arps-admin verify-ledger || BROKEN+=("verify-ledger")
         stop_all
         # Under make test-asan: any report of a sanitizer in a worker fails the run.

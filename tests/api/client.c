@@ -9,7 +9,9 @@
 
 #include <cmocka.h>
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <sodium.h>
+#include <unistd.h>
 
 #include "core/validate.h"
 #include "tests/api/client.h"
@@ -48,6 +50,47 @@ on_header(char *p, size_t sz, size_t n, void *arg)
 		r->headers[used + sz * n] = '\0';
 	}
 	return sz * n;
+}
+
+/* ARPS_RECORD_ANSWERS=PATH: append each answer as one JSON line (method,
+ * path, status, content type, headers, body) for tools/openapi-check.mjs.  One
+ * O_APPEND write per record, so threads and processes do not interleave. */
+static void
+record_answer(const char *method, const char *path, const struct resp *r)
+{
+	const char *file = getenv("ARPS_RECORD_ANSWERS");
+	struct json_object *o;
+	char ctype[256];
+	const char *line;
+	int fd;
+
+	if (file == NULL || *file == '\0' || r->status == 0)
+		return;
+	o = json_object_new_object();
+	json_object_object_add(o, "method", json_object_new_string(method));
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(o, "status", json_object_new_int((int)r->status));
+	json_object_object_add(o, "content_type", resp_header(r, "Content-Type", ctype,
+	    sizeof ctype) ? json_object_new_string(ctype) : NULL);
+	json_object_object_add(o, "headers", json_object_new_string(r->headers));
+	/* a body that is not UTF-8 is recorded as null: the check fails it */
+	json_object_object_add(o, "body", val_utf8(r->body ? r->body : "", r->len, NULL) ?
+	    json_object_new_string_len(r->body ? r->body : "", (int)r->len) : NULL);
+	line = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	if ((fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0) {
+		char *buf;
+		size_t n = strlen(line);
+
+		if ((buf = malloc(n + 1)) != NULL) {
+			memcpy(buf, line, n);
+			buf[n] = '\n';
+			if (write(fd, buf, n + 1) < 0)
+				fprintf(stderr, "ARPS_RECORD_ANSWERS: write failed\n");
+			free(buf);
+		}
+		close(fd);
+	}
+	json_object_put(o);
 }
 
 struct resp
@@ -106,6 +149,7 @@ http_req(const char *method, const char *path, const char *body,
 	/* As a strict client reads it: JSON in valid UTF-8, or not JSON. */
 	if (r.body != NULL && val_utf8(r.body, r.len, NULL))
 		r.json = json_tokener_parse(r.body);
+	record_answer(method, path, &r);
 	return r;
 }
 
