@@ -28,8 +28,12 @@ static const char q_head_get[] =
     "SELECT last_seq FROM event_heads WHERE owner_id = ?";
 static const char q_ins[] =
     "INSERT INTO events (owner_id, seq, id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)";
+#define HOOK_COLUMNS(X, L) \
+	X(HOOK_C_ID,		"id") \
+	L(HOOK_C_EVENTS,	"events")
+enum hook_col { DB_COLS_ENUM(HOOK_COLUMNS) HOOK_C__END };
 static const char q_hooks[] =
-    "SELECT id, events FROM webhooks WHERE owner_id = ? AND status = 'active'";
+    "SELECT " DB_COLS_SQL(HOOK_COLUMNS) " FROM webhooks WHERE owner_id = ? AND status = 'active'";
 static const char q_delivery[] =
     "INSERT INTO webhook_deliveries (webhook_id, event_id, created_at, next_attempt_at)"
     " VALUES (?, ?, ?, ?)";
@@ -161,8 +165,8 @@ flush_owner(struct db *db, struct evq_item *v, size_t n)
 		if (rc == DB_DUP)
 			rc = DB_RETRY;	/* an id clash: run the transaction again */
 		for (h = 0; rc == DB_OK && h < hooks->nrows; h++)
-			if (list_has(dbres_str(hooks, h, 1), type))
-				rc = DB_Q(db, q_delivery, NULL, NULL, P_STR(dbres_str(hooks, h, 0)),
+			if (list_has(dbres_str(hooks, h, HOOK_C_EVENTS), type))
+				rc = DB_Q(db, q_delivery, NULL, NULL, P_STR(dbres_str(hooks, h, HOOK_C_ID)),
 				    P_STR(id), P_I64(v[i].created_at), P_I64(v[i].created_at));
 	}
 	dbres_free(hooks);

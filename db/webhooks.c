@@ -429,12 +429,12 @@ db_delivery_done(struct db *db, const struct delivery_job *j, int ok, int status
 		goto fail;
 	if ((rc = DB_Q(db, q_hook_failing, &res, NULL, P_STR(j->hook_id))) != DB_OK)
 		goto fail;
-	if (res->nrows == 1 && !dbres_isnull(res, 0, 0) &&
-	    now - dbres_i64(res, 0, 0) >= WEBHOOK_DISABLE_AFTER) {
+	if (res->nrows == 1 && !dbres_isnull(res, 0, DB_COL_ONLY) &&
+	    now - dbres_i64(res, 0, DB_COL_ONLY) >= WEBHOOK_DISABLE_AFTER) {
 		if ((rc = DB_Q(db, q_hook_disable, NULL, NULL, P_I64(now), P_STR(j->hook_id))) != DB_OK ||
 		    (rc = db_event(db, j->owner_id, EV_WEBHOOK_DISABLED, now,
 		    "{\"webhook_id\":\"%s\",\"failing_since\":%lld}", j->hook_id,
-		    (long long)dbres_i64(res, 0, 0))) != DB_OK)
+		    (long long)dbres_i64(res, 0, DB_COL_ONLY))) != DB_OK)
 			goto fail;
 	}
 	dbres_free(res);
