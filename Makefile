@@ -15,9 +15,9 @@ PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKGLIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CORE_SRC := $(sort $(wildcard core/*.c))
-# The transports and the delivery loop go into arps-deliver only: the
+# The transports and the delivery loops go into arps-deliver only: the
 # workers carry no libcurl and no code that forks.
-DELIVER_SRC := lib/deliver.c lib/mail_transport.c
+DELIVER_SRC := lib/deliver.c lib/mail_transport.c lib/webhook.c
 LIB_SRC  := $(filter-out $(DELIVER_SRC),$(sort $(wildcard lib/*.c)))
 DB_SRC   := $(sort $(wildcard db/*.c))
 FCGI_SRC := $(sort $(wildcard fcgi/*.c))

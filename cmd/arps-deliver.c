@@ -1,5 +1,6 @@
 /*
- * arps-deliver: delivers the outbox (lib/deliver.h).  Usage:
+ * arps-deliver: delivers the mail outbox and the webhook deliveries
+ * (lib/deliver.h), the one process that sends anything out.  Usage:
  * arps-deliver [--config PATH].  SIGTERM or SIGINT: the message in hand is
  * finished, then exit 0.  Any number may run at once (claims skip locked
  * rows).  Exit 2 on a bad configuration, 1 when libsodium fails.
@@ -7,6 +8,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <curl/curl.h>
 
 #include "lib/config.h"
 #include "lib/deliver.h"
@@ -30,8 +33,8 @@ main(int argc, char *argv[])
 	char err[1024];
 
 	log_init("arps-deliver");
-	if (secret_init() != 0) {
-		fprintf(stderr, "arps-deliver: libsodium failed to initialise\n");
+	if (secret_init() != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+		fprintf(stderr, "arps-deliver: libsodium or libcurl failed to initialise\n");
 		return 1;
 	}
 	if (config_load(&cfg, config_path(argc, argv), err, sizeof err) != 0) {

@@ -24,6 +24,8 @@ static const char *const prefixes[IDS__MAX] = {
 	[IDS_PARTICIPATION] = "prt_",
 	[IDS_TRANSACTION] = "txn_",
 	[IDS_ACCOUNT] = "acc_",
+	[IDS_EVENT] = "evt_",
+	[IDS_WEBHOOK] = "whk_",
 };
 
 /* Largest prime below 62^6: checksum values fit six base62 digits. */

@@ -23,6 +23,8 @@ enum ids_kind {
 	IDS_PARTICIPATION,	/* prt_ */
 	IDS_TRANSACTION,	/* txn_ */
 	IDS_ACCOUNT,		/* acc_ */
+	IDS_EVENT,		/* evt_ */
+	IDS_WEBHOOK,		/* whk_ */
 	IDS__MAX
 };
 

@@ -10,6 +10,7 @@
 #include "core/validate.h"
 #include "db/accounts.h"
 #include "db/admin.h"
+#include "db/events.h"
 #include "db/db.h"
 #include "db/ledger.h"
 #include "lib/config.h"
@@ -182,6 +183,9 @@ move(struct db *db, char **args, enum ledger_event ev)
 			return refuse("refused: %s", arps_err_code(refusal));
 		}
 		if ((rc = db_ledger_post(db, &le, party, NULL, ev, NULL, (int64_t)time(NULL))) != DB_OK ||
+		    (ev == LEDGER_EV_TOPUP && (rc = db_event(db, owner, EV_WALLET_CREDITED,
+		    (int64_t)time(NULL), "{\"amount_cents\":%lld,\"cause\":\"manual_topup\"}",
+		    (long long)cents)) != DB_OK) ||
 		    (rc = db_commit(db)) != DB_OK)
 			goto fail;
 		if (db_wallet_get(db, owner, &avail, &frozen) != DB_OK)

@@ -15,6 +15,7 @@
 #include "lib/config.h"
 #include "lib/log.h"
 #include "db/db.h"
+#include "db/events.h"
 
 #define STMT_SLOTS 512		/* power of two, more than the statements we have */
 #define TX_TRIES 8
@@ -28,6 +29,7 @@ struct db {
 	int limit;		/* seconds per statement and lock wait; 0: server defaults */
 	int limit_set;		/* the value set on this session; 0: none yet */
 	int64_t deadline;	/* monotonic microseconds; 0: none */
+	struct evq *evq;	/* events of the open transaction (db/events.c) */
 	unsigned lasterr;
 	char errbuf[512];
 	struct {
@@ -147,6 +149,7 @@ db_close(struct db *db)
 {
 	if (db == NULL)
 		return;
+	db_events_drop(db);
 	db_drop(db);
 	free(db);
 }
@@ -652,8 +655,10 @@ enum db_rc
 db_begin(struct db *db)
 {
 	int was_up = db->up;
-	enum db_rc rc = simple(db, "START TRANSACTION");
+	enum db_rc rc;
 
+	db_events_drop(db);
+	rc = simple(db, "START TRANSACTION");
 	if (rc == DB_GONE && was_up)
 		rc = simple(db, "START TRANSACTION");
 	db->in_tx = rc == DB_OK;
@@ -663,7 +668,12 @@ db_begin(struct db *db)
 enum db_rc
 db_commit(struct db *db)
 {
-	enum db_rc rc = simple(db, "COMMIT");
+	enum db_rc rc;
+
+	/* The transaction's events go with its changes (design.md §11). */
+	if ((rc = db_events_flush(db)) != DB_OK)
+		return rc;
+	rc = simple(db, "COMMIT");
 
 	db->in_tx = 0;
 	return rc;
@@ -674,6 +684,7 @@ db_rollback(struct db *db)
 {
 	if (db->up)
 		(void)simple(db, "ROLLBACK");
+	db_events_drop(db);
 	db->in_tx = 0;
 }
 
@@ -844,4 +855,10 @@ db_migrate(struct db *db, const char *dir, int verbose)
 		free(names[i]);
 	free(names);
 	return rc;
+}
+
+struct evq **
+db_evq(struct db *db)
+{
+	return &db->evq;
 }

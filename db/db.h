@@ -194,6 +194,11 @@ void db_rollback(struct db *db);
  */
 enum db_rc db_tx(struct db *db, enum db_rc (*fn)(struct db *, void *), void *arg);
 
+/* The queue of events of the open transaction (db/events.c writes it at
+ * db_commit; db_begin and db_rollback drop it). */
+struct evq;
+struct evq **db_evq(struct db *db);
+
 /* Apply every db/migrations/NNN_*.sql not yet recorded in schema_version. */
 enum db_rc db_migrate(struct db *db, const char *dir, int verbose);
 

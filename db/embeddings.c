@@ -3,7 +3,10 @@
 
 #include <sodium.h>
 
+#include "core/match.h"
+#include "core/reputation.h"
 #include "db/embeddings.h"
+#include "db/events.h"
 #include "lib/log.h"
 
 static const char q_store[] =
@@ -22,6 +25,89 @@ static const char q_touch[] =
     "UPDATE embeddings SET updated_at = ?, attempts = attempts + 1 WHERE subject_id = ?";
 static const char q_vector[] =
     "SELECT vector FROM embeddings WHERE subject_id = ? AND status = 'ready'";
+
+/* Ready bio vectors with their agent's standing, a page at a time in
+ * subject order (keyset), for study.matched. */
+#define BIO_COLUMNS(X, L) \
+	X(BIO_C_AGENT,		"e.subject_id") \
+	X(BIO_C_VECTOR,		"e.vector") \
+	X(BIO_C_REPUTATION,	"a.reputation") \
+	L(BIO_C_STATUS,		"a.status")
+enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
+static const char q_bios[] =
+    "SELECT " DB_COLS_SQL(BIO_COLUMNS) " FROM embeddings e JOIN agents a ON a.id = e.subject_id"
+    " WHERE e.subject_id > ? AND e.subject_id LIKE 'agt\\_%' AND e.status = 'ready'"
+    " ORDER BY e.subject_id LIMIT 500";
+static const char q_study_open[] =
+    "SELECT 1 FROM studies WHERE id = ? AND status = 'active'";
+#define MATCHED_MIN_SCORE 0.6
+
+/* A study's criteria vector that just became ready, stored in one
+ * transaction with its study.matched events. */
+struct ready_study {
+	const struct embed_model *enc;
+	const char *subject;
+	const float *vec;
+	const unsigned char *hash;
+	int64_t now;
+};
+
+/*
+ * study.matched (design.md §11): one pass over the ready bio vectors, an
+ * event for every agent that may take part whose match score (similarity
+ * and tier, as ranking computes it) is at least 0.6.
+ */
+static enum db_rc
+study_ready_tx(struct db *db, void *arg)
+{
+	const struct ready_study *rs = arg;
+	struct dbres *res = NULL;
+	char after[IDS_BUFSZ] = "";
+	uint64_t n = 0;
+	size_t i, rows;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, q_store, NULL, &n, P_STR("ready"), P_BLOB(rs->vec,
+	    EMBED_DIM * sizeof(float)), P_NULL, P_I64(rs->now), P_STR(rs->subject),
+	    P_BLOB(rs->hash, 32))) != DB_OK || n != 1)
+		return rc;
+	if ((rc = DB_ONE(db, q_study_open, &res, P_STR(rs->subject))) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_OK : rc;
+	dbres_free(res);
+	do {
+		res = NULL;
+		if ((rc = DB_Q(db, q_bios, &res, NULL, P_STR(after))) != DB_OK)
+			return rc;
+		rows = res->nrows;
+		for (i = 0; i < rows; i++) {
+			const char *agent = dbres_str(res, i, BIO_C_AGENT);
+			const void *bv;
+			size_t blen;
+			int rep = (int)dbres_i64(res, i, BIO_C_REPUTATION);
+			const char *st = dbres_str(res, i, BIO_C_STATUS);
+			float bio[EMBED_DIM];
+			double score;
+
+			snprintf(after, sizeof after, "%s", agent);
+			bv = dbres_blob(res, i, BIO_C_VECTOR, &blen);
+			if (bv == NULL || blen != sizeof bio ||
+			    !rep_may_take_part(st != NULL && strcmp(st, "suspended") == 0, rep))
+				continue;
+			memcpy(bio, bv, sizeof bio);
+			score = match_score(match_pair_similarity(bio, rs->vec, rs->enc->mean_bio,
+			    rs->enc->mean_crit), rep_tier_of(rep));
+			if (score < MATCHED_MIN_SCORE)
+				continue;
+			if ((rc = db_event(db, agent, EV_STUDY_MATCHED, rs->now,
+			    "{\"study_id\":\"%s\",\"score\":%.4f}", rs->subject, score)) != DB_OK) {
+				dbres_free(res);
+				return rc;
+			}
+		}
+		dbres_free(res);
+	} while (rows == 500);
+	return DB_OK;
+}
 
 enum db_rc
 db_embed_subject(struct db *db, const struct embed_model *enc, void *scratch,
@@ -42,6 +128,11 @@ db_embed_subject(struct db *db, const struct embed_model *enc, void *scratch,
 	} else if (erc != EMBED_OK) {
 		status = "failed";
 		err = "the encoder refused the text";
+	}
+	if (erc == EMBED_OK && strncmp(subject, "std_", 4) == 0) {
+		struct ready_study rs = { enc, subject, vec, h, now };
+
+		return db_tx(db, study_ready_tx, &rs);
 	}
 	return DB_Q(db, q_store, NULL, NULL, P_STR(status),
 	    erc == EMBED_OK ? P_BLOB(vec, sizeof vec) : P_NULL, P_STR(err), P_I64(now),

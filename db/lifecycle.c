@@ -52,6 +52,7 @@
 #include "core/ledger.h"
 #include "core/reputation.h"
 #include "db/accounts.h"
+#include "db/events.h"
 #include "db/ledger.h"
 #include "db/studies.h"
 #include "lib/secret.h"
@@ -115,6 +116,7 @@ study_money(struct db *db, const char *id, int64_t unfreeze, int64_t spent, int6
 static enum db_rc
 study_set_state(struct db *db, struct study *s, enum study_state to, int64_t now)
 {
+	enum study_state from = s->state;
 	enum db_rc rc;
 
 	rc = DB_Q(db, q_study_state, NULL, NULL, P_STR(study_state_name(to)),
@@ -127,6 +129,14 @@ study_set_state(struct db *db, struct study *s, enum study_state to, int64_t now
 	if (to == STUDY_COMPLETED && s->completed_at == 0)
 		s->completed_at = now;
 	s->state = to;
+	/* The researcher's events (design.md §11): the change, then what it means. */
+	if (from != to && (rc = db_event(db, s->researcher_id, EV_STUDY_STATUS_CHANGED, now,
+	    "{\"study_id\":\"%s\",\"from\":\"%s\",\"to\":\"%s\"}", s->id,
+	    study_state_name(from), study_state_name(to))) != DB_OK)
+		return rc;
+	if (from != to && to == STUDY_COMPLETED)
+		return db_event(db, s->researcher_id, EV_STUDY_COMPLETED, now,
+		    "{\"study_id\":\"%s\"}", s->id);
 	return DB_OK;
 }
 
@@ -189,30 +199,101 @@ check_full(struct db *db, struct study *s, int64_t now)
 	dbres_free(q);
 	if (study_transition(s->state, STUDY_EV_FULL, s->max_participants, &c, &res) != ARPS_OK)
 		return DB_OK;
-	return study_set_state(db, s, res.to, now);
+	if ((rc = study_set_state(db, s, res.to, now)) != DB_OK)
+		return rc;
+	return db_event(db, s->researcher_id, EV_STUDY_FULL, now,
+	    "{\"study_id\":\"%s\",\"max_participants\":%lld}", s->id,
+	    (long long)s->max_participants);
 }
 
 /* Apply a reputation event to the agent (locked here: after the
- * participation, before the wallets).  *delta gets the change. */
+ * participation, before the wallets).  *delta gets the change, *from the
+ * score before it. */
 static enum db_rc
-apply_rep(struct db *db, const char *agent_id, enum rep_event ev, int *delta)
+apply_rep(struct db *db, const char *agent_id, enum rep_event ev, int *delta, int *from)
 {
 	struct rep_state st;
 	struct agent a;
 	enum db_rc rc;
 
 	*delta = 0;
+	*from = 0;
 	if (ev == REP_EV_NONE || ev == REP_EV_WITHDRAW)
 		return DB_OK;
 	if ((rc = db_agent_get(db, agent_id, 1, &a)) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
 	st.score = a.reputation;
 	st.streak = a.streak;
+	*from = a.reputation;
 	if (rep_apply(&st, ev, delta) != ARPS_OK)
 		return DB_ERR;
 	if (st.score == a.reputation && st.streak == a.streak)
 		return DB_OK;
 	return db_agent_set_reputation(db, agent_id, st.score, st.streak);
+}
+
+/* Why a reputation changed, as reputation.changed's cause. */
+static const char *const rep_causes[REP_EV__MAX] = {
+	[REP_EV_APPROVE] = "approved",
+	[REP_EV_REJECT] = "rejected",
+	[REP_EV_TIMEOUT] = "timed_out",
+	[REP_EV_INVALID] = "invalid_submission",
+};
+
+/* The event of a participation entering `to`; EV__MAX for none. */
+static enum event_type
+part_event_type(enum part_state to)
+{
+	switch (to) {
+	case PART_SUBMITTED:	return EV_PART_SUBMITTED;
+	case PART_APPROVED:	return EV_PART_APPROVED;
+	case PART_REJECTED:	return EV_PART_REJECTED;
+	case PART_TIMED_OUT:	return EV_PART_TIMED_OUT;
+	case PART_WITHDRAWN:	return EV_PART_WITHDRAWN;
+	default:		return EV__MAX;
+	}
+}
+
+/* reputation.changed for the agent of p (nothing when delta is 0). */
+static enum db_rc
+rep_event(struct db *db, const struct participation *p, enum rep_event ev, int from, int delta,
+    int64_t now)
+{
+	if (delta == 0)
+		return DB_OK;
+	return db_event(db, p->agent_id, EV_REPUTATION_CHANGED, now,
+	    "{\"from\":%d,\"to\":%d,\"cause\":\"%s\",\"study_id\":\"%s\","
+	    "\"participation_id\":\"%s\"}", from, from + delta,
+	    rep_causes[ev] != NULL ? rep_causes[ev] : "other", p->study_id, p->id);
+}
+
+/*
+ * The events of one participation transition, in the order of
+ * design.md §11: the participation's state, then the reputation, then the money; and
+ * the researcher's submission.created.
+ */
+static enum db_rc
+part_events(struct db *db, const struct study *s, const struct participation *p,
+    const struct part_result *pr, int rep_from, int rep_delta, int64_t now)
+{
+	enum event_type t = pr->changed ? part_event_type(pr->to) : EV__MAX;
+	enum db_rc rc;
+
+	if (t != EV__MAX && (rc = db_event(db, p->agent_id, t, now,
+	    "{\"study_id\":\"%s\",\"participation_id\":\"%s\",\"status\":\"%s\"}",
+	    p->study_id, p->id, part_state_name(pr->to))) != DB_OK)
+		return rc;
+	if ((rc = rep_event(db, p, pr->rep, rep_from, rep_delta, now)) != DB_OK)
+		return rc;
+	if (pr->money == LEDGER_EV_APPROVE && (rc = db_event(db, p->agent_id, EV_WALLET_CREDITED,
+	    now, "{\"amount_cents\":%lld,\"cause\":\"earning\",\"study_id\":\"%s\","
+	    "\"participation_id\":\"%s\"}", (long long)s->reward, p->study_id, p->id)) != DB_OK)
+		return rc;
+	if (t == EV_PART_SUBMITTED)
+		return db_event(db, s->researcher_id, EV_SUBMISSION_CREATED, now,
+		    "{\"study_id\":\"%s\",\"participation_id\":\"%s\","
+		    "\"participant_id\":\"%s\"}", s->id, p->id, p->participant_id);
+	return DB_OK;
 }
 
 /*
@@ -225,9 +306,10 @@ apply_part(struct db *db, struct study *s, struct participation *p,
     const struct part_result *pr, const char *reason, int64_t now, int *rep_delta)
 {
 	int64_t started = 0, submitted = 0, reviewed = 0, ended = 0, slot;
+	int rep_from;
 	enum db_rc rc;
 
-	if ((rc = apply_rep(db, p->agent_id, pr->rep, rep_delta)) != DB_OK)
+	if ((rc = apply_rep(db, p->agent_id, pr->rep, rep_delta, &rep_from)) != DB_OK)
 		return rc;
 	if (pr->money != LEDGER_EV_NONE) {
 		if ((rc = book(db, s, p->agent_id, pr->money, 0, 0, now)) != DB_OK)
@@ -239,7 +321,7 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 			return rc;
 	}
 	if (!pr->changed)
-		return DB_OK;
+		return part_events(db, s, p, pr, rep_from, *rep_delta, now);
 	if (part_occupies_slot(p->state) && !part_occupies_slot(pr->to)) {
 		uint64_t n = 0;
 		if ((rc = DB_Q(db, q_study_occ_dec, NULL, &n, P_STR(s->id))) != DB_OK)
@@ -280,6 +362,8 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 		p->ended_at = ended;
 	if (reason != NULL && p->reason == NULL && (p->reason = strdup(reason)) == NULL)
 		return DB_ERR;
+	if ((rc = part_events(db, s, p, pr, rep_from, *rep_delta, now)) != DB_OK)
+		return rc;
 	return check_full(db, s, now);
 }
 
@@ -487,6 +571,10 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 	if (rc != DB_OK)
 		return rc;
 	s->counts.accepted++;
+	if ((rc = db_event(db, agent_id, EV_PART_ACCEPTED, now,
+	    "{\"study_id\":\"%s\",\"participation_id\":\"%s\",\"status\":\"accepted\"}",
+	    study_id, p->id)) != DB_OK)
+		return rc;
 	*outcome = ARPS_OK;
 	return DB_OK;
 }
@@ -499,7 +587,7 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 	struct part_result pr;
 	struct study s;
 	enum arps_err verdict;
-	int took, delta, code_ok;
+	int took, delta, code_ok, from;
 	enum db_rc rc;
 
 	*outcome = ARPS_E_INTERNAL;
@@ -553,7 +641,8 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 	if (verdict == ARPS_E_NO_ACTIVE_PARTICIPATION && p->state == PART_TIMED_OUT)
 		verdict = ARPS_E_TIMED_OUT;	/* timed out before: say so */
 	if (verdict == ARPS_E_INVALID_SUBMISSION) {
-		rc = apply_rep(db, agent_id, pr.rep, &delta);
+		if ((rc = apply_rep(db, agent_id, pr.rep, &delta, &from)) == DB_OK)
+			rc = rep_event(db, p, pr.rep, from, delta, now);
 		*outcome = verdict;
 		goto out;
 	}

@@ -5,6 +5,7 @@
 #include "core/participation.h"
 #include "core/study.h"
 #include "db/embeddings.h"
+#include "db/events.h"
 #include "db/studies.h"
 #include "db/sweep.h"
 
@@ -152,12 +153,29 @@ job_embeddings(struct sweep *sw, size_t *moved, size_t *batches)
 	return rc;
 }
 
+/* Retention (design.md §9.10): events and webhook deliveries after 30 days. */
+static enum db_rc
+job_events_retention(struct sweep *sw, size_t *moved, size_t *batches)
+{
+	uint64_t n;
+	enum db_rc rc;
+
+	*moved = *batches = 0;
+	do {
+		rc = db_events_purge(sw->db, sw->now - 30 * 24 * 3600, (int64_t)sw->batch, &n);
+		*moved += (size_t)n;
+		(*batches)++;
+	} while (rc == DB_OK && n > 0);
+	return rc;
+}
+
 const struct sweep_job sweep_jobs[] = {
 	{ "timeouts",     job_timeouts },
 	{ "auto_approve", job_auto_approve },
 	{ "deadlines",    job_deadlines },
 	{ "complete",     job_complete },
 	{ "embeddings",   job_embeddings },
+	{ "events_retention", job_events_retention },
 };
 const size_t sweep_njobs = sizeof sweep_jobs / sizeof sweep_jobs[0];
 

@@ -11,6 +11,7 @@
 #include "core/reputation.h"
 #include "core/validate.h"
 #include "db/accounts.h"
+#include "db/events.h"
 #include "db/ledger.h"
 #include "db/limits.h"
 #include "db/outbox.h"
@@ -365,6 +366,9 @@ claim_tx(struct req *r, void *arg)
 		return DB_ERR;
 	party[LEDGER_P_AGENT] = a.id;
 	if ((rc = db_ledger_post(r->db, &le, party, NULL, LEDGER_EV_CLAIM_BONUS, NULL, r->now)) != DB_OK)
+		return rc;
+	if (li.amount > 0 && (rc = db_event(r->db, a.id, EV_WALLET_CREDITED, r->now,
+	    "{\"amount_cents\":%lld,\"cause\":\"signup_bonus\"}", (long long)li.amount)) != DB_OK)
 		return rc;
 	o = json_object_new_object();
 	jadd_str(o, "agent_id", a.id);

@@ -89,6 +89,13 @@ handler_rc h_accept(struct req *);
 handler_rc h_complete(struct req *);
 handler_rc h_withdraw(struct req *);
 handler_rc h_history(struct req *);
+/* fcgi/events.c: events and webhooks (design.md §11) */
+handler_rc h_events(struct req *);
+handler_rc h_reputation(struct req *);
+handler_rc h_webhook_create(struct req *);
+handler_rc h_webhook_list(struct req *);
+handler_rc h_webhook_delete(struct req *);
+handler_rc h_webhook_deliveries(struct req *);
 /* fcgi/wallet.c */
 handler_rc h_wallet_balance(struct req *);
 handler_rc h_wallet_transactions(struct req *);

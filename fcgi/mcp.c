@@ -53,6 +53,7 @@ static const struct qparam q_available[] = {
 	{ "limit", Q_LIMIT, VAL_LIST_LIMIT_MIN, VAL_AVAILABLE_LIMIT_MAX }, QP_END
 };
 static const struct qparam q_page[] = { QP_PAGE(VAL_LIST_LIMIT_MAX), QP_END };
+static const struct qparam q_events[] = { QP_PAGE(VAL_LIST_LIMIT_MAX), QP_END };
 static const struct qparam q_txns[] = {
 	{ "type", Q_TXN_TYPE, 0, 0 }, QP_PAGE(VAL_LIST_LIMIT_MAX), QP_END
 };
@@ -104,6 +105,8 @@ static const struct tool tools[] = {
 	    "Leave your active participation in a study without pay." },
 	{ "list_history", "GET", "/api/v1/studies/history", NULL, NULL, q_page,
 	    "Your participations, newest first, with their status and reward." },
+	{ "get_reputation", "GET", "/api/v1/agents/me/reputation", NULL, NULL, NULL,
+	    "Your reputation, tier and each change with its cause and participation." },
 	{ "rotate_api_key", "POST", "/api/v1/agents/me/api-key", NULL, NULL, NULL,
 	    "Issue a new API key, answered once: store it at once.  The key you called with "
 	    "keeps working until the new one is first used, 10 minutes at most." },
@@ -141,6 +144,9 @@ static const struct tool tools[] = {
 	    "Your wallet: available, frozen and total USD cents." },
 	{ "list_wallet_transactions", "GET", "/api/v1/wallet/transactions", NULL, NULL, q_txns,
 	    "Your wallet transactions, newest first, optionally of one type." },
+	{ "list_events", "GET", "/api/v1/events", NULL, NULL, q_events,
+	    "Your events (participation, reputation, wallet, study changes), oldest first "
+	    "after the cursor; poll again from next_cursor, which is never null." },
 };
 
 #define NTOOLS (sizeof tools / sizeof tools[0])

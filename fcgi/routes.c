@@ -41,6 +41,13 @@ const struct route routes[] = {
 	/* wallet */
 	{ "GET",   "/api/v1/wallet/balance",     AUTH_EITHER, h_wallet_balance, 0 },
 	{ "GET",   "/api/v1/wallet/transactions", AUTH_EITHER, h_wallet_transactions, 0 },
+	/* events and webhooks (design.md §11) */
+	{ "GET",   "/api/v1/events",             AUTH_EITHER, h_events,    0 },
+	{ "GET",   "/api/v1/agents/me/reputation", AUTH_KEY,  h_reputation, 0 },
+	{ "POST",  "/api/v1/webhooks",           AUTH_EITHER, h_webhook_create, 0 },
+	{ "GET",   "/api/v1/webhooks",           AUTH_EITHER, h_webhook_list, 0 },
+	{ "DELETE", "/api/v1/webhooks/{}",       AUTH_EITHER, h_webhook_delete, 0 },
+	{ "GET",   "/api/v1/webhooks/{}/deliveries", AUTH_EITHER, h_webhook_deliveries, 0 },
 	/* MCP (design.md §11): served above this table by fcgi/mcp.c, which
 	 * runs its tools through it; the row gives GET its 405 and lists it. */
 	{ "POST",  "/api/v1/mcp",                AUTH_EITHER, NULL,        0 },

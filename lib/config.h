@@ -77,6 +77,14 @@ struct config {
 	/* arps-admin test ... (db/fixture.h) allowed: only the dev, test and
 	 * bench stacks write test_fixtures = true; default false */
 	int test_fixtures;
+	/* webhooks (design.md §11): loopback http targets (dev stack only),
+	 * the first retry delay (doubling up to webhook_retry_max_seconds),
+	 * concurrent deliveries of one arps-deliver */
+	int webhooks_allow_loopback;
+	int64_t webhook_retry_first_seconds;
+	int64_t webhook_retry_max_seconds;
+	int64_t webhook_concurrency;
+	int64_t webhook_timeout_seconds;	/* one try, connect included */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include "db/outbox.h"
 #include "lib/config.h"
 #include "lib/deliver.h"
+#include "lib/webhook.h"
 #include "lib/log.h"
 #include "lib/mail.h"
 
@@ -89,32 +90,36 @@ deliver_one(struct db *db, const struct config *cfg)
 int
 deliver_run(const struct config *cfg, volatile sig_atomic_t *stop)
 {
+	struct webhook_pump *pump;
 	struct db *db;
-	int rc, gone = 0;
+	int rc = 0, gone = 0, wait;
 
-	if ((db = db_open(cfg)) == NULL) {
+	if ((db = db_open(cfg)) == NULL || (pump = webhook_pump_new(cfg)) == NULL) {
 		log_msg("out of memory");
+		db_close(db);
 		return 1;
 	}
-	log_msg("delivering mail by %.*s every %lld ms", (int)strcspn(cfg->mail_transport, ":"),
-	    cfg->mail_transport, (long long)cfg->deliver_poll_ms);
-	while (!*stop) {
-		if ((rc = deliver_one(db, cfg)) > 0) {
-			gone = 0;
-			continue;
+	log_msg("delivering mail by %.*s every %lld ms, webhooks %lld at once",
+	    (int)strcspn(cfg->mail_transport, ":"), cfg->mail_transport,
+	    (long long)cfg->deliver_poll_ms, (long long)cfg->webhook_concurrency);
+	/* One loop: a mail message when one is due, then a step of the webhook
+	 * pump, whose wait (or idle sleep; a signal ends it early) is the poll
+	 * interval.  On a stop the mail in hand and the tries in flight end. */
+	while (!*stop || webhook_pump_inflight(pump) > 0) {
+		if (!*stop) {
+			if ((rc = deliver_one(db, cfg)) < 0 && gone++ == 0)
+				log_msg("database unavailable; retrying");
+			if (rc >= 0)
+				gone = 0;
 		}
-		if (rc < 0 && gone++ == 0)
-			log_msg("database unavailable; retrying");
-		if (rc == 0)
-			gone = 0;
-		{
-			int64_t ms = rc < 0 ? 1000 : cfg->deliver_poll_ms;
-			struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-
-			nanosleep(&ts, NULL);	/* a signal ends it early */
-		}
+		wait = rc > 0 ? 0 : rc < 0 ? 1000 : (int)cfg->deliver_poll_ms;
+		if (*stop)
+			wait = 100;
+		if (webhook_pump_step(pump, db, wait) < 0)
+			(void)db_ensure(db);
 	}
 	log_msg("stopped");
+	webhook_pump_free(pump);
 	db_close(db);
 	return 0;
 }

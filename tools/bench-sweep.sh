@@ -121,6 +121,7 @@ WRK=$!
 SWEEP_ARGS=(--config "$ARPS_CONFIG")
 [ -n "$BATCH" ] && SWEEP_ARGS+=(--batch "$BATCH")
 echo "arps-sweep${BATCH:+ --batch $BATCH} started; at most ${LIMIT} s (progress every 30 s):"
+EV0=$(sqlq "SELECT COUNT(*) FROM events")	# events the sweep writes with its changes
 s0=$(date +%s.%N)
 timeout "$LIMIT" build/arps-sweep "${SWEEP_ARGS[@]}" 2>"$BENCH_DIR/sweep.log" &
 SP=$!
@@ -144,6 +145,10 @@ kill -INT "$WRK" 2>/dev/null || true
 wait "$WRK" || true
 WRK=""
 SECS=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
+EVN=$(( $(sqlq "SELECT COUNT(*) FROM events") - EV0 ))
+EPS=$(awk -v n="$EVN" -v s="$SECS" 'BEGIN { printf "%.0f", n / s }')
+printf '  events written with the sweep'"'"'s changes: %d in %.1f s = %s events/s\n' "$EVN" "$SECS" "$EPS"
+result sweep_events "$EVN"; result sweep_events_per_s "$EPS"
 sed 's/^/  /' "$BENCH_DIR/sweep.log"
 wait "$PROBE" || true	# curl --max-time bounds it
 read -r PCODE PTIME <"$BENCH_DIR/probe.txt" || true

@@ -10,7 +10,8 @@
 #   BENCH_CONNECTIONS   wrk connections for the HTTP table (default 32)
 #   BENCH_THREADS       wrk threads (default 2)
 #   BENCH_AVAIL_STUDIES studies the /studies/available agent ranks (default 50)
-#   BENCH_SKIP          words out of: http sweep matching (skip those parts)
+#   BENCH_SKIP          words out of: http sweep events matching (skip those parts)
+#   BENCH_EVENTS_*      see tools/bench-events.sh
 #   BENCH_SWEEP_*       see tools/bench-sweep.sh (BENCH_SWEEP_N=2000 for a quick run)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -140,6 +141,11 @@ if [[ $SKIP != *" sweep "* ]]; then
     tools/bench-sweep.sh || FAIL+=(sweep)
 fi
 
+if [[ $SKIP != *" events "* ]]; then
+    echo
+    tools/bench-events.sh || FAIL+=(events)
+fi
+
 if [[ $SKIP != *" matching "* ]]; then
     echo
     echo "== matching (one core) =="
@@ -186,6 +192,13 @@ if [ -n "${R[sweep_secs]:-}" ]; then
     else
         echo "  after it: each row it moved had moved exactly once, none was lost; verify-ledger $(r sweep_verify)."
     fi
+fi
+if [ -n "${R[sweep_events]:-}" ]; then
+    printf 'Events: %s written with the sweep'"'"'s changes = %s events/s.\n' "$(r sweep_events)" "$(r sweep_events_per_s)"
+fi
+if [ -n "${R[events_delivery_per_s]:-}" ]; then
+    printf 'Webhooks: %s deliveries to a local receiver in %s s = %s deliveries/s (target 1000).\n' \
+        "$(r events_deliveries)" "$(r events_delivery_secs)" "$(r events_delivery_per_s)"
 fi
 if [ -f "$BENCH_DIR/matching.txt" ]; then
     awk '/^C encoder/ { for (i = 1; i <= NF; i++) if ($i == "ms") c = $(i - 1) }

@@ -90,6 +90,13 @@ test_fixtures = true
 CONF
         mv "$VAR/arps.conf.tmp" "$VAR/arps.conf"
     fi
+    # Webhooks to the test receiver on loopback (design.md §9.8); the short
+    # retry back-off lets the delivery tests see retries in seconds.
+    grep -q '^webhooks_allow_loopback' "$VAR/arps.conf" || cat >> "$VAR/arps.conf" <<CONF
+webhooks_allow_loopback = true
+webhook_retry_first_seconds = 1
+webhook_timeout_seconds = 3
+CONF
     # The dev identity provider's key pairs (design.md §6.11).
     [ -f "$VAR/idp/dev-rsa.pem" ] || openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
         -out "$VAR/idp/dev-rsa.pem" 2>/dev/null

@@ -349,7 +349,7 @@ tools_list_agent(void **state)
 		"get_profile", "update_profile", "set_bio", "get_bio", "heartbeat",
 		"list_available_studies", "accept_study", "get_study", "complete_study",
 		"withdraw_study", "list_history", "get_wallet_balance", "list_wallet_transactions",
-		"rotate_api_key", "new_claim_code",
+		"rotate_api_key", "new_claim_code", "get_reputation", "list_events",
 	};
 	struct json_object *t, *p;
 	struct test_agent a;
@@ -411,7 +411,7 @@ tools_list_researcher(void **state)
 		"create_study", "list_studies", "get_study", "pause_study", "resume_study",
 		"stop_study", "list_participants", "approve_participant", "reject_participant",
 		"get_account", "get_wallet_balance", "list_wallet_transactions",
-		"claim_agent", "replace_agent_api_key",
+		"claim_agent", "replace_agent_api_key", "list_events",
 	};
 	static const char *const required[] = {
 		"title", "description", "study_url", "reward_per_participant", "max_participants",

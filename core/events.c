@@ -1,0 +1,23 @@
+/* The event catalogue: names of core/events.h. */
+#include "core/events.h"
+#include "core/names.h"
+
+static const struct {
+	const char *name;
+	int who;	/* 1 agents, 0 accounts, -1 both */
+} types[EV__MAX] = {
+#define EVENT_ROW_(e, n, w) [e] = { n, w },
+	EVENT_TYPES(EVENT_ROW_)
+#undef EVENT_ROW_
+};
+
+NAMES_AT_FN(event_type_name, enum event_type, NAMES_FIELD(types, EV__MAX, name))
+NAMES_FIND_FN(event_type_from_name, enum event_type, NAMES_FIELD(types, EV__MAX, name))
+
+bool
+event_type_for(enum event_type t, bool agent)
+{
+	if ((unsigned)t >= EV__MAX)
+		return false;
+	return types[t].who < 0 || (types[t].who == 1) == agent;
+}

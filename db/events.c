@@ -1,0 +1,259 @@
+/* Events: the per-transaction queue, its flush, the feed (db/events.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/errors.h"
+#include "db/events.h"
+#include "lib/secret.h"
+
+struct evq_item {
+	char owner[IDS_BUFSZ];
+	enum event_type type;
+	char *data;
+	int64_t created_at;
+	size_t order;		/* queue position: keeps one owner's order */
+};
+
+struct evq {
+	struct evq_item *v;
+	size_t n, cap;
+};
+
+static const char q_head[] =
+    "INSERT INTO event_heads (owner_id, last_seq) VALUES (?, ?)"
+    " ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq)";
+static const char q_head_get[] =
+    "SELECT last_seq FROM event_heads WHERE owner_id = ?";
+static const char q_ins[] =
+    "INSERT INTO events (owner_id, seq, id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)";
+#define HOOK_COLUMNS(X, L) \
+	X(HOOK_C_ID,		"id") \
+	L(HOOK_C_EVENTS,	"events")
+enum hook_col { DB_COLS_ENUM(HOOK_COLUMNS) HOOK_C__END };
+static const char q_hooks[] =
+    "SELECT " DB_COLS_SQL(HOOK_COLUMNS) " FROM webhooks WHERE owner_id = ? AND status = 'active'";
+static const char q_delivery[] =
+    "INSERT INTO webhook_deliveries (webhook_id, event_id, created_at, next_attempt_at)"
+    " VALUES (?, ?, ?, ?)";
+#define EVENT_COLUMNS(X, L) \
+	X(EVENT_C_SEQ,		"seq") \
+	X(EVENT_C_ID,		"id") \
+	X(EVENT_C_TYPE,		"type") \
+	X(EVENT_C_DATA,		"data") \
+	L(EVENT_C_CREATED,	"created_at")
+enum event_col { DB_COLS_ENUM(EVENT_COLUMNS) EVENT_C__END };
+static const char q_list[] =
+    "SELECT " DB_COLS_SQL(EVENT_COLUMNS) " FROM events WHERE owner_id = ? AND seq > ?"
+    " ORDER BY seq LIMIT ?";
+static const char q_list_type[] =
+    "SELECT " DB_COLS_SQL(EVENT_COLUMNS) " FROM events WHERE owner_id = ? AND type = ?"
+    " AND seq > ? ORDER BY seq LIMIT ?";
+static const char q_purge_events[] =
+    "DELETE FROM events WHERE created_at < ? LIMIT ?";
+static const char q_purge_deliveries[] =
+    "DELETE FROM webhook_deliveries WHERE created_at < ? AND state <> 'pending' LIMIT ?";
+
+enum db_rc
+db_event(struct db *db, const char *owner, enum event_type t, int64_t now, const char *fmt, ...)
+{
+	struct evq **qp = db_evq(db), *q;
+	struct evq_item *it;
+	va_list ap;
+	int len;
+
+	if (*qp == NULL && (*qp = calloc(1, sizeof **qp)) == NULL)
+		return DB_ERR;
+	q = *qp;
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 16;
+		struct evq_item *nv = realloc(q->v, cap * sizeof *nv);
+
+		if (nv == NULL)
+			return DB_ERR;
+		q->v = nv;
+		q->cap = cap;
+	}
+	it = &q->v[q->n];
+	memset(it, 0, sizeof *it);
+	snprintf(it->owner, sizeof it->owner, "%s", owner);
+	it->type = t;
+	it->created_at = now;
+	it->order = q->n;
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (len < 0 || (it->data = malloc((size_t)len + 1)) == NULL)
+		return DB_ERR;
+	va_start(ap, fmt);
+	vsnprintf(it->data, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	q->n++;
+	return DB_OK;
+}
+
+void
+db_events_drop(struct db *db)
+{
+	struct evq **qp = db_evq(db);
+	size_t i;
+
+	if (*qp == NULL)
+		return;
+	for (i = 0; i < (*qp)->n; i++)
+		free((*qp)->v[i].data);
+	free((*qp)->v);
+	free(*qp);
+	*qp = NULL;
+}
+
+static int
+item_cmp(const void *a, const void *b)
+{
+	const struct evq_item *x = a, *y = b;
+	int c = strcmp(x->owner, y->owner);
+
+	if (c != 0)
+		return c;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Whether the comma-separated list names type. */
+static int
+list_has(const char *list, const char *type)
+{
+	size_t n = strlen(type);
+	const char *p = list;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, type, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		if ((p = strchr(p, ',')) != NULL)
+			p++;
+	}
+	return 0;
+}
+
+/* Number and insert the events v[0..n) of one owner; queue deliveries. */
+static enum db_rc
+flush_owner(struct db *db, struct evq_item *v, size_t n)
+{
+	struct dbres *res = NULL, *hooks = NULL;
+	char id[IDS_BUFSZ];
+	int64_t last;
+	size_t i, h;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, q_head, NULL, NULL, P_STR(v[0].owner), P_I64(n))) != DB_OK)
+		return rc;
+	if ((rc = DB_ONE(db, q_head_get, &res, P_STR(v[0].owner))) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	last = dbres_i64(res, 0, DB_COL_ONLY);
+	dbres_free(res);
+	if ((rc = DB_Q(db, q_hooks, &hooks, NULL, P_STR(v[0].owner))) != DB_OK)
+		return rc;
+	for (i = 0; i < n && rc == DB_OK; i++) {
+		const char *type = event_type_name(v[i].type);
+
+		if (ids_new(IDS_EVENT, &secret_rng, id) != ARPS_OK) {
+			rc = DB_ERR;
+			break;
+		}
+		rc = DB_Q(db, q_ins, NULL, NULL, P_STR(v[i].owner), P_I64(last - (int64_t)n + 1 +
+		    (int64_t)i), P_STR(id), P_STR(type), P_STR(v[i].data), P_I64(v[i].created_at));
+		if (rc == DB_DUP)
+			rc = DB_RETRY;	/* an id clash: run the transaction again */
+		for (h = 0; rc == DB_OK && h < hooks->nrows; h++)
+			if (list_has(dbres_str(hooks, h, HOOK_C_EVENTS), type))
+				rc = DB_Q(db, q_delivery, NULL, NULL, P_STR(dbres_str(hooks, h, HOOK_C_ID)),
+				    P_STR(id), P_I64(v[i].created_at), P_I64(v[i].created_at));
+	}
+	dbres_free(hooks);
+	return rc;
+}
+
+enum db_rc
+db_events_flush(struct db *db)
+{
+	struct evq **qp = db_evq(db), *q = *qp;
+	size_t i, j;
+	enum db_rc rc = DB_OK;
+
+	if (q == NULL || q->n == 0)
+		return DB_OK;
+	/* Owners in id order: the head locks are the last a transaction
+	 * takes, always in one total order, so they close no cycle. */
+	qsort(q->v, q->n, sizeof q->v[0], item_cmp);
+	for (i = 0; i < q->n && rc == DB_OK; i = j) {
+		for (j = i + 1; j < q->n && strcmp(q->v[j].owner, q->v[i].owner) == 0; j++)
+			;
+		rc = flush_owner(db, q->v + i, j - i);
+	}
+	db_events_drop(db);
+	return rc;
+}
+
+static int
+map_event(const struct dbres *res, size_t row, void *elem)
+{
+	struct event_row *e = elem;
+	int ok = 1;
+
+	e->seq = dbres_i64(res, row, EVENT_C_SEQ);
+	dbres_copy(e->id, sizeof e->id, res, row, EVENT_C_ID);
+	dbres_copy(e->type, sizeof e->type, res, row, EVENT_C_TYPE);
+	e->data = dbres_dup(res, row, EVENT_C_DATA, &ok);
+	e->created_at = dbres_i64(res, row, EVENT_C_CREATED);
+	return ok && e->data != NULL ? 0 : -1;
+}
+
+static void
+clear_event(void *elem)
+{
+	struct event_row *e = elem;
+
+	free(e->data);
+	e->data = NULL;
+}
+
+enum db_rc
+db_events_list(struct db *db, const char *owner, const char *type, int64_t after,
+    int64_t limit, struct event_row **v, size_t *n)
+{
+	struct dbres *res = NULL;
+	int more;
+	enum db_rc rc;
+
+	*v = NULL;
+	*n = 0;
+	rc = type != NULL ?
+	    DB_Q(db, q_list_type, &res, NULL, P_STR(owner), P_STR(type), P_I64(after),
+		P_I64(limit)) :
+	    DB_Q(db, q_list, &res, NULL, P_STR(owner), P_I64(after), P_I64(limit));
+	if (rc != DB_OK)
+		return rc;
+	rc = dbres_map(res, limit, sizeof **v, map_event, clear_event, (void **)v, n, &more);
+	dbres_free(res);
+	return rc;
+}
+
+void
+db_events_free(struct event_row *v, size_t n)
+{
+	db_array_free(v, n, sizeof *v, clear_event);
+}
+
+enum db_rc
+db_events_purge(struct db *db, int64_t before, int64_t batch, uint64_t *n)
+{
+	uint64_t a = 0, b = 0;
+	enum db_rc rc;
+
+	*n = 0;
+	if ((rc = DB_Q(db, q_purge_events, NULL, &a, P_I64(before), P_I64(batch))) != DB_OK ||
+	    (rc = DB_Q(db, q_purge_deliveries, NULL, &b, P_I64(before), P_I64(batch))) != DB_OK)
+		return rc;
+	*n = a + b;
+	return DB_OK;
+}

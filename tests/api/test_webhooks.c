@@ -1,0 +1,390 @@
+/*
+ * Webhook delivery by arps-deliver (design.md §11) to a test receiver on
+ * loopback: every event signed, retries with the same Arps-Event-Id, and
+ * no event lost when arps-deliver is killed mid-delivery.  The dev stack's
+ * config allows loopback targets and starts the back-off at 1 s with a
+ * 3 s time-out per try.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sodium.h>
+
+#include "tests/api/study_helpers.h"
+
+#define MAX_HITS 16
+
+/* What the receiver got, and how it answers. */
+struct hit {
+	char event_id[64];
+	char signature[160];
+	char *body;
+	time_t at;
+};
+
+static struct receiver {
+	int fd, port;
+	pthread_t th;
+	pthread_mutex_t mu;
+	int answers[MAX_HITS];	/* status per request; 0 after the list: 200 */
+	int hang_first;		/* do not answer the first request */
+	struct hit hits[MAX_HITS];
+	int nhits;
+	volatile int done;
+} rx;
+
+static void
+header_value(const char *req, const char *name, char *out, size_t n)
+{
+	const char *p = strcasestr(req, name), *e;
+
+	out[0] = '\0';
+	if (p == NULL)
+		return;
+	p += strlen(name);
+	while (*p == ' ')
+		p++;
+	e = strstr(p, "\r\n");
+	if (e == NULL || (size_t)(e - p) >= n)
+		return;
+	memcpy(out, p, (size_t)(e - p));
+	out[e - p] = '\0';
+}
+
+static void *
+serve(void *arg)
+{
+	(void)arg;
+	while (!rx.done) {
+		char buf[65536], len[32], reply[128];
+		size_t got = 0;
+		ssize_t r;
+		char *hend;
+		long clen;
+		int c, idx, status;
+
+		if ((c = accept(rx.fd, NULL, NULL)) < 0)
+			continue;
+		for (;;) {
+			r = read(c, buf + got, sizeof buf - 1 - got);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+			buf[got] = '\0';
+			if ((hend = strstr(buf, "\r\n\r\n")) != NULL) {
+				header_value(buf, "Content-Length:", len, sizeof len);
+				clen = atol(len);
+				if (got >= (size_t)(hend + 4 - buf) + (size_t)clen)
+					break;
+			}
+		}
+		buf[got] = '\0';
+		if ((hend = strstr(buf, "\r\n\r\n")) == NULL) {
+			close(c);
+			continue;
+		}
+		pthread_mutex_lock(&rx.mu);
+		idx = rx.nhits;
+		if (idx < MAX_HITS) {
+			header_value(buf, "Arps-Event-Id:", rx.hits[idx].event_id,
+			    sizeof rx.hits[idx].event_id);
+			header_value(buf, "Arps-Signature:", rx.hits[idx].signature,
+			    sizeof rx.hits[idx].signature);
+			rx.hits[idx].body = strdup(hend + 4);
+			rx.hits[idx].at = time(NULL);
+			rx.nhits++;
+		}
+		status = idx < MAX_HITS && rx.answers[idx] ? rx.answers[idx] : 200;
+		pthread_mutex_unlock(&rx.mu);
+		if (idx == 0 && rx.hang_first) {
+			/* hold the connection until the deliverer is gone */
+			while (!rx.done && read(c, buf, sizeof buf) > 0)
+				;
+			close(c);
+			continue;
+		}
+		snprintf(reply, sizeof reply, "HTTP/1.1 %d X\r\nContent-Length: 0\r\nConnection: close"
+		    "\r\n\r\n", status);
+		(void)!write(c, reply, strlen(reply));
+		close(c);
+	}
+	return NULL;
+}
+
+static void
+rx_start(const int *answers, size_t n, int hang_first)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof sa;
+	int one = 1;
+
+	memset(&rx, 0, sizeof rx);
+	pthread_mutex_init(&rx.mu, NULL);
+	memcpy(rx.answers, answers, n * sizeof *answers);
+	rx.hang_first = hang_first;
+	rx.fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(rx.fd >= 0);
+	setsockopt(rx.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(rx.fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(rx.fd, 64), 0);
+	assert_int_equal(getsockname(rx.fd, (struct sockaddr *)&sa, &sl), 0);
+	rx.port = ntohs(sa.sin_port);
+	assert_int_equal(pthread_create(&rx.th, NULL, serve, NULL), 0);
+}
+
+static void
+rx_stop(void)
+{
+	int i;
+
+	rx.done = 1;
+	shutdown(rx.fd, SHUT_RDWR);
+	close(rx.fd);
+	pthread_cancel(rx.th);
+	pthread_join(rx.th, NULL);
+	for (i = 0; i < rx.nhits && i < MAX_HITS; i++)
+		free(rx.hits[i].body);
+}
+
+static int
+rx_count(void)
+{
+	int n;
+
+	pthread_mutex_lock(&rx.mu);
+	n = rx.nhits;
+	pthread_mutex_unlock(&rx.mu);
+	return n;
+}
+
+/* Wait up to secs for at least n requests; returns the count. */
+static int
+rx_wait(int n, int secs)
+{
+	int i;
+
+	for (i = 0; i < secs * 10 && rx_count() < n; i++)
+		usleep(100000);
+	return rx_count();
+}
+
+static char pidfile[512];
+
+/* Start arps-deliver in the background (its pid in pidfile). */
+static void
+deliver_start(void)
+{
+	snprintf(pidfile, sizeof pidfile, "%s/run/deliver-test.pid", getenv("ARPS_VAR"));
+	assert_int_equal(sh("%s/build/arps-deliver --config %s 2>>%s/log/deliver-test.log & "
+	    "echo $! > %s", getenv("ARPS_ROOT"), getenv("ARPS_CONFIG"), getenv("ARPS_VAR"),
+	    pidfile), 0);
+}
+
+static void
+deliver_kill(int sig)
+{
+	assert_int_equal(sh("kill -%d $(cat %s) && while kill -0 $(cat %s) 2>/dev/null; do "
+	    "sleep 0.1; done", sig, pidfile, pidfile), 0);
+}
+
+/* Check Arps-Signature of a hit with the hook's secret. */
+static void
+assert_signed(const struct hit *h, const char *secret)
+{
+	crypto_auth_hmacsha256_state st;
+	unsigned char mac[32];
+	char hex[65], want[200];
+	long long t;
+
+	assert_int_equal(sscanf(h->signature, "t=%lld,", &t), 1);
+	assert_true(llabs((long long)time(NULL) - t) < 600);
+	crypto_auth_hmacsha256_init(&st, (const unsigned char *)secret, strlen(secret));
+	snprintf(want, sizeof want, "%lld.", t);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)want, strlen(want));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)h->body, strlen(h->body));
+	crypto_auth_hmacsha256_final(&st, mac);
+	sodium_bin2hex(hex, sizeof hex, mac, sizeof mac);
+	snprintf(want, sizeof want, "t=%lld,v1=%s", t, hex);
+	assert_string_equal(h->signature, want);
+}
+
+/* A hook of a for the types, aimed at the receiver; its secret. */
+static void
+hook_new(const struct test_agent *a, const char *types, char id[IDS_BUFSZ], char secret[128])
+{
+	char body[512];
+	struct resp r;
+
+	snprintf(body, sizeof body, "{\"url\":\"http://127.0.0.1:%d/hook\",\"events\":[%s]}",
+	    rx.port, types);
+	r = post_as(a->hdr, body, "/api/v1/webhooks");
+	assert_int_equal(r.status, 201);
+	snprintf(id, IDS_BUFSZ, "%s", jstr(&r, "id"));
+	snprintf(secret, 128, "%s", jstr(&r, "secret"));
+	resp_free(&r);
+}
+
+static void
+signed_events(void **state)
+{
+	struct test_agent a;
+	struct test_user owner, u;
+	char hook[IDS_BUFSZ], secret[128], s[IDS_BUFSZ];
+	struct json_object *body;
+	struct resp r, ev;
+	int i;
+
+	(void)state;
+	rx_start(NULL, 0, 0);
+	agent_new(&a, "listener");
+	hook_new(&a, "\"wallet.credited\",\"participation.accepted\",\"participation.withdrawn\"",
+	    hook, secret);
+	user_login(&owner, "owner");
+	agent_claim(&a, &owner);	/* wallet.credited */
+	researcher(&u, 5000);
+	study_new(&u, s, 100, 2, NULL);
+	assert_int_equal(study_post(a.hdr, s, "accept", NULL), 200);
+	assert_int_equal(study_post(a.hdr, s, "withdraw", NULL), 200);
+	deliver_start();
+	assert_int_equal(rx_wait(3, 30), 3);
+	ev = get_as(a.hdr, "/api/v1/events");
+	assert_int_equal(json_object_array_length(jget(ev.json, "events")), 3);
+	for (i = 0; i < 3; i++) {
+		char key[32];
+		const char *id;
+		int k, found = 0;
+
+		snprintf(key, sizeof key, "events.%d.id", i);
+		id = jgets(&ev, key);
+		for (k = 0; k < 3; k++) {
+			if (strcmp(rx.hits[k].event_id, id) != 0)
+				continue;
+			found++;
+			assert_signed(&rx.hits[k], secret);
+			body = json_tokener_parse(rx.hits[k].body);
+			assert_non_null(body);
+			assert_string_equal(json_object_get_string(jget(body, "id")), id);
+			snprintf(key, sizeof key, "events.%d.type", i);
+			assert_string_equal(json_object_get_string(jget(body, "type")), jgets(&ev, key));
+			assert_non_null(jget(body, "data"));
+			json_object_put(body);
+		}
+		assert_int_equal(found, 1);
+	}
+	resp_free(&ev);
+	/* the deliveries list: each delivered on its first try */
+	for (i = 0; i < 50; i++) {
+		r = get_as(a.hdr, "/api/v1/webhooks/%s/deliveries", hook);
+		if (strcmp(jgets(&r, "deliveries.0.status"), "delivered") == 0 &&
+		    strcmp(jgets(&r, "deliveries.2.status"), "delivered") == 0)
+			break;
+		resp_free(&r);
+		usleep(100000);
+	}
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "deliveries")), 3);
+	assert_int_equal(jgeti(&r, "deliveries.0.attempts"), 1);
+	assert_int_equal(jgeti(&r, "deliveries.0.last_response_status"), 200);
+	assert_int_equal(strlen(jgets(&r, "deliveries.0.delivered_at")), 20);
+	resp_free(&r);
+	deliver_kill(15);
+	rx_stop();
+}
+
+static void
+retries_same_id(void **state)
+{
+	static const int answers[] = { 500, 500, 200 };
+	struct test_agent a;
+	struct test_user owner;
+	char hook[IDS_BUFSZ], secret[128];
+	struct resp r;
+
+	(void)state;
+	rx_start(answers, 3, 0);
+	agent_new(&a, "retried");
+	hook_new(&a, "\"wallet.credited\"", hook, secret);
+	user_login(&owner, "owner");
+	agent_claim(&a, &owner);
+	deliver_start();
+	assert_int_equal(rx_wait(3, 30), 3);
+	/* back-off 1 s, then 2 s: a try per retry, nothing more */
+	sleep(5);
+	assert_int_equal(rx_count(), 3);
+	assert_string_equal(rx.hits[0].event_id, rx.hits[1].event_id);
+	assert_string_equal(rx.hits[1].event_id, rx.hits[2].event_id);
+	assert_true(rx.hits[1].at - rx.hits[0].at >= 1);
+	assert_true(rx.hits[2].at - rx.hits[1].at >= 1);
+	assert_signed(&rx.hits[2], secret);
+	r = get_as(a.hdr, "/api/v1/webhooks/%s/deliveries", hook);
+	assert_int_equal(json_object_array_length(jget(r.json, "deliveries")), 1);
+	assert_string_equal(jgets(&r, "deliveries.0.status"), "delivered");
+	assert_int_equal(jgeti(&r, "deliveries.0.attempts"), 3);
+	assert_string_equal(jgets(&r, "deliveries.0.event_id"), rx.hits[0].event_id);
+	resp_free(&r);
+	deliver_kill(15);
+	rx_stop();
+}
+
+static void
+killed_mid_delivery(void **state)
+{
+	struct test_agent a;
+	struct test_user owner;
+	char hook[IDS_BUFSZ], secret[128];
+	struct resp r;
+
+	(void)state;
+	rx_start(NULL, 0, 1);
+	agent_new(&a, "patient");
+	hook_new(&a, "\"wallet.credited\"", hook, secret);
+	user_login(&owner, "owner");
+	agent_claim(&a, &owner);
+	deliver_start();
+	assert_int_equal(rx_wait(1, 30), 1);
+	/* the receiver holds the first try: kill the deliverer now */
+	deliver_kill(9);
+	deliver_start();
+	/* the claim's lease (time-out + 5 s) runs out, the event goes again */
+	assert_int_equal(rx_wait(2, 40), 2);
+	assert_string_equal(rx.hits[0].event_id, rx.hits[1].event_id);
+	assert_signed(&rx.hits[1], secret);
+	r = get_as(a.hdr, "/api/v1/events");
+	assert_string_equal(jgets(&r, "events.0.id"), rx.hits[1].event_id);
+	resp_free(&r);
+	usleep(500000);
+	r = get_as(a.hdr, "/api/v1/webhooks/%s/deliveries", hook);
+	assert_string_equal(jgets(&r, "deliveries.0.status"), "delivered");
+	resp_free(&r);
+	deliver_kill(15);
+	rx_stop();
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(signed_events),
+		cmocka_unit_test(retries_same_id),
+		cmocka_unit_test(killed_mid_delivery),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
