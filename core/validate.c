@@ -331,9 +331,8 @@ val_iso8601(const char *s, size_t len, int64_t *out)
  * accepted, and only when it is public.
  */
 
-/* Parse a canonical dotted quad (decimal, no leading zero). */
-static bool
-ipv4_canonical(const char *s, size_t len, unsigned char out[4])
+bool
+val_ipv4_parse(const char *s, size_t len, unsigned char out[4])
 {
 	size_t	 i = 0, part, digits;
 	unsigned v;
@@ -381,8 +380,8 @@ last_label_numeric(const char *s, size_t len)
 	return true;
 }
 
-static int
-hexval(char c)
+int
+val_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -393,10 +392,8 @@ hexval(char c)
 	return -1;
 }
 
-/* Parse an IPv6 address (RFC 4291 2.2: groups, one "::", an optional
- * trailing dotted quad) into 16 bytes. */
-static bool
-ipv6_parse(const char *s, size_t len, unsigned char out[16])
+bool
+val_ipv6_parse(const char *s, size_t len, unsigned char out[16])
 {
 	unsigned char	 b[16];
 	size_t		 i = 0, n = 0, gap = 16, k, digits;
@@ -417,14 +414,14 @@ ipv6_parse(const char *s, size_t len, unsigned char out[16])
 		for (j = i; j < len && s[j] != ':' && s[j] != '.'; j++)
 			;
 		if (j < len && s[j] == '.') {
-			if (n > 12 || !ipv4_canonical(s + i, len - i, b + n))
+			if (n > 12 || !val_ipv4_parse(s + i, len - i, b + n))
 				return false;
 			n += 4;
 			i = len;
 			break;
 		}
 		v = 0;
-		for (digits = 0; i < len && (h = hexval(s[i])) >= 0; i++, digits++) {
+		for (digits = 0; i < len && (h = val_hexval(s[i])) >= 0; i++, digits++) {
 			if (digits == 4)
 				return false;
 			v = v << 4 | (unsigned)h;
@@ -600,7 +597,7 @@ val_public_url(const char *s, size_t len, unsigned flags)
 	hstart = https ? 8 : 7;
 	if (s[hstart] == '[') {
 		hend = (size_t)((const char *)memchr(s + hstart, ']', len - hstart) - s);
-		if (!ipv6_parse(s + hstart + 1, hend - hstart - 1, a6))
+		if (!val_ipv6_parse(s + hstart + 1, hend - hstart - 1, a6))
 			return ARPS_E_VALIDATION;
 		loop = ipv6_loopback(a6);
 		if (!ipv6_public(a6) && !(loop && (flags & VAL_URL_LOOPBACK)))
@@ -609,7 +606,7 @@ val_public_url(const char *s, size_t len, unsigned flags)
 		for (hend = hstart; hend < len && strchr(":/?#", s[hend]) == NULL; hend++)
 			;
 		if (last_label_numeric(s + hstart, hend - hstart)) {
-			if (!ipv4_canonical(s + hstart, hend - hstart, a4))
+			if (!val_ipv4_parse(s + hstart, hend - hstart, a4))
 				return ARPS_E_VALIDATION;
 			loop = ipv4_loopback(a4);
 			if (!ipv4_public(a4) && !(loop && (flags & VAL_URL_LOOPBACK)))
@@ -660,7 +657,7 @@ jk_hex4(struct jkeys *k, unsigned *cp)
 		return VAL_JSON_BAD;
 	*cp = 0;
 	for (j = 0; j < 4; j++) {
-		if ((h = hexval(k->s[k->i + j])) < 0)
+		if ((h = val_hexval(k->s[k->i + j])) < 0)
 			return VAL_JSON_BAD;
 		*cp = *cp << 4 | (unsigned)h;
 	}

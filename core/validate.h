@@ -77,6 +77,14 @@ int	 val_parse_int64(const char *s, size_t len, int64_t lo, int64_t hi,
  * fragment; no userinfo, only printable ASCII (no space, control or
  * non-ASCII byte); at most VAL_URL_MAX bytes. */
 int	 val_url(const char *s, size_t len);
+/* The value of a hex digit, or -1. */
+int	 val_hexval(int c);
+/* Parse an IPv4 address in canonical dotted-quad form (decimal, no
+ * leading zero), exactly len bytes, into out[4]; false otherwise. */
+bool	 val_ipv4_parse(const char *s, size_t len, unsigned char out[4]);
+/* Parse an IPv6 address (RFC 4291 2.2: groups, one "::", an optional
+ * trailing dotted quad), exactly len bytes, into out[16]; false otherwise. */
+bool	 val_ipv6_parse(const char *s, size_t len, unsigned char out[16]);
 /*
  * A URL the service may send a browser or its own requests to
  * (design.md §9.8): val_url, and a host that is a DNS name other than localhost (and

@@ -23,6 +23,7 @@
 #ifndef ARPS_FCGI_HTTP_H
 #define ARPS_FCGI_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -113,6 +114,9 @@ extern const size_t nroutes;
  * empty object.
  */
 struct json_object *req_json(struct req *r);
+/* False when a parsed value holds NaN or Infinity (json-c reads them; JSON
+ * has neither). */
+bool req_json_finite(struct json_object *o);
 
 /*
  * Set r->path from the raw request target (REQUEST_URI, before any '?'):

@@ -25,6 +25,7 @@
 #define RPC_INVALID_REQUEST	(-32600)
 #define RPC_METHOD_NOT_FOUND	(-32601)
 #define RPC_INVALID_PARAMS	(-32602)
+#define RPC_INTERNAL_ERROR	(-32603)
 
 #define MCP_VERSION		"2025-06-18"	/* answered when the client's is unknown */
 
@@ -796,41 +797,29 @@ static const struct {
 
 /* --- the endpoint -------------------------------------------------------- */
 
-/* NaN and Infinity, which json-c reads, are not JSON (RFC 8259). */
-static int
-json_finite(struct json_object *o)
-{
-	size_t i, n;
-
-	switch (json_object_get_type(o)) {
-	case json_type_double:
-		return isfinite(json_object_get_double(o));
-	case json_type_array:
-		n = json_object_array_length(o);
-		for (i = 0; i < n; i++)
-			if (!json_finite(json_object_array_get_idx(o, i)))
-				return 0;
-		return 1;
-	case json_type_object: {
-		json_object_object_foreach(o, k, v) {
-			(void)k;
-			if (!json_finite(v))
-				return 0;
-		}
-		return 1;
-	}
-	default:
-		return 1;
-	}
-}
-
 /* The body as JSON (strict, UTF-8, depth 32); NULL after a -32700 (or,
  * for "null", -32600) answer. */
+/* The body's object keys (val_json_keys): VAL_JSON_OK, or why not. */
+static int
+json_keys_ok(const struct req *r)
+{
+	size_t n = val_json_keys_scratch(r->blen);
+	void *scratch = malloc(n);
+	int rc;
+
+	if (scratch == NULL)
+		return VAL_JSON_NOMEM;
+	rc = val_json_keys(r->body, r->blen, scratch, n);
+	free(scratch);
+	return rc;
+}
+
 static struct json_object *
 rpc_parse(struct req *r)
 {
 	struct json_tokener *tok;
 	struct json_object *o = NULL;
+	int keys;
 
 	if (r->blen > 0 && val_utf8(r->body, r->blen, NULL) &&
 	    (tok = json_tokener_new_ex(32)) != NULL) {
@@ -844,11 +833,23 @@ rpc_parse(struct req *r)
 			return NULL;
 		}
 		if (json_tokener_get_error(tok) != json_tokener_success ||
-		    json_tokener_get_parse_end(tok) != r->blen || (o != NULL && !json_finite(o))) {
+		    json_tokener_get_parse_end(tok) != r->blen || (o != NULL && !req_json_finite(o))) {
 			json_object_put(o);
 			o = NULL;
 		}
 		json_tokener_free(tok);
+		if (o != NULL && (keys = json_keys_ok(r)) != VAL_JSON_OK) {
+			json_object_put(o);
+			if (keys == VAL_JSON_NOMEM) {
+				rpc_error(r, NULL, RPC_INTERNAL_ERROR, "out of memory");
+				return NULL;
+			}
+			/* I-JSON, as every body of the API (design.md §9.7) */
+			rpc_error(r, NULL, RPC_PARSE_ERROR, keys == VAL_JSON_NUL_KEY ?
+			    "parse error: an object key holds U+0000" :
+			    "parse error: a key is repeated in one object");
+			return NULL;
+		}
 		if (o != NULL)
 			return o;
 	}

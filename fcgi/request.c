@@ -13,8 +13,8 @@
 
 /* json-c reads NaN and Infinity even in strict mode; JSON (RFC 8259) has
  * neither.  The nesting is at most the tokener's depth (32). */
-static bool
-json_finite(struct json_object *o)
+bool
+req_json_finite(struct json_object *o)
 {
 	size_t i, n;
 
@@ -24,13 +24,13 @@ json_finite(struct json_object *o)
 	case json_type_array:
 		n = json_object_array_length(o);
 		for (i = 0; i < n; i++)
-			if (!json_finite(json_object_array_get_idx(o, i)))
+			if (!req_json_finite(json_object_array_get_idx(o, i)))
 				return false;
 		return true;
 	case json_type_object: {
 		json_object_object_foreach(o, k, v) {
 			(void)k;
-			if (!json_finite(v))
+			if (!req_json_finite(v))
 				return false;
 		}
 		return true;
@@ -110,7 +110,7 @@ req_json(struct req *r)
 		reply_err(r, ARPS_E_INVALID_JSON, "the body is not valid JSON");
 		return NULL;
 	}
-	if (!json_finite(o)) {
+	if (!req_json_finite(o)) {
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON,
 		    "the body is not valid JSON: NaN and Infinity are not JSON numbers");

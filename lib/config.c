@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/validate.h"
 #include "lib/config.h"
 #include "lib/mail.h"
 
@@ -83,18 +84,6 @@ config_path(int argc, char *argv[])
 	return CONFIG_DEFAULT_PATH;
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Store one value; returns NULL or a reason. */
 static const char *
 setkey(struct config *cfg, const struct ckey *k, const char *v)
@@ -130,8 +119,8 @@ setkey(struct config *cfg, const struct ckey *k, const char *v)
 		if (len != 64)
 			return "must be 64 hex characters (32 bytes)";
 		for (i = 0; i < 32; i++) {
-			int hi = hexval((unsigned char)v[2 * i]);
-			int lo = hexval((unsigned char)v[2 * i + 1]);
+			int hi = val_hexval((unsigned char)v[2 * i]);
+			int lo = val_hexval((unsigned char)v[2 * i + 1]);
 			if (hi < 0 || lo < 0)
 				return "must be 64 hex characters (32 bytes)";
 			((unsigned char *)dst)[i] = (unsigned char)(hi << 4 | lo);

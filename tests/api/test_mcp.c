@@ -249,6 +249,10 @@ jsonrpc_errors(void **state)
 	static const struct { const char *body; long http; int code; } rows[] = {
 		{ "{\"jsonrpc\":", 400, -32700 },
 		{ "not json", 400, -32700 },
+		/* I-JSON (design.md §9.7): a repeated key, a key holding U+0000 */
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"method\":\"ping\"}", 400, -32700 },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\\u0000\":1}}", 400,
+		    -32700 },
 		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} trailing", 400, -32700 },
 		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":NaN}}", 400,
 		    -32700 },
