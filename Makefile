@@ -62,7 +62,7 @@ $(B)/arps-sweep: $(B)/cmd/arps-sweep.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 $(B)/arps-deliver: $(B)/cmd/arps-deliver.o $(DELIVER_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
-	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(shell pkg-config --libs libcurl) $(PKGLIBS) -lcrypto -lm
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(shell pkg-config --libs libcurl) $(PKGLIBS) -lcrypto -lpthread -lm
 
 $(B)/arps-admin: $(B)/cmd/arps-admin.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm

@@ -670,9 +670,12 @@ db_commit(struct db *db)
 {
 	enum db_rc rc;
 
-	/* The transaction's events go with its changes (design.md §11). */
-	if ((rc = db_events_flush(db)) != DB_OK)
+	/* The transaction's events go with its changes (design.md §11): when
+	 * they cannot be written, nothing of the transaction is. */
+	if ((rc = db_events_flush(db)) != DB_OK) {
+		db_rollback(db);
 		return rc;
+	}
 	rc = simple(db, "COMMIT");
 
 	db->in_tx = 0;

@@ -106,7 +106,7 @@ static const struct tool tools[] = {
 	    "Leave your active participation in a study without pay." },
 	{ "list_history", "GET", "/api/v1/studies/history", NULL, NULL, q_page,
 	    "Your participations, newest first, with their status and reward." },
-	{ "get_reputation", "GET", "/api/v1/agents/me/reputation", NULL, NULL, NULL,
+	{ "get_reputation", "GET", "/api/v1/agents/me/reputation", NULL, NULL, q_events,
 	    "Your reputation, tier and each change with its cause and participation." },
 	{ "rotate_api_key", "POST", "/api/v1/agents/me/api-key", NULL, NULL, NULL,
 	    "Issue a new API key, answered once: store it at once.  The key you called with "

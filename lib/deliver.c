@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,39 +89,86 @@ deliver_one(struct db *db, const struct config *cfg)
 	return drc == DB_OK ? 1 : -1;
 }
 
+/* The webhook pump in a thread of its own, on its own connection: a slow
+ * SMTP relay never holds up webhook tries, and a receiver whose name does
+ * not resolve never holds up login-code mail. */
+struct pump_arg {
+	const struct config *cfg;
+	volatile sig_atomic_t *stop;
+	int rc;
+};
+
+static void *
+pump_main(void *arg)
+{
+	struct pump_arg *a = arg;
+	struct webhook_pump *pump = NULL;
+	struct db *db;
+
+	if ((db = db_open(a->cfg)) == NULL || (pump = webhook_pump_new(a->cfg)) == NULL) {
+		log_msg("webhooks: out of memory");
+		db_close(db);
+		a->rc = 1;
+		return NULL;
+	}
+	/* On a stop no delivery is claimed; the tries in flight end (each
+	 * within its time-out, well inside the lease). */
+	while (!*a->stop || webhook_pump_inflight(pump) > 0)
+		if (webhook_pump_step(pump, db, *a->stop ? 100 : 200, !*a->stop) < 0)
+			(void)db_ensure(db);
+	webhook_pump_free(pump);
+	db_close(db);
+	return NULL;
+}
+
 int
 deliver_run(const struct config *cfg, volatile sig_atomic_t *stop)
 {
-	struct webhook_pump *pump;
+	struct pump_arg pa = { cfg, stop, 0 };
+	sigset_t all, old;
+	pthread_t pump;
 	struct db *db;
-	int rc = 0, gone = 0, wait;
+	int rc, gone = 0;
 
-	if ((db = db_open(cfg)) == NULL || (pump = webhook_pump_new(cfg)) == NULL) {
+	/* Connect first (a database still down is retried by the loops): that
+	 * initialises the client library before a second thread opens its own
+	 * connection. */
+	if ((db = db_open(cfg)) == NULL) {
 		log_msg("out of memory");
+		return 1;
+	}
+	(void)db_ensure(db);
+	/* Signals go to this thread (the pump's inherits them blocked). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&pump, NULL, pump_main, &pa);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		log_msg("cannot start the webhook thread");
 		db_close(db);
 		return 1;
 	}
 	log_msg("delivering mail by %.*s every %lld ms, webhooks %lld at once",
 	    (int)strcspn(cfg->mail_transport, ":"), cfg->mail_transport,
 	    (long long)cfg->deliver_poll_ms, (long long)cfg->webhook_concurrency);
-	/* One loop: a mail message when one is due, then a step of the webhook
-	 * pump, whose wait (or idle sleep; a signal ends it early) is the poll
-	 * interval.  On a stop the mail in hand and the tries in flight end. */
-	while (!*stop || webhook_pump_inflight(pump) > 0) {
-		if (!*stop) {
-			if ((rc = deliver_one(db, cfg)) < 0 && gone++ == 0)
-				log_msg("database unavailable; retrying");
-			if (rc >= 0)
-				gone = 0;
+	while (!*stop) {
+		if ((rc = deliver_one(db, cfg)) > 0) {
+			gone = 0;
+			continue;
 		}
-		wait = rc > 0 ? 0 : rc < 0 ? 1000 : (int)cfg->deliver_poll_ms;
-		if (*stop)
-			wait = 100;
-		if (webhook_pump_step(pump, db, wait) < 0)
-			(void)db_ensure(db);
+		if (rc < 0 && gone++ == 0)
+			log_msg("database unavailable; retrying");
+		if (rc == 0)
+			gone = 0;
+		{
+			int64_t ms = rc < 0 ? 1000 : cfg->deliver_poll_ms;
+			struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);	/* a signal ends it early */
+		}
 	}
+	pthread_join(pump, NULL);
 	log_msg("stopped");
-	webhook_pump_free(pump);
 	db_close(db);
-	return 0;
+	return pa.rc;
 }

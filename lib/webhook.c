@@ -286,7 +286,7 @@ record(struct webhook_pump *p, struct db *db, const struct delivery_job *j, int 
 }
 
 int
-webhook_pump_step(struct webhook_pump *p, struct db *db, int wait_ms)
+webhook_pump_step(struct webhook_pump *p, struct db *db, int wait_ms, int claim)
 {
 	int64_t now = (int64_t)time(NULL);
 	int64_t lease = p->cfg->webhook_timeout_seconds + 5;
@@ -296,8 +296,8 @@ webhook_pump_step(struct webhook_pump *p, struct db *db, int wait_ms)
 	CURLMsg *msg;
 	enum db_rc rc;
 
-	/* Fill the free slots. */
-	if (p->inflight < p->nslots) {
+	/* Fill the free slots (not while stopping). */
+	if (claim && p->inflight < p->nslots) {
 		rc = db_delivery_claim(db, p->cfg, now, lease, p->claimed, p->nslots - p->inflight,
 		    &n);
 		if (rc != DB_OK && rc != DB_RETRY) {

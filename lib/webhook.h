@@ -46,11 +46,12 @@ void webhook_try_free(struct webhook_try *t);
  * (db_delivery_claim), waits up to wait_ms for transfers, and records
  * each finished try (db_delivery_done, with the back-off).  It returns the
  * number of tries recorded, or -1 on a database error (logged).
- * webhook_pump_inflight tells how many tries are running.
+ * webhook_pump_inflight tells how many tries are running.  With claim 0
+ * (stopping) no new delivery is claimed: the tries in flight only end.
  */
 struct db;
 struct webhook_pump;
 struct webhook_pump *webhook_pump_new(const struct config *cfg);
-int webhook_pump_step(struct webhook_pump *p, struct db *db, int wait_ms);
+int webhook_pump_step(struct webhook_pump *p, struct db *db, int wait_ms, int claim);
 size_t webhook_pump_inflight(const struct webhook_pump *p);
 void webhook_pump_free(struct webhook_pump *p);
