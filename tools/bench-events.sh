@@ -3,8 +3,9 @@
 #
 # A claimed agent with one webhook aimed at nginx's static answer on this
 # stack (loopback, allowed by the dev config's webhooks_allow_loopback) gets
-# BENCH_EVENTS_N wallet.credited events (arps-admin topup, run 4 at a time);
-# then arps-deliver starts and the time until every delivery is recorded as
+# BENCH_EVENTS_N wallet.credited events (arps-admin topup, run 4 at a time)
+# while the stack's own arps-deliver is stopped, so that they queue; then an
+# arps-deliver starts and the time until every delivery is recorded as
 # delivered gives the delivery rate (target: 1,000 deliveries/s).
 #
 #   BENCH_EVENTS_N        events to deliver (default 2000)
@@ -23,6 +24,7 @@ register bench-hooked 127.0.0.3
 key=$AGENT_KEY agent=$AGENT_ID
 hook=$(api POST /api/v1/webhooks "{\"url\":\"http://127.0.0.1:$PORT/bench/static\",\"events\":[\"wallet.credited\"]}" \
     "X-API-Key: $key" | jq -r .id)
+tools/dev.sh deliver-stop	# the backlog queues; the run below delivers it
 t0=$(date +%s.%N)
 seq 1 "$N" | xargs -P 4 -I{} build/arps-admin --config "$ARPS_CONFIG" topup "$agent" 1 >/dev/null
 t1=$(date +%s.%N)
@@ -47,6 +49,7 @@ done
 t1=$(date +%s.%N)
 kill "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
+tools/dev.sh deliver-start	# the stack's own deliverer again
 SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 DPS=$(awk -v n="$done_n" -v s="$SECS" 'BEGIN { printf "%.0f", n / s }')
 failed=$(sqlq "$Q AND state <> 'delivered'")
