@@ -790,6 +790,17 @@ jk_sort(struct jkeys *k, size_t base, size_t n)
 
 static int jk_value(struct jkeys *k, int depth);
 
+/* After a member or an element: 1 past a ',' (another follows), 0 past the
+ * closer, -1 on anything else. */
+static int
+jk_next(struct jkeys *k, char closer)
+{
+	jk_ws(k);
+	if (k->i < k->len && (k->s[k->i] == ',' || k->s[k->i] == closer))
+		return k->s[k->i++] == ',';
+	return -1;
+}
+
 static int
 jk_object(struct jkeys *k, int depth)
 {
@@ -817,16 +828,10 @@ jk_object(struct jkeys *k, int depth)
 		k->i++;
 		if ((rc = jk_value(k, depth + 1)) != VAL_JSON_OK)
 			return rc;
-		jk_ws(k);
-		if (k->i < k->len && k->s[k->i] == ',') {
-			k->i++;
-			continue;
-		}
-		if (k->i < k->len && k->s[k->i] == '}') {
-			k->i++;
+		if ((rc = jk_next(k, '}')) < 0)
+			return VAL_JSON_BAD;
+		if (rc == 0)
 			break;
-		}
-		return VAL_JSON_BAD;
 	}
 	n = k->top - base;
 	jk_sort(k, base, n);
@@ -861,16 +866,10 @@ jk_value(struct jkeys *k, int depth)
 		for (;;) {
 			if ((rc = jk_value(k, depth + 1)) != VAL_JSON_OK)
 				return rc;
-			jk_ws(k);
-			if (k->i < k->len && k->s[k->i] == ',') {
-				k->i++;
-				continue;
-			}
-			if (k->i < k->len && k->s[k->i] == ']') {
-				k->i++;
+			if ((rc = jk_next(k, ']')) < 0)
+				return VAL_JSON_BAD;
+			if (rc == 0)
 				return VAL_JSON_OK;
-			}
-			return VAL_JSON_BAD;
 		}
 	case '"':
 		return jk_string(k, NULL, NULL);
