@@ -438,6 +438,5 @@ main(void)
 		cmocka_unit_test(one_researcher_eight_threads_of_creates),
 	};
 
-	/* the deadlock tests join with their fix (next commit) */
-	return _cmocka_run_group_tests("test_txn", tests, 1, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
