@@ -607,7 +607,10 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 	memset(p, 0, sizeof *p);
 	if (ev != PART_EV_OPEN && ev != PART_EV_COMPLETE && ev != PART_EV_WITHDRAW)
 		return DB_ERR;
-	if ((rc = db_study_get(db, study_id, 1, &s)) == DB_NOTFOUND) {
+	/* The row alone: the "full" check reads the occupied column, so no
+	 * count of the study's participations (one scan per request under
+	 * the study lock, growing with the study). */
+	if ((rc = db_study_get_row(db, study_id, 1, &s)) == DB_NOTFOUND) {
 		*outcome = ARPS_E_NOT_FOUND;
 		return DB_OK;
 	}
