@@ -27,9 +27,19 @@ db_rate_check(struct db *db, const char *bucket, int64_t window, int64_t max,
 
 	*allowed = 0;
 	*retry_after = 0;
-	if ((rc = DB_Q(db, q_bucket, NULL, NULL, P_STR(bucket))) != DB_OK ||
-	    (rc = DB_Q(db, q_lock, &res, NULL, P_STR(bucket))) != DB_OK)
+	/* The bucket row locked FOR UPDATE first, created only when absent:
+	 * INSERT IGNORE on an existing row would take a shared lock, and two
+	 * requests that both hold it and then ask for the exclusive one
+	 * deadlock (design.md §13.3). */
+	if ((rc = DB_Q(db, q_lock, &res, NULL, P_STR(bucket))) != DB_OK)
 		return rc;
+	if (res->nrows == 0) {
+		dbres_free(res);
+		res = NULL;
+		if ((rc = DB_Q(db, q_bucket, NULL, NULL, P_STR(bucket))) != DB_OK ||
+		    (rc = DB_Q(db, q_lock, &res, NULL, P_STR(bucket))) != DB_OK)
+			return rc;
+	}
 	dbres_free(res);
 	if ((rc = DB_Q(db, q_prune, NULL, NULL, P_STR(bucket), P_I64(now - window))) != DB_OK ||
 	    (rc = DB_Q(db, q_count, &res, NULL, P_STR(bucket), P_I64(now - window))) != DB_OK)
