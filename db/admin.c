@@ -170,8 +170,7 @@ move(struct db *db, char **args, enum ledger_event ev)
 	for (tries = 0; tries < 5; tries++) {
 		if ((rc = db_begin(db)) != DB_OK)
 			return dberr(db);
-		if ((rc = db_wallet_create(db, owner)) != DB_OK ||
-		    (rc = db_wallet_lock(db, owner, &avail, &frozen)) != DB_OK)
+		if ((rc = db_wallet_lock_create(db, owner, &avail, &frozen)) != DB_OK)
 			goto fail;
 		li.ev = ev;
 		li.amount = cents;

@@ -133,6 +133,19 @@ db_wallet_lock(struct db *db, const char *owner, int64_t *available, int64_t *fr
 }
 
 enum db_rc
+db_wallet_lock_create(struct db *db, const char *owner, int64_t *available, int64_t *frozen)
+{
+	enum db_rc rc = wallet_read(db, q_wallet_lock, owner, available, frozen);
+
+	if (rc != DB_NOTFOUND)
+		return rc;
+	/* the owner's first money: no row to queue on yet */
+	if ((rc = db_wallet_create(db, owner)) != DB_OK)
+		return rc;
+	return wallet_read(db, q_wallet_lock, owner, available, frozen);
+}
+
+enum db_rc
 db_wallet_get(struct db *db, const char *owner, int64_t *available, int64_t *frozen)
 {
 	return wallet_read(db, q_wallet_get, owner, available, frozen);

@@ -22,6 +22,17 @@ enum db_rc db_ledger_post(struct db *db, const struct ledger_entry *e,
 /* Create the wallet of an owner (agt_ or acc_) if it does not exist. */
 enum db_rc db_wallet_create(struct db *db, const char *owner);
 
+/*
+ * Lock the wallet of an owner, creating it if absent, and read its
+ * balances: SELECT ... FOR UPDATE first, so two transactions of one owner
+ * queue on the row's exclusive lock (design.md §13.2).  Never INSERT
+ * IGNORE first: on an existing row that takes a shared lock, and two
+ * transactions holding it that both then ask for the exclusive one
+ * deadlock.
+ */
+enum db_rc db_wallet_lock_create(struct db *db, const char *owner, int64_t *available,
+    int64_t *frozen);
+
 /* Lock a wallet row (SELECT ... FOR UPDATE) and read its balances. */
 enum db_rc db_wallet_lock(struct db *db, const char *owner, int64_t *available, int64_t *frozen);
 

@@ -41,6 +41,20 @@
  *
  * db_study_create locks only the researcher's wallet (level 4): the study
  * it inserts is new, so no other transaction can hold it.
+ *
+ * Row locks only, never a shared lock upgraded: a wallet is locked by
+ * SELECT ... FOR UPDATE before anything else touches it
+ * (db_wallet_lock_create), never by INSERT IGNORE first (that takes a
+ * shared lock on an existing row, and two transactions of one owner that
+ * each hold it and then ask for the exclusive lock deadlock: the 1213s of
+ * concurrent creates and top-ups of one researcher).  The inserts that
+ * follow (ledger postings, transactions, events, the Idempotency-Key
+ * answer) go to new primary keys: at READ COMMITTED they take no gap
+ * locks, and the one insert that can meet an existing key, the
+ * Idempotency-Key answer, is made under the key's named lock.  Event
+ * heads (INSERT ... ON DUPLICATE KEY UPDATE, an exclusive lock) are
+ * written at commit, last, for owners whose wallets the transaction
+ * already holds or whose rows no other order reaches.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,8 +395,7 @@ db_study_create(struct db *db, const struct study_new *in, int64_t now, char id_
 
 	*outcome = ARPS_E_INTERNAL;
 	id_out[0] = '\0';
-	if ((rc = db_wallet_create(db, in->researcher_id)) != DB_OK ||
-	    (rc = db_wallet_lock(db, in->researcher_id, &avail, &frozen)) != DB_OK)
+	if ((rc = db_wallet_lock_create(db, in->researcher_id, &avail, &frozen)) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
 	li.ev = LEDGER_EV_CREATE_STUDY;
 	li.reward = in->plan.reward;
@@ -594,7 +607,10 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 	memset(p, 0, sizeof *p);
 	if (ev != PART_EV_OPEN && ev != PART_EV_COMPLETE && ev != PART_EV_WITHDRAW)
 		return DB_ERR;
-	if ((rc = db_study_get(db, study_id, 1, &s)) == DB_NOTFOUND) {
+	/* The row alone: the "full" check reads the occupied column, so no
+	 * count of the study's participations (one scan per request under
+	 * the study lock, growing with the study). */
+	if ((rc = db_study_get_row(db, study_id, 1, &s)) == DB_NOTFOUND) {
 		*outcome = ARPS_E_NOT_FOUND;
 		return DB_OK;
 	}

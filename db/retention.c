@@ -32,8 +32,8 @@ static const struct rule {
 
 /*
  * Buckets with no event left.  The claim skips a bucket a limit holds (its
- * INSERT IGNORE keeps a shared lock on the duplicate row to commit), and a
- * limit that arrives after the claim waits for it and then inserts the row
+ * SELECT ... FOR UPDATE keeps the row locked to commit), and a limit that
+ * arrives after the claim waits for it, finds the row gone and inserts it
  * afresh: a deletion never lets a limit count without its lock.
  */
 static const char q_idle_buckets[] =

@@ -458,7 +458,8 @@ review_tx(struct req *r, void *arg)
 	struct study s;
 	enum db_rc rc;
 
-	if ((rc = db_study_get(r->db, c->study_id, 0, &s)) == DB_NOTFOUND ||
+	/* the owner check needs the row alone, not the participant counts */
+	if ((rc = db_study_get_row(r->db, c->study_id, 0, &s)) == DB_NOTFOUND ||
 	    (rc == DB_OK && strcmp(s.researcher_id, r->who.id) != 0)) {
 		db_study_clear(&s);
 		reply_no_study(r, c->study_id);

@@ -141,6 +141,8 @@ if [[ $SKIP != *" sweep "* ]]; then
     tools/bench-sweep.sh || FAIL+=(sweep)
 fi
 
+if [[ $SKIP != *" write "* ]]; then echo; tools/bench-write.sh || FAIL+=(write); fi
+
 if [[ $SKIP != *" events "* ]]; then
     echo
     tools/bench-events.sh || FAIL+=(events)
