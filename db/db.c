@@ -772,6 +772,9 @@ db_tx(struct db *db, enum db_rc (*fn)(struct db *, void *), void *arg)
 		db_rollback(db);
 		if (rc != DB_RETRY)
 			return rc;
+		/* design.md §13.2: a deadlock means a lock order was broken */
+		if (db->lasterr == ER_LOCK_DEADLOCK)
+			log_msg("db: transaction retried after try %d: %s", attempt + 1, db->errbuf);
 	}
 	log_msg("db: transaction gave up after %d tries: %s", TX_TRIES, db->errbuf);
 	return DB_RETRY;

@@ -65,9 +65,21 @@ db_rate_take(struct db *db, const char *bucket, int64_t window, int64_t max,
 	return db_rate_add(db, bucket, now);
 }
 
+/*
+ * Idempotency-Key records (design.md §6.16, design.md §13.5).  A record is written
+ * only with its answer, by INSERT, in the transaction of the effect (or,
+ * for a handler without one, right after it): the primary key (principal,
+ * idem_key) is what makes a second execution impossible, since its insert
+ * meets the first's row and rolls back.  While a request runs, its key is
+ * held by a MariaDB named lock on the request's connection, which MariaDB
+ * frees when that connection dies: "still in flight" is answered only
+ * while the first try is really alive.
+ */
+static const char q_idem_lock[] = "SELECT GET_LOCK(?, 0)";
+static const char q_idem_unlock[] = "SELECT RELEASE_LOCK(?)";
 static const char q_idem_ins[] =
-    "INSERT INTO idempotency_keys (principal, idem_key, request_hash, state, created_at)"
-    " VALUES (?, ?, ?, 'in_flight', ?)";
+    "INSERT INTO idempotency_keys (principal, idem_key, request_hash, state, status, body,"
+    " created_at) VALUES (?, ?, ?, 'done', ?, ?, ?)";
 /* An idempotency record, read at the IDEM_C_* positions. */
 #define IDEM_COLUMNS(X, L) \
 	X(IDEM_C_HASH,		"request_hash") \
@@ -80,91 +92,84 @@ static const char q_idem_get[] =
     "SELECT " DB_COLS_SQL(IDEM_COLUMNS) " FROM idempotency_keys"
     " WHERE principal = ? AND idem_key = ?";
 static const char q_idem_expire[] =
-    "DELETE FROM idempotency_keys WHERE principal = ? AND idem_key = ? AND created_at <= ?";
-static const char q_idem_done[] =
-    "UPDATE idempotency_keys SET state = 'done', status = ?, body = ?"
-    " WHERE principal = ? AND idem_key = ? AND state = 'in_flight'";
-static const char q_idem_del[] =
-    "DELETE FROM idempotency_keys WHERE principal = ? AND idem_key = ? AND state = 'in_flight'";
-
-/* An in-flight record older than this was abandoned by a dead worker. */
-#define IDEM_STALE 120
+    "DELETE FROM idempotency_keys WHERE principal = ? AND idem_key = ?";
 
 enum db_rc
-db_idem_claim(struct db *db, const char *principal, const char *key,
-    const unsigned char hash[32], int64_t now, int64_t ttl, enum idem_state *st,
-    int *status, char **body, size_t *blen)
+db_idem_lock(struct db *db, const char *name, int *got)
 {
 	struct dbres *res = NULL;
 	enum db_rc rc;
-	int tries;
 
-	*body = NULL;
-	*blen = 0;
-	for (tries = 0; tries < 3; tries++) {
-		rc = DB_Q(db, q_idem_ins, NULL, NULL, P_STR(principal), P_STR(key),
-		    P_BLOB(hash, 32), P_I64(now));
-		if (rc == DB_OK) {
-			*st = IDEM_NEW;
-			return DB_OK;
-		}
-		if (rc != DB_DUP)
-			return rc;
-		if ((rc = DB_Q(db, q_idem_get, &res, NULL, P_STR(principal), P_STR(key))) != DB_OK)
-			return rc;
-		if (res->nrows == 0) {
-			dbres_free(res);
-			continue;	/* expired and removed meanwhile */
-		}
-		{
-			size_t hl, bl;
-			const void *h = dbres_blob(res, 0, IDEM_C_HASH, &hl);
-			const char *state = dbres_str(res, 0, IDEM_C_STATE);
-			const void *b = dbres_blob(res, 0, IDEM_C_BODY, &bl);
-			int64_t created = dbres_i64(res, 0, IDEM_C_CREATED_AT);
-			int stale = created <= now - ttl ||
-			    (strcmp(state, "in_flight") == 0 && created <= now - IDEM_STALE);
-
-			if (stale) {
-				dbres_free(res);
-				if ((rc = DB_Q(db, q_idem_expire, NULL, NULL, P_STR(principal), P_STR(key),
-				    P_I64(strcmp(state, "in_flight") == 0 ? now - IDEM_STALE : now - ttl))) != DB_OK)
-					return rc;
-				continue;
-			}
-			if (hl != 32 || sodium_memcmp(h, hash, 32) != 0)
-				*st = IDEM_CONFLICT;
-			else if (strcmp(state, "in_flight") == 0)
-				*st = IDEM_BUSY;
-			else {
-				*st = IDEM_REPLAY;
-				*status = (int)dbres_i64(res, 0, IDEM_C_STATUS);
-				if ((*body = malloc(bl + 1)) == NULL) {
-					dbres_free(res);
-					return DB_ERR;
-				}
-				memcpy(*body, b, bl);
-				(*body)[bl] = '\0';
-				*blen = bl;
-			}
-			dbres_free(res);
-			return DB_OK;
-		}
-	}
-	*st = IDEM_BUSY;
+	*got = 0;
+	if ((rc = DB_ONE(db, q_idem_lock, &res, P_STR(name))) != DB_OK)
+		return rc;
+	*got = dbres_i64(res, 0, DB_COL_ONLY) == 1;	/* NULL: an error */
+	dbres_free(res);
 	return DB_OK;
 }
 
 enum db_rc
-db_idem_finish(struct db *db, const char *principal, const char *key, int status,
-    const char *body, size_t blen)
+db_idem_unlock(struct db *db, const char *name)
 {
-	return DB_Q(db, q_idem_done, NULL, NULL, P_I64(status), P_BLOB(body, blen),
-	    P_STR(principal), P_STR(key));
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	if ((rc = DB_ONE(db, q_idem_unlock, &res, P_STR(name))) == DB_OK)
+		dbres_free(res);
+	return rc;
 }
 
 enum db_rc
-db_idem_release(struct db *db, const char *principal, const char *key)
+db_idem_get(struct db *db, const char *principal, const char *key,
+    const unsigned char hash[32], int64_t now, int64_t ttl, int locked, enum idem_state *st,
+    int *status, char **body, size_t *blen)
 {
-	return DB_Q(db, q_idem_del, NULL, NULL, P_STR(principal), P_STR(key));
+	struct dbres *res = NULL;
+	size_t hl, bl;
+	const void *h, *b;
+	enum db_rc rc;
+
+	*body = NULL;
+	*blen = 0;
+	*st = IDEM_NEW;
+	if ((rc = DB_Q(db, q_idem_get, &res, NULL, P_STR(principal), P_STR(key))) != DB_OK)
+		return rc;
+	if (res->nrows == 0) {
+		dbres_free(res);
+		return DB_OK;
+	}
+	/* A record past its ttl, or an 'in_flight' one of the claim that
+	 * came before the named lock (migration 009 drops none), is gone. */
+	if (dbres_i64(res, 0, IDEM_C_CREATED_AT) <= now - ttl ||
+	    strcmp(dbres_str(res, 0, IDEM_C_STATE), "done") != 0) {
+		dbres_free(res);
+		if (!locked)
+			return DB_OK;	/* the lock holder removes it */
+		return DB_Q(db, q_idem_expire, NULL, NULL, P_STR(principal), P_STR(key));
+	}
+	h = dbres_blob(res, 0, IDEM_C_HASH, &hl);
+	b = dbres_blob(res, 0, IDEM_C_BODY, &bl);
+	if (hl != 32 || sodium_memcmp(h, hash, 32) != 0)
+		*st = IDEM_CONFLICT;
+	else {
+		*st = IDEM_REPLAY;
+		*status = (int)dbres_i64(res, 0, IDEM_C_STATUS);
+		if ((*body = malloc(bl + 1)) == NULL) {
+			dbres_free(res);
+			return DB_ERR;
+		}
+		memcpy(*body, b, bl);
+		(*body)[bl] = '\0';
+		*blen = bl;
+	}
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_idem_store(struct db *db, const char *principal, const char *key,
+    const unsigned char hash[32], int status, const char *body, size_t blen, int64_t now)
+{
+	return DB_Q(db, q_idem_ins, NULL, NULL, P_STR(principal), P_STR(key), P_BLOB(hash, 32),
+	    P_I64(status), P_BLOB(body, blen), P_I64(now));
 }

@@ -27,22 +27,26 @@ enum db_rc db_rate_check(struct db *db, const char *bucket, int64_t window, int6
 /* Record one event of a bucket that db_rate_check locked in this transaction. */
 enum db_rc db_rate_add(struct db *db, const char *bucket, int64_t now);
 
-enum idem_state { IDEM_NEW, IDEM_REPLAY, IDEM_CONFLICT, IDEM_BUSY };
+enum idem_state { IDEM_NEW, IDEM_REPLAY, IDEM_CONFLICT };
 
+/* The named lock that holds a key while its request runs (GET_LOCK(name,
+ * 0)): *got is 1 when this connection holds it now, 0 when another live
+ * connection does.  MariaDB frees it when the connection ends. */
+enum db_rc db_idem_lock(struct db *db, const char *name, int *got);
+enum db_rc db_idem_unlock(struct db *db, const char *name);
 /*
- * Claim (principal, key) for a request whose hash is given, committing an
- * in-flight record at once.  IDEM_NEW: the caller owns it; IDEM_REPLAY:
- * *status and *body (caller frees) hold the first answer; IDEM_CONFLICT:
- * the key was used with another request; IDEM_BUSY: the first is still in
- * flight.  Records older than ttl seconds are replaced.
+ * The stored answer of (principal, key), for a request whose hash is
+ * given.  IDEM_NEW: none; IDEM_REPLAY: *status and *body (caller frees)
+ * hold the first answer; IDEM_CONFLICT: the key was used with another
+ * request.  A record older than ttl seconds counts as none (and is
+ * deleted when locked, i.e. the caller holds the key's named lock).
  */
-enum db_rc db_idem_claim(struct db *db, const char *principal, const char *key,
-    const unsigned char hash[32], int64_t now, int64_t ttl, enum idem_state *st,
+enum db_rc db_idem_get(struct db *db, const char *principal, const char *key,
+    const unsigned char hash[32], int64_t now, int64_t ttl, int locked, enum idem_state *st,
     int *status, char **body, size_t *blen);
-/* Store the answer of an owned key (inside the effect's transaction, or alone). */
-enum db_rc db_idem_finish(struct db *db, const char *principal, const char *key, int status,
-    const char *body, size_t blen);
-/* Drop an owned in-flight key (the request failed with 5xx). */
-enum db_rc db_idem_release(struct db *db, const char *principal, const char *key);
+/* Insert the answer of an owned key, in the effect's transaction (or
+ * alone, after a handler without one); DB_DUP when a record exists. */
+enum db_rc db_idem_store(struct db *db, const char *principal, const char *key,
+    const unsigned char hash[32], int status, const char *body, size_t blen, int64_t now);
 
 #endif

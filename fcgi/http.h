@@ -84,7 +84,8 @@ struct req {
 	char idem_principal[80];
 	char idem_hkey[65];		/* keyed hash of the key: what is stored */
 	unsigned char idem_skey[32];	/* seals the stored answer */
-	int idem_owned;		/* this request claimed the key */
+	unsigned char idem_rhash[32];	/* method, path and body: stored with the answer */
+	int idem_owned;		/* this request holds the key's named lock */
 	int idem_stored;	/* its answer was stored with the effect */
 	/* deferred work run after the answer is sent (e.g. embedding) */
 	void (*after)(struct req *, void *);

@@ -32,7 +32,8 @@ idem_store(struct req *r)
 	randombytes_buf(sealed, crypto_secretbox_NONCEBYTES);
 	crypto_secretbox_easy(sealed + crypto_secretbox_NONCEBYTES, (const unsigned char *)r->out,
 	    r->outlen, sealed, r->idem_skey);
-	rc = db_idem_finish(r->db, r->idem_principal, r->idem_hkey, r->status, (const char *)sealed, n);
+	rc = db_idem_store(r->db, r->idem_principal, r->idem_hkey, r->idem_rhash, r->status,
+	    (const char *)sealed, n, r->now);
 	free(sealed);
 	return rc;
 }
@@ -60,11 +61,16 @@ idem_open(struct req *r, const char *sealed, size_t n, size_t *len)
 /* The shortest Idempotency-Key of a request without a credential:
  * 22 characters of [A-Za-z0-9_-] carry 128 bits when random. */
 #define IDEM_ANON_MIN	22
+/* How long an answer is replayed (design.md §6.16). */
+#define IDEM_TTL	(24 * 3600)
+
+static int idem_lookup(struct req *r, int locked);
 
 struct txctx {
 	struct req *r;
 	req_tx_fn fn;
 	void *arg;
+	int idem_dup;	/* the answer's insert met a stored record */
 };
 
 static enum db_rc
@@ -77,17 +83,27 @@ txfn(struct db *db, void *a)
 	(void)db;
 	reply_reset(r);	/* a retried transaction answers afresh */
 	rc = c->fn(r, c->arg);
-	if (rc == DB_OK && r->idem_owned && r->status > 0 && r->status < 500)
-		rc = idem_store(r);
+	c->idem_dup = 0;
+	if (rc == DB_OK && r->idem_owned && r->status > 0 && r->status < 500 &&
+	    (rc = idem_store(r)) == DB_DUP)
+		c->idem_dup = 1;
 	return rc;
 }
 
 int
 req_tx(struct req *r, req_tx_fn fn, void *arg)
 {
-	struct txctx c = { r, fn, arg };
+	struct txctx c = { r, fn, arg, 0 };
 	enum db_rc rc = db_tx(r->db, txfn, &c);
 
+	if (rc == DB_DUP && c.idem_dup) {
+		/* Another try of this key stored its answer first (this one
+		 * lost the named lock with its connection): ours rolled back,
+		 * and the first answer is the answer. */
+		r->idem_stored = 1;
+		idem_lookup(r, 0);
+		return 0;
+	}
 	if (rc == DB_OK) {
 		if (r->idem_owned && r->status > 0 && r->status < 500)
 			r->idem_stored = 1;
@@ -99,15 +115,63 @@ req_tx(struct req *r, req_tx_fn fn, void *arg)
 	return reply_db(r, rc);
 }
 
+/*
+ * Answer from the stored record of the key when there is one: 1 when the
+ * answer is set (a replay, a conflict or a database error), 0 when there
+ * is none.  locked: this request holds the key's named lock.
+ */
+static int
+idem_lookup(struct req *r, int locked)
+{
+	enum idem_state st;
+	size_t blen = 0;
+	char *body = NULL;
+	int status = 0;
+	enum db_rc rc;
+
+	rc = db_idem_get(r->db, r->idem_principal, r->idem_hkey, r->idem_rhash, r->now, IDEM_TTL,
+	    locked, &st, &status, &body, &blen);
+	reply_reset(r);
+	if (rc != DB_OK) {
+		reply_db(r, rc);
+		return 1;
+	}
+	switch (st) {
+	case IDEM_NEW:
+		return 0;
+	case IDEM_REPLAY:
+		r->out = idem_open(r, body, blen, &r->outlen);
+		free(body);
+		if (r->out == NULL) {
+			reply_err(r, ARPS_E_INTERNAL, "cannot replay the stored answer");
+			return 1;
+		}
+		r->status = status;
+		reply_header(r, "Idempotent-Replayed", "true");
+		return 1;
+	case IDEM_CONFLICT:
+		reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
+		    "Idempotency-Key was already used with a different request");
+		return 1;
+	}
+	return 1;
+}
+
+/* The key's named lock: a prefix and 40 of the 64 hex digits of its keyed
+ * hash (MariaDB allows 64 characters). */
+static void
+idem_lock_name(const struct req *r, char name[64])
+{
+	snprintf(name, 64, "arps_idem_%.40s", r->idem_hkey);
+}
+
 int
 idem_begin_or_reply(struct req *r)
 {
-	enum idem_state st;
-	unsigned char hash[32];
 	crypto_generichash_state hs;
-	size_t i, klen = strlen(r->idem), blen;
-	char *body = NULL;
-	int status = 0;
+	size_t i, klen = strlen(r->idem);
+	char name[64];
+	int got;
 	enum db_rc rc;
 
 	if (r->who.kind == AUTH_NONE) {
@@ -140,11 +204,11 @@ idem_begin_or_reply(struct req *r)
 			}
 		snprintf(r->idem_principal, sizeof r->idem_principal, "%s", r->who.id);
 	}
-	crypto_generichash_init(&hs, NULL, 0, sizeof hash);
+	crypto_generichash_init(&hs, NULL, 0, sizeof r->idem_rhash);
 	crypto_generichash_update(&hs, (const unsigned char *)r->method, strlen(r->method) + 1);
 	crypto_generichash_update(&hs, (const unsigned char *)r->path, strlen(r->path) + 1);
 	crypto_generichash_update(&hs, (const unsigned char *)(r->body ? r->body : ""), r->blen);
-	crypto_generichash_final(&hs, hash, sizeof hash);
+	crypto_generichash_final(&hs, r->idem_rhash, sizeof r->idem_rhash);
 	{
 		unsigned char hk[32];
 
@@ -162,50 +226,46 @@ idem_begin_or_reply(struct req *r)
 		crypto_generichash_update(&hs, (const unsigned char *)r->idem, klen);
 		crypto_generichash_final(&hs, r->idem_skey, sizeof r->idem_skey);
 	}
-	rc = db_idem_claim(r->db, r->idem_principal, r->idem_hkey, hash, r->now, 24 * 3600, &st,
-	    &status, &body, &blen);
-	if (rc != DB_OK) {
+	/*
+	 * design.md §6.16: the key's named lock first, then the record, read
+	 * after the lock is granted (a try that held it committed its answer
+	 * before releasing it).  Not granted: a live connection runs the
+	 * first try now, unless it has just stored its answer.
+	 */
+	idem_lock_name(r, name);
+	if ((rc = db_idem_lock(r->db, name, &got)) != DB_OK) {
 		reply_db(r, rc);
 		return -1;
 	}
-	switch (st) {
-	case IDEM_NEW:
-		r->idem_owned = 1;
-		return 0;
-	case IDEM_REPLAY:
-		reply_reset(r);
-		r->out = idem_open(r, body, blen, &r->outlen);
-		free(body);
-		if (r->out == NULL) {
-			reply_err(r, ARPS_E_INTERNAL, "cannot replay the stored answer");
-			return -1;
-		}
-		r->status = status;
-		reply_header(r, "Idempotent-Replayed", "true");
+	if (idem_lookup(r, got)) {
+		if (got)
+			(void)db_idem_unlock(r->db, name);
 		return -1;
-	case IDEM_CONFLICT:
-		reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
-		    "Idempotency-Key was already used with a different request");
-		return -1;
-	case IDEM_BUSY:
+	}
+	if (!got) {
 		reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
 		    "a request with this Idempotency-Key is still in flight");
 		return -1;
 	}
-	return -1;
+	r->idem_owned = 1;
+	return 0;
 }
 
 void
 idem_end(struct req *r)
 {
-	if (!r->idem_owned || r->idem_stored)
+	char name[64];
+
+	if (!r->idem_owned)
 		return;
-	/* Storing or releasing the record must not fail at the request's
-	 * deadline (design.md §9.5): a record left in flight would let the key
-	 * run again after 120 s.  One statement, still under the 30 s limit. */
+	/* Storing the answer and releasing the lock must not fail at the
+	 * request's deadline (design.md §9.5); should they fail, the lock
+	 * dies with the connection and the key can run again. */
 	db_set_deadline(r->db, 0);
-	if (r->status > 0 && r->status < 500)
+	/* A handler without a transaction of its own: its answer after it. */
+	if (!r->idem_stored && r->status > 0 && r->status < 500)
 		(void)idem_store(r);
-	else
-		(void)db_idem_release(r->db, r->idem_principal, r->idem_hkey);
+	idem_lock_name(r, name);
+	(void)db_idem_unlock(r->db, name);
+	r->idem_owned = 0;
 }
