@@ -1,6 +1,6 @@
 /*
- * The worker's guard against a database that stops answering (design.md
- * §1: each worker holds one MariaDB connection, reconnecting on loss).
+ * The worker's guard against a database that stops answering (each
+ * worker holds one MariaDB connection, reconnecting on loss: design.md §1).
  * A server that is down refuses the connection at once; one that is
  * frozen (stopped by a signal, a host that hangs) accepts bytes and never
  * answers, and a lock wait or a slow statement looks the same from the
