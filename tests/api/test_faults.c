@@ -162,7 +162,8 @@ outage(const char *how, const char *back)
 	struct test_user u;
 	struct test_agent a;
 	pid_t before[64], after[64];
-	size_t nb, na, i;
+	size_t nb, na, i, j, kept;
+	pid_t master = pool_master();
 	char key[64], kh[96], body[512], path[128];
 	long long studies;
 	int64_t ms;
@@ -176,7 +177,7 @@ outage(const char *how, const char *back)
 	    "\"max_participants\":2,\"screening_criteria\":\"any\","
 	    "\"estimated_duration_minutes\":5}");
 	nb = pool_workers(before, 64);
-	assert_true(nb > 0);
+	assert_true(master > 0 && nb > 0);
 
 	assert_int_equal(dev(how), 0);
 	assert_app_503_fast("GET", "/api/v1/health", NULL, NULL, NULL);
@@ -198,10 +199,15 @@ outage(const char *how, const char *back)
 		assert_int_equal(r.status, 200);
 		resp_free(&r);
 	}
+	/* the same master and workers: none was restarted to recover (one
+	 * may have been recycled at max_requests meanwhile, not more) */
+	assert_int_equal(pool_master(), master);
 	na = pool_workers(after, 64);
 	assert_int_equal(na, nb);
-	for (i = 0; i < nb; i++)
-		assert_int_equal(after[i], before[i]);
+	for (i = 0, kept = 0; i < nb; i++)
+		for (j = 0; j < na; j++)
+			kept += after[j] == before[i];
+	assert_true(kept + 1 >= nb);
 	/* the 503 stored nothing: the key runs now, once */
 	snprintf(kh, sizeof kh, "Idempotency-Key: %s", key);
 	r = http_req("POST", "/api/v1/studies", body, HDRS(u.hdr, kh), NULL);
