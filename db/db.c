@@ -16,6 +16,7 @@
 #include "lib/log.h"
 #include "db/db.h"
 #include "db/events.h"
+#include "db/guard.h"
 
 #define STMT_SLOTS 512		/* power of two, more than the statements we have */
 #define TX_TRIES 8
@@ -30,6 +31,10 @@ struct db {
 	int limit_set;		/* the value set on this session; 0: none yet */
 	int64_t deadline;	/* monotonic microseconds; 0: none */
 	struct evq *evq;	/* events of the open transaction (db/events.c) */
+	/* db_guard: the watchdog of a frozen server, back-off of reconnects */
+	struct guard *guard;
+	int64_t retry_at;	/* monotonic microseconds: no connect attempt before */
+	int64_t backoff;	/* microseconds; 0 after a successful connect */
 	unsigned lasterr;
 	char errbuf[512];
 	struct {
@@ -49,6 +54,7 @@ db_drop(struct db *db)
 			db->stmts[i].st = NULL;
 			db->stmts[i].sql = NULL;
 		}
+	guard_leave(db->guard);	/* its socket closes now */
 	if (db->my != NULL)
 		mysql_close(db->my);
 	db->my = NULL;
@@ -105,7 +111,8 @@ db_connect(struct db *db)
 	const struct config *c = db->cfg;
 	/* reads wait past the statement limit, so a statement the server
 	 * stops is answered, not cut as a lost connection */
-	unsigned int tmo = 2, rwtmo = db->limit > 0 ? (unsigned)db->limit + 15 : 30;
+	unsigned int tmo = db->guard != NULL ? 1 : 2;
+	unsigned int rwtmo = db->limit > 0 ? (unsigned)db->limit + 15 : 30;
 
 	if ((db->my = mysql_init(NULL)) == NULL) {
 		seterr(db, 0, "mysql_init failed");
@@ -180,10 +187,39 @@ db_set_deadline(struct db *db, int64_t seconds_from_now)
 enum db_rc
 db_ensure(struct db *db)
 {
+	enum db_rc rc;
+	int64_t now;
+
 	if (db->up)
 		return DB_OK;
 	db_drop(db);
-	return db_connect(db);
+	if (db->guard == NULL)
+		return db_connect(db);
+	/* A server that refused us is not asked again at once: 100 ms,
+	 * doubling to 1 s, between attempts; meanwhile DB_GONE (503) at once. */
+	if ((now = mono_usec()) < db->retry_at) {
+		seterr(db, 0, "database unreachable (waiting before the next connect attempt)");
+		return DB_GONE;
+	}
+	if ((rc = db_connect(db)) == DB_GONE) {
+		db->backoff = db->backoff == 0 ? 100000 : db->backoff * 2;
+		if (db->backoff > 1000000)
+			db->backoff = 1000000;
+		db->retry_at = mono_usec() + db->backoff;
+	} else if (rc == DB_OK)
+		db->backoff = db->retry_at = 0;
+	return rc;
+}
+
+enum db_rc
+db_guard(struct db *db)
+{
+	if (db->guard == NULL && (db->guard = guard_start()) == NULL) {
+		seterr(db, 0, "cannot start the database guard thread");
+		return DB_ERR;
+	}
+	db_drop(db);	/* reconnect with the guard's connect timeout */
+	return DB_OK;
 }
 
 enum db_rc
@@ -492,9 +528,13 @@ exec_once(struct db *db, const char *sql, const struct dbp *p, size_t np,
 {
 	enum db_rc rc;
 
-	if ((rc = db_ensure(db)) != DB_OK || (rc = apply_limit(db)) != DB_OK)
+	if ((rc = db_ensure(db)) != DB_OK)
 		return rc;
-	return exec_stmt(db, sql, p, np, res, affected);
+	guard_enter(db->guard, (int)mysql_get_socket(db->my));
+	if ((rc = apply_limit(db)) == DB_OK)
+		rc = exec_stmt(db, sql, p, np, res, affected);
+	guard_leave(db->guard);
+	return rc;
 }
 
 enum db_rc
@@ -505,9 +545,13 @@ db_exec(struct db *db, const char *sql, const struct dbp *p, size_t np,
 	enum db_rc rc = exec_once(db, sql, p, np, res, affected);
 
 	/* A connection that died while idle (server restarted) is noticed
-	 * only now: outside a transaction the statement is safe to run
-	 * again on a fresh connection. */
-	if (rc == DB_GONE && was_up && !in_tx)
+	 * only now: outside a transaction the statement is run again on a
+	 * fresh connection when it never reached the server (2006: the
+	 * socket was closed when we wrote; 4031: the server had dropped the
+	 * idle session).  A connection lost after the statement was sent
+	 * (2013) may have run it: that is DB_GONE, never a second run. */
+	if (rc == DB_GONE && was_up && !in_tx &&
+	    (db->lasterr == CR_SERVER_GONE_ERROR || db->lasterr == 4031))
 		rc = exec_once(db, sql, p, np, res, affected);
 	return rc;
 }
@@ -643,11 +687,14 @@ simple(struct db *db, const char *sql)
 
 	if ((rc = db_ensure(db)) != DB_OK)
 		return rc;
+	guard_enter(db->guard, (int)mysql_get_socket(db->my));
 	if (mysql_real_query(db->my, sql, (unsigned long)strlen(sql)) != 0) {
 		unsigned no = mysql_errno(db->my);
 		seterr(db, no, mysql_error(db->my));
+		guard_leave(db->guard);
 		return classify(db, no);
 	}
+	guard_leave(db->guard);
 	return DB_OK;
 }
 

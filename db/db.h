@@ -82,6 +82,14 @@ struct db *db_open(const struct config *cfg);
 void db_close(struct db *db);
 /* Make sure the connection is up, reconnecting if needed: DB_OK or DB_GONE. */
 enum db_rc db_ensure(struct db *db);
+/*
+ * The worker's guards (db/guard.h): a statement on a server that stops
+ * answering is given up within about 1.5 s (DB_GONE), and after a failed
+ * connect the next attempt waits 100 ms, doubling to 1 s, answering
+ * DB_GONE at once meanwhile.  DB_OK, or DB_ERR when the guard's thread
+ * cannot start.
+ */
+enum db_rc db_guard(struct db *db);
 /* One round trip to the server (SELECT 1): DB_OK, DB_GONE or DB_ERR. */
 enum db_rc db_ping(struct db *db);
 /* The last server error text, for logs. */

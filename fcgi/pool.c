@@ -206,6 +206,9 @@ worker(const struct config *cfg, int sock)
 	if ((db = db_open(cfg)) == NULL)
 		_exit(1);
 	db_set_limit(db, REQUEST_DB_SECONDS);
+	/* a frozen or stopped MariaDB answers 503 within 2 s, not a hang */
+	if (db_guard(db) != DB_OK)
+		log_msg("worker: %s", db_error(db));
 	if (FCGX_InitRequest(&fx, sock, FCGI_FAIL_ACCEPT_ON_INTR) != 0)
 		_exit(1);
 	while (!got_term && (cfg->max_requests == 0 || served < cfg->max_requests)) {

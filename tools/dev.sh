@@ -10,6 +10,8 @@
 #   dev.sh bench           benchmarks against a fresh stack
 #   dev.sh test-production make test-production unless ARPS_SKIP_PRODUCTION=1
 #                          outside CI (the last step of make test)
+#   dev.sh db-stop|db-start|db-freeze|db-thaw   the test stack's MariaDB (ARPS_VAR):
+#                          stop, start, SIGSTOP, SIGCONT
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -387,6 +389,11 @@ db-start)
     mariadbd_bg
     disown
     wait_mariadb
+    ;;
+db-freeze|db-thaw)
+    # A MariaDB that hangs (SIGSTOP) rather than stops (tests/api/test_faults.c).
+    VAR=${ARPS_VAR:?}
+    kill "-$([ "$1" = db-freeze ] && echo STOP || echo CONT)" "$(cat "$VAR/run/mysqld.pid")"
     ;;
 bench)
     VAR=${ARPS_TEST_VAR:-$ROOT/var/bench}
