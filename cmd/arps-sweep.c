@@ -1,7 +1,9 @@
 /*
  * arps-sweep: the cron-invoked jobs (timeouts, auto-approval, deadlines,
  * study completion, embedding retries).
- * Usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock]
+ * Usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock] [--rows]
+ * --rows moves the participation jobs row by row (db/lifecycle.c) instead of
+ * in set-based batches (db/sweep.c): the same outcome, for comparison.
  * Exit 0 when every job ran (or another sweep holds the lock), 1 on a
  * database error, 2 on usage errors.  One summary line per job to stderr.
  */
@@ -25,7 +27,7 @@ static struct config cfg;
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock]\n");
+	fprintf(stderr, "usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock] [--rows]\n");
 	return 2;
 }
 
