@@ -69,6 +69,8 @@ main(int argc, char *argv[])
 			i++;
 		} else if (strcmp(argv[i], "--no-lock") == 0)
 			nolock = 1;
+		else if (strcmp(argv[i], "--rows") == 0)
+			sw.rows = 1;
 		else
 			return usage();
 	}

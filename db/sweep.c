@@ -25,12 +25,20 @@
 	L(SW_C_STUDY,	"study_id")
 enum sw_col { DB_COLS_ENUM(SW_COLUMNS) SW_C__END };
 
-static const char q_timeouts[] =
-    "SELECT " DB_COLS_SQL(SW_COLUMNS) " FROM participations WHERE status IN ('accepted', 'in_progress')"
-    " AND accepted_at <= ? ORDER BY study_id, id LIMIT ?";
+/*
+ * The due rows in the order of their (status, time) index, so a batch's
+ * read touches only the rows it returns: one status per query (an IN list
+ * of two, or ordering by study, made every batch sort all the due rows).
+ */
+static const char q_timeouts_accepted[] =
+    "SELECT " DB_COLS_SQL(SW_COLUMNS) " FROM participations WHERE status = 'accepted'"
+    " AND accepted_at <= ? ORDER BY accepted_at, id LIMIT ?";
+static const char q_timeouts_started[] =
+    "SELECT " DB_COLS_SQL(SW_COLUMNS) " FROM participations WHERE status = 'in_progress'"
+    " AND accepted_at <= ? ORDER BY accepted_at, id LIMIT ?";
 static const char q_auto[] =
-    "SELECT " DB_COLS_SQL(SW_COLUMNS) " FROM participations WHERE status = 'submitted' AND submitted_at <= ?"
-    " ORDER BY study_id, id LIMIT ?";
+    "SELECT " DB_COLS_SQL(SW_COLUMNS) " FROM participations WHERE status = 'submitted'"
+    " AND submitted_at <= ? ORDER BY submitted_at, id LIMIT ?";
 static const char q_deadlines[] =
     "SELECT id FROM studies WHERE status IN ('active', 'paused') AND deadline IS NOT NULL"
     " AND deadline <= ? ORDER BY id LIMIT ?";
@@ -1139,8 +1147,15 @@ static enum db_rc
 job_timeouts(struct sweep *sw, size_t *moved, size_t *batches)
 {
 	struct batch t = { .pev = PART_EV_TIMEOUT };
+	size_t m2 = 0, b2 = 0;
+	enum db_rc rc;
 
-	return drain(sw, q_timeouts, sw->now - PART_TIMEOUT_SECONDS, &t, moved, batches);
+	rc = drain(sw, q_timeouts_accepted, sw->now - PART_TIMEOUT_SECONDS, &t, moved, batches);
+	if (rc == DB_OK)
+		rc = drain(sw, q_timeouts_started, sw->now - PART_TIMEOUT_SECONDS, &t, &m2, &b2);
+	*moved += m2;
+	*batches += b2;
+	return rc;
 }
 
 static enum db_rc
