@@ -290,6 +290,7 @@ struct bstudy {
 };
 
 struct brow {
+	size_t pos;		/* in the batch's read: the order rows are moved in */
 	char id[IDS_BUFSZ];
 	char agent[IDS_BUFSZ];
 	size_t study;		/* index into the batch's studies */
@@ -487,9 +488,7 @@ row_cmp(const void *a, const void *b)
 {
 	const struct brow *x = a, *y = b;
 
-	if (x->study != y->study)
-		return x->study < y->study ? -1 : 1;
-	return strcmp(x->id, y->id);
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
 /* Level 2: the participations, locked; each decided by its state now. */
@@ -506,7 +505,14 @@ lock_parts(struct setb *b)
 		p[i] = P_STR(dbres_str(b->ids, i, SW_C_ID));
 	if ((rc = rows_exec(b->db, SH_PART_LOCK, NULL, p, n, each_part, b, NULL)) != DB_OK)
 		return rc;
-	/* (study, id): the order the row-by-row path moves them in */
+	/* the read's order (due time, id), as the row-by-row path moves them */
+	for (i = 0; i < b->nrow; i++) {
+		size_t j;
+
+		for (j = 0; j < n && strcmp(dbres_str(b->ids, j, SW_C_ID), b->row[i].id) != 0; j++)
+			;
+		b->row[i].pos = j;
+	}
 	qsort(b->row, b->nrow, sizeof *b->row, row_cmp);
 	for (i = 0; i < b->nrow; i++) {
 		struct brow *r = &b->row[i];
