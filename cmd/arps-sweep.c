@@ -111,6 +111,13 @@ main(int argc, char *argv[])
 		if (rc != DB_OK)
 			status = 1;
 	}
+	{
+		int64_t stmts, commits;
+
+		if (sweep_session_counts(sw.db, &stmts, &commits) == DB_OK)
+			log_msg("jobs ran %lld statements and %lld commits", (long long)stmts,
+			    (long long)commits);
+	}
 	/* design.md §9.10: one line per table in the log */
 	if (retention_run(sw.db, sw.now, RETENTION_BATCH, NULL) != DB_OK)
 		status = 1;

@@ -49,6 +49,14 @@ static const char q_complete[] =
     " ORDER BY s.id LIMIT ?";
 static const char q_lock[] = "SELECT GET_LOCK('arps_sweep', 0)";
 static const char q_unlock[] = "SELECT RELEASE_LOCK('arps_sweep')";
+/* This session's statements and commits so far (MariaDB's counters). */
+#define SESS_COLUMNS(X, L) \
+	X(SESS_C_STMTS,		"SUM(IF(VARIABLE_NAME = 'COM_STMT_EXECUTE', VARIABLE_VALUE, 0))") \
+	L(SESS_C_COMMITS,	"SUM(IF(VARIABLE_NAME = 'COM_COMMIT', VARIABLE_VALUE, 0))")
+enum sess_col { DB_COLS_ENUM(SESS_COLUMNS) SESS_C__END };
+static const char q_session[] =
+    "SELECT " DB_COLS_SQL(SESS_COLUMNS) " FROM information_schema.SESSION_STATUS"
+    " WHERE VARIABLE_NAME IN ('COM_STMT_EXECUTE', 'COM_COMMIT')";
 /* A set-based batch's change of one study's money and slots. */
 static const char q_study_batch[] =
     "UPDATE studies SET frozen_cents = frozen_cents - ?, spent_cents = spent_cents + ?,"
@@ -1253,4 +1261,19 @@ sweep_unlock(struct db *db)
 
 	if (DB_Q0(db, q_unlock, &res, NULL) == DB_OK)
 		dbres_free(res);
+}
+
+enum db_rc
+sweep_session_counts(struct db *db, int64_t *statements, int64_t *commits)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	*statements = *commits = 0;
+	if ((rc = DB_Q0(db, q_session, &res, NULL)) != DB_OK)
+		return rc;
+	*statements = dbres_i64(res, 0, SESS_C_STMTS);
+	*commits = dbres_i64(res, 0, SESS_C_COMMITS);
+	dbres_free(res);
+	return DB_OK;
 }

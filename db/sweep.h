@@ -39,5 +39,8 @@ extern const size_t sweep_njobs;
 /* MariaDB named lock `arps_sweep`: 1 taken, 0 held by another session. */
 enum db_rc sweep_lock(struct db *db, int *got);
 void sweep_unlock(struct db *db);
+/* The session's prepared statements executed and commits so far (the
+ * sweep's cost, logged at its end: make bench reads it). */
+enum db_rc sweep_session_counts(struct db *db, int64_t *statements, int64_t *commits);
 
 #endif

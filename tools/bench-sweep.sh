@@ -175,7 +175,16 @@ result sweep_during_rps "$W_RPS"; result sweep_during_p50 "$W_P50"; result sweep
 # The server's statements and commits during the sweep less the API
 # load's (as measured per request before the sweep), per row moved.
 MOVED0=$(count "'timed_out', 'approved'")
-if [ "$MOVED0" -gt 0 ]; then
+# arps-sweep's own session: exact, the load not included
+SST=$(sed -n 's/.*jobs ran \([0-9]*\) statements and \([0-9]*\) commits.*/\1 \2/p' "$BENCH_DIR/sweep.log" | head -1)
+if [ -n "$SST" ] && [ "$MOVED0" -gt 0 ]; then
+    read -r SX SC <<<"$SST"
+    SPR=$(awk -v x="$SX" -v n="$MOVED0" 'BEGIN { printf "%.2f", x / n }')
+    CPR=$(awk -v c="$SC" -v n="$MOVED0" 'BEGIN { printf "%.4f", c / n }')
+    printf '  arps-sweep ran %d statements and %d commits: %s statements and %s commits per row moved\n' \
+        "$SX" "$SC" "$SPR" "$CPR"
+    result sweep_stmts_per_row "$SPR"; result sweep_commits_per_row "$CPR"
+elif [ "$MOVED0" -gt 0 ]; then
     SPR=$(awk -v x=$((X1 - X0)) -v l="$LXR" -v r="$W_REQ" -v n="$MOVED0" \
         'BEGIN { s = x - l * r; if (s < 0) s = 0; printf "%.2f", s / n }')
     CPR=$(awk -v c=$((C1 - C0)) -v l="$LCR" -v r="$W_REQ" -v n="$MOVED0" \
