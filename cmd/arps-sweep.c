@@ -1,7 +1,9 @@
 /*
  * arps-sweep: the cron-invoked jobs (timeouts, auto-approval, deadlines,
  * study completion, embedding retries).
- * Usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock]
+ * Usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock] [--rows]
+ * --rows moves the participation jobs row by row (db/lifecycle.c) instead of
+ * in set-based batches (db/sweep.c): the same outcome, for comparison.
  * Exit 0 when every job ran (or another sweep holds the lock), 1 on a
  * database error, 2 on usage errors.  One summary line per job to stderr.
  */
@@ -25,7 +27,7 @@ static struct config cfg;
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock]\n");
+	fprintf(stderr, "usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock] [--rows]\n");
 	return 2;
 }
 
@@ -67,6 +69,8 @@ main(int argc, char *argv[])
 			i++;
 		} else if (strcmp(argv[i], "--no-lock") == 0)
 			nolock = 1;
+		else if (strcmp(argv[i], "--rows") == 0)
+			sw.rows = 1;
 		else
 			return usage();
 	}
@@ -106,6 +110,13 @@ main(int argc, char *argv[])
 		    rc == DB_OK ? "" : db_error(sw.db));
 		if (rc != DB_OK)
 			status = 1;
+	}
+	{
+		int64_t stmts, commits;
+
+		if (sweep_session_counts(sw.db, &stmts, &commits) == DB_OK)
+			log_msg("jobs ran %lld statements and %lld commits", (long long)stmts,
+			    (long long)commits);
 	}
 	/* design.md §9.10: one line per table in the log */
 	if (retention_run(sw.db, sw.now, RETENTION_BATCH, NULL) != DB_OK)

@@ -406,27 +406,17 @@ done:
 	return rc;
 }
 
-/* Run one statement on the connection as it is (see exec_once). */
+/* exec_stmt with room for np binds. */
 static enum db_rc
-exec_stmt(struct db *db, const char *sql, const struct dbp *p, size_t np,
-    struct dbres **res, uint64_t *affected)
+exec_binds(struct db *db, const char *sql, const struct dbp *p, size_t np,
+    struct dbres **res, uint64_t *affected, MYSQL_BIND *binds, unsigned long *lens)
 {
-	MYSQL_BIND binds[32];
-	unsigned long lens[32];
 	my_bool isnull = 1;
 	MYSQL_STMT *st;
 	MYSQL_RES *meta;
 	enum db_rc rc = DB_ERR;
 	size_t i;
 
-	if (res != NULL)
-		*res = NULL;
-	if (affected != NULL)
-		*affected = 0;
-	if (np > 32) {
-		seterr(db, 0, "too many parameters");
-		return DB_ERR;
-	}
 	if ((st = getstmt(db, sql, &rc)) == NULL)
 		return rc;
 	if (mysql_stmt_param_count(st) != np) {
@@ -434,7 +424,7 @@ exec_stmt(struct db *db, const char *sql, const struct dbp *p, size_t np,
 		log_msg("db: %s: %.120s", db->errbuf, sql);
 		return DB_ERR;
 	}
-	memset(binds, 0, sizeof binds);
+	memset(binds, 0, np * sizeof *binds);
 	for (i = 0; i < np; i++) {
 		switch (p[i].t) {
 		case DBT_NULL:
@@ -480,6 +470,36 @@ exec_stmt(struct db *db, const char *sql, const struct dbp *p, size_t np,
 		return rc;
 	}
 	return DB_OK;
+}
+
+/* Run one statement on the connection as it is (see exec_once); binds on
+ * the stack up to 32 parameters, on the heap for the multi-row statements
+ * of db/sweep.c (at most DB_MAX_PARAMS). */
+static enum db_rc
+exec_stmt(struct db *db, const char *sql, const struct dbp *p, size_t np,
+    struct dbres **res, uint64_t *affected)
+{
+	MYSQL_BIND sbinds[32], *binds;
+	unsigned long slens[32], *lens;
+	enum db_rc rc;
+
+	if (res != NULL)
+		*res = NULL;
+	if (affected != NULL)
+		*affected = 0;
+	if (np <= 32)
+		return exec_binds(db, sql, p, np, res, affected, sbinds, slens);
+	if (np > DB_MAX_PARAMS) {
+		seterr(db, 0, "too many parameters");
+		return DB_ERR;
+	}
+	binds = calloc(np, sizeof *binds);
+	lens = calloc(np, sizeof *lens);
+	rc = binds != NULL && lens != NULL ? exec_binds(db, sql, p, np, res, affected, binds, lens)
+	    : DB_ERR;
+	free(binds);
+	free(lens);
+	return rc;
 }
 
 static const char q_limit_set[] =

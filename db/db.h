@@ -104,6 +104,7 @@ unsigned db_errno(const struct db *db);
  */
 enum db_rc db_exec(struct db *db, const char *sql, const struct dbp *p, size_t np,
     struct dbres **res, uint64_t *affected);
+#define DB_MAX_PARAMS 4096	/* parameters of one statement */
 
 #define DB_ARGS(...) ((const struct dbp[]){ __VA_ARGS__ }), \
 	(sizeof((const struct dbp[]){ __VA_ARGS__ }) / sizeof(struct dbp))

@@ -3,7 +3,10 @@
  * as of `now` and moves it in batches of at most `batch` rows a
  * transaction, every row guarded by its state inside the transaction that
  * moves it (core's transition tables, through db/studies.c), so a job run
- * twice, or by two sweeps at once, moves each row exactly once.
+ * twice, or by two sweeps at once, moves each row exactly once.  The
+ * participation jobs move a batch with a fixed number of multi-row
+ * statements (db/sweep.c, design.md §1.3); `rows` moves them one by one
+ * through db/lifecycle.c, as the study jobs always are.
  */
 #ifndef ARPS_DB_SWEEP_H
 #define ARPS_DB_SWEEP_H
@@ -19,6 +22,7 @@ struct sweep {
 	struct db *db;
 	int64_t now;
 	size_t batch;			/* rows per transaction */
+	int rows;			/* 1: participation jobs row by row, not set-based */
 	const struct embed_model *enc;	/* NULL: embeddings are not retried */
 	void *scratch;
 };
@@ -35,5 +39,8 @@ extern const size_t sweep_njobs;
 /* MariaDB named lock `arps_sweep`: 1 taken, 0 held by another session. */
 enum db_rc sweep_lock(struct db *db, int *got);
 void sweep_unlock(struct db *db);
+/* The session's prepared statements executed and commits so far (the
+ * sweep's cost, logged at its end: make bench reads it). */
+enum db_rc sweep_session_counts(struct db *db, int64_t *statements, int64_t *commits);
 
 #endif

@@ -19,6 +19,7 @@
 #   BENCH_SWEEP_N         rows to seed (default 100000; e.g. 2000 for a quick run)
 #   BENCH_SWEEP_STUDIES   studies to spread them over (default 10, <= 10,000 rows each)
 #   BENCH_SWEEP_BATCH     arps-sweep --batch (default: the sweep's own, 200)
+#   BENCH_SWEEP_ROWS      1: arps-sweep --rows (row by row, the path before set-based batches)
 #   BENCH_SWEEP_CONN      wrk connections for the API load (default 8)
 #   BENCH_SWEEP_DELAY_MS  think time per connection between requests (default 2;
 #                         0 = closed loop, as fast as the server answers)
@@ -36,6 +37,7 @@ DELAY=${BENCH_SWEEP_DELAY_MS:-2}
 LIMIT=${BENCH_SWEEP_TIMEOUT:-300}
 DUR=${BENCH_SECONDS:-10}
 BATCH=${BENCH_SWEEP_BATCH:-}
+ROWS=${BENCH_SWEEP_ROWS:-0}
 [ "$N" -ge "$NS" ] && [ "$NS" -ge 1 ] || die "BENCH_SWEEP_N must be >= BENCH_SWEEP_STUDIES >= 1"
 PER=$(( (N + NS - 1) / NS ))
 [ "$PER" -le 10000 ] || die "at most 10,000 rows per study: raise BENCH_SWEEP_STUDIES"
@@ -105,8 +107,15 @@ FIRST=$(sqlq "SELECT MIN(id) FROM studies WHERE id IN ($IDS)")
 
 echo "API load: GET /api/v1/agents/me, $LOAD, wrk $BENCH_THREADS threads"
 wrk_cmd "$BENCH_DIR/sweep-warm.txt" "$CONN" 2 "$URL" "$HDR" "$LUA"
+# MariaDB's view (every statement of arps is a prepared one): what one
+# request of the load executes, to take it out of the sweep's figure.
+status() { sqlq "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_stmt_execute')" | awk -v k="$1" '$1 == k {print $2}'; }
+LX0=$(status Com_stmt_execute) LC0=$(status Com_commit)
 wrk_cmd "$BENCH_DIR/sweep-before.txt" "$CONN" "$DUR" "$URL" "$HDR" "$LUA"
+LX1=$(status Com_stmt_execute) LC1=$(status Com_commit)
 row "before the sweep" "$BENCH_DIR/sweep-before.txt"
+LXR=$(awk -v x=$((LX1 - LX0)) -v r="$W_REQ" 'BEGIN { printf "%.3f", (r > 0 ? x / r : 0) }')
+LCR=$(awk -v x=$((LC1 - LC0)) -v r="$W_REQ" 'BEGIN { printf "%.3f", (r > 0 ? x / r : 0) }')
 result sweep_before_rps "$W_RPS"; result sweep_before_p50 "$W_P50"; result sweep_before_p99 "$W_P99"
 
 # During: wrk runs until the sweep ends, then SIGINT makes it stop and print
@@ -120,8 +129,12 @@ wrk_argv "$CONN" "$((LIMIT + 30))" "$URL" "$HDR" "$LUA"
 WRK=$!
 SWEEP_ARGS=(--config "$ARPS_CONFIG")
 [ -n "$BATCH" ] && SWEEP_ARGS+=(--batch "$BATCH")
+[ "$ROWS" = 1 ] && SWEEP_ARGS+=(--rows)
 echo "arps-sweep${BATCH:+ --batch $BATCH} started; at most ${LIMIT} s (progress every 30 s):"
 EV0=$(sqlq "SELECT COUNT(*) FROM events")	# events the sweep writes with its changes
+# MariaDB's view: statements and commits the server ran during the sweep
+# (the API load's included: compare with its requests).
+C0=$(status Com_commit) X0=$(status Com_stmt_execute)
 s0=$(date +%s.%N)
 timeout "$LIMIT" build/arps-sweep "${SWEEP_ARGS[@]}" 2>"$BENCH_DIR/sweep.log" &
 SP=$!
@@ -141,6 +154,7 @@ wait "$SP"
 SRC=$?
 set -e
 s1=$(date +%s.%N)
+C1=$(status Com_commit) X1=$(status Com_stmt_execute)
 kill -INT "$WRK" 2>/dev/null || true
 wait "$WRK" || true
 WRK=""
@@ -158,6 +172,28 @@ printf '  write probe: POST /studies/{the first study swept}/accept, sent 2 s in
 result sweep_probe "HTTP ${PCODE:-?}${PERR:+ $PERR} after $(printf '%.2f' "${PTIME:-0}") s"
 row "during the sweep" "$BENCH_DIR/sweep-during.txt"
 result sweep_during_rps "$W_RPS"; result sweep_during_p50 "$W_P50"; result sweep_during_p99 "$W_P99"
+# The server's statements and commits during the sweep less the API
+# load's (as measured per request before the sweep), per row moved.
+MOVED0=$(count "'timed_out', 'approved'")
+# arps-sweep's own session: exact, the load not included
+SST=$(sed -n 's/.*jobs ran \([0-9]*\) statements and \([0-9]*\) commits.*/\1 \2/p' "$BENCH_DIR/sweep.log" | head -1)
+if [ -n "$SST" ] && [ "$MOVED0" -gt 0 ]; then
+    read -r SX SC <<<"$SST"
+    SPR=$(awk -v x="$SX" -v n="$MOVED0" 'BEGIN { printf "%.2f", x / n }')
+    CPR=$(awk -v c="$SC" -v n="$MOVED0" 'BEGIN { printf "%.4f", c / n }')
+    printf '  arps-sweep ran %d statements and %d commits: %s statements and %s commits per row moved\n' \
+        "$SX" "$SC" "$SPR" "$CPR"
+    result sweep_stmts_per_row "$SPR"; result sweep_commits_per_row "$CPR"
+elif [ "$MOVED0" -gt 0 ]; then
+    SPR=$(awk -v x=$((X1 - X0)) -v l="$LXR" -v r="$W_REQ" -v n="$MOVED0" \
+        'BEGIN { s = x - l * r; if (s < 0) s = 0; printf "%.2f", s / n }')
+    CPR=$(awk -v c=$((C1 - C0)) -v l="$LCR" -v r="$W_REQ" -v n="$MOVED0" \
+        'BEGIN { s = c - l * r; if (s < 0) s = 0; printf "%.4f", s / n }')
+    printf '  MariaDB during the sweep: %d statements executed, %d commits; the load runs %s and %s per request:\n' \
+        "$((X1 - X0))" "$((C1 - C0))" "$LXR" "$LCR"
+    printf '  the sweep ran about %s statements and %s commits per row moved\n' "$SPR" "$CPR"
+    result sweep_stmts_per_row "$SPR"; result sweep_commits_per_row "$CPR"
+fi
 
 T=$(count "'timed_out'")
 A=$(count "'approved'")
