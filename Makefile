@@ -114,8 +114,13 @@ test-db:
 test-api:
 	@tools/dev.sh test api
 
-bench:
+bench: $(B)/bench-ceiling
 	@tools/dev.sh bench
+
+# The trivial FastCGI responder of the bench's ceiling rows (tools/bench.sh).
+$(B)/bench-ceiling: tools/bench-ceiling.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKGCFLAGS) -o $@ $< -lfcgi $(PKGLIBS)
 
 stop:
 	@tools/dev.sh stop

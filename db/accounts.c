@@ -46,6 +46,20 @@ static const char q_agent_by_key[] = "SELECT " AGENT_COLS " FROM agents WHERE ap
 enum key_col { KEY_C__BEFORE = AGENT_C__END - 1, DB_COLS_ENUM(KEY_COLUMNS) KEY_C__END };
 static const char q_agent_by_cur[] =
     "SELECT " AGENT_COLS ", " DB_COLS_SQL(KEY_COLUMNS) " FROM agents WHERE api_key_hash = ?";
+/* The same with the agent's active participation (LEFT JOIN: NULLs when
+ * none), numbered on after the key columns: one round trip for the
+ * authentication of an X-API-Key request and the agent's state
+ * (design.md §15). */
+#define KEYCUR_COLUMNS(X, L) \
+	X(KEYCUR_C_STUDY_ID,		"p.study_id") \
+	X(KEYCUR_C_ID,			"p.id") \
+	X(KEYCUR_C_STATUS,		"p.status") \
+	L(KEYCUR_C_ACCEPTED_AT,		"p.accepted_at")
+enum keycur_col { KEYCUR_C__BEFORE = KEY_C__END - 1, DB_COLS_ENUM(KEYCUR_COLUMNS) KEYCUR_C__END };
+static const char q_agent_by_cur_with_current[] =
+    "SELECT k.*, " DB_COLS_SQL(KEYCUR_COLUMNS) " FROM (SELECT " AGENT_COLS ", "
+    DB_COLS_SQL(KEY_COLUMNS) " FROM agents WHERE api_key_hash = ?) k"
+    " LEFT JOIN participations p ON p.active_agent = k.id";
 static const char q_agent_by_prev[] =
     "SELECT " AGENT_COLS " FROM agents WHERE api_key_prev_hash = ? AND api_key_prev_until > ?";
 static const char q_agent_prev_drop[] =
@@ -195,23 +209,43 @@ db_agent_by_keyhash(struct db *db, const unsigned char h[32], struct agent *a)
 enum db_rc
 db_agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct agent *a)
 {
+	return db_agent_by_key_current(db, h, now, a, NULL);
+}
+
+enum db_rc
+db_agent_by_key_current(struct db *db, const unsigned char h[32], int64_t now, struct agent *a,
+    struct agent_current *cur)
+{
 	struct dbres *res = NULL;
 	enum db_rc rc;
 	int has_prev;
 
-	rc = DB_ONE(db, q_agent_by_cur, &res, P_BLOB(h, 32));
+	if (cur != NULL)
+		rc = DB_ONE(db, q_agent_by_cur_with_current, &res, P_BLOB(h, 32));
+	else
+		rc = DB_ONE(db, q_agent_by_cur, &res, P_BLOB(h, 32));
 	if (rc == DB_NOTFOUND) {
 		/* the previous key, within its grace period */
 		if ((rc = DB_ONE(db, q_agent_by_prev, &res, P_BLOB(h, 32), P_I64(now))) != DB_OK)
 			return rc;
 		agent_row(res, a);
 		dbres_free(res);
-		return DB_OK;
+		return cur != NULL ? db_agent_current(db, a->id, cur) : DB_OK;
 	}
 	if (rc != DB_OK)
 		return rc;
 	agent_row(res, a);
 	has_prev = dbres_i64(res, 0, KEY_C_HAS_PREV) != 0;
+	if (cur != NULL) {
+		memset(cur, 0, sizeof *cur);
+		if (!dbres_isnull(res, 0, KEYCUR_C_ID)) {
+			dbres_copy(cur->study_id, sizeof cur->study_id, res, 0, KEYCUR_C_STUDY_ID);
+			dbres_copy(cur->participation_id, sizeof cur->participation_id, res, 0,
+			    KEYCUR_C_ID);
+			dbres_copy(cur->status, sizeof cur->status, res, 0, KEYCUR_C_STATUS);
+			cur->accepted_at = dbres_i64(res, 0, KEYCUR_C_ACCEPTED_AT);
+		}
+	}
 	dbres_free(res);
 	/* The new key's first use ends the previous key at once. */
 	if (has_prev)

@@ -45,7 +45,13 @@ struct account {
 enum db_rc db_agent_by_keyhash(struct db *, const unsigned char h[32], struct agent *);
 /* The agent of an API key's hash (design.md §9.6): its current key, or its
  * previous key while now < the previous key's end.  The current key's
- * first use after a rotation ends the previous key (a write). */
+ * first use after a rotation ends the previous key (a write).  With cur
+ * (may be NULL), also the agent's active participation, as
+ * db_agent_current: for the current key in the same statement, one round
+ * trip (design.md §15). */
+enum db_rc db_agent_by_key_current(struct db *, const unsigned char h[32], int64_t now,
+    struct agent *, struct agent_current *cur);
+/* db_agent_by_key_current without the participation. */
 enum db_rc db_agent_by_key(struct db *, const unsigned char h[32], int64_t now, struct agent *);
 /* Replace the agent's key: prevhash (may be NULL: none) keeps working
  * until prev_until.  DB_NOTFOUND when there is no such agent. */

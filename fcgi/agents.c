@@ -112,16 +112,21 @@ h_register(struct req *r)
 	return 0;
 }
 
-/* The answer of GET and PATCH /agents/me (design.md §6.4). */
+/* The answer of GET and PATCH /agents/me (design.md §6.4): the agent and
+ * its participation as read again, or with a GET as authentication read
+ * them, in its one round trip (design.md §15). */
 static int
-reply_me(struct req *r)
+reply_me_of(struct req *r, const struct agent *ap, const struct agent_current *curp)
 {
 	struct agent_current cur;
 	struct json_object *o, *cs;
 	struct agent a;
 	enum db_rc rc;
 
-	if ((rc = db_agent_get(r->db, r->who.id, 0, &a)) != DB_OK ||
+	if (ap != NULL && curp != NULL) {
+		a = *ap;
+		cur = *curp;
+	} else if ((rc = db_agent_get(r->db, r->who.id, 0, &a)) != DB_OK ||
 	    (rc = db_agent_current(r->db, r->who.id, &cur)) != DB_OK)
 		return reply_db(r, rc == DB_NOTFOUND ? DB_ERR : rc);
 	o = json_object_new_object();
@@ -145,11 +150,17 @@ reply_me(struct req *r)
 	return reply_json(r, 200, o);
 }
 
+static int
+reply_me(struct req *r)
+{
+	return reply_me_of(r, NULL, NULL);
+}
+
 /* GET /agents/me */
 handler_rc
 h_me_get(struct req *r)
 {
-	return reply_me(r);
+	return reply_me_of(r, r->agent, r->agent_cur);
 }
 
 struct patch_ctx {

@@ -22,21 +22,29 @@ reply_unauthorized(struct req *r, const char *why)
  * key), then the keyed hash is looked up: only hashes are stored, and the
  * index lookup compares hashes, never the key (design.md §9.6).  A rotated
  * key works until its grace period ends or the new key is first used. */
+/* The agent's row and active participation come with the key's look-up,
+ * in one statement (design.md §15): r->agent and r->agent_cur point here
+ * for the rest of the request (a worker serves one request at a time). */
+static struct agent key_agent;
+static struct agent_current key_cur;
+
 static int
 key_auth_or_reply(struct req *r)
 {
-	struct agent a;
 	enum db_rc rc;
 
 	if (!apikey_check(r->apikey))
 		return reply_unauthorized(r, "invalid API key");
 	secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), r->who.token_hash);
-	if ((rc = db_agent_by_key(r->db, r->who.token_hash, r->now, &a)) == DB_NOTFOUND)
+	rc = db_agent_by_key_current(r->db, r->who.token_hash, r->now, &key_agent, &key_cur);
+	if (rc == DB_NOTFOUND)
 		return reply_unauthorized(r, "invalid API key");
 	if (rc != DB_OK)
 		return reply_db(r, rc);
 	r->who.kind = AUTH_KEY;
-	memcpy(r->who.id, a.id, sizeof a.id);
+	memcpy(r->who.id, key_agent.id, sizeof key_agent.id);
+	r->agent = &key_agent;
+	r->agent_cur = &key_cur;
 	return 0;
 }
 

@@ -35,6 +35,8 @@
 #define REQ_MAX_BODY	(64 * 1024)
 #define REQ_MAX_PARAMS	4
 
+struct agent;
+struct agent_current;
 struct config;
 struct db;
 
@@ -75,6 +77,12 @@ struct req {
 	char params[REQ_MAX_PARAMS][64];
 	size_t nparams;
 	struct principal who;
+	/* An X-API-Key request's agent row and active participation, as read
+	 * with its key in one round trip (fcgi/auth.c, design.md §15); NULL
+	 * for any other request.  A snapshot from before the handler ran: a
+	 * handler that writes the agent reads it again. */
+	const struct agent *agent;
+	const struct agent_current *agent_cur;
 	/* the buffered answer */
 	int status;
 	char *out;

@@ -400,6 +400,11 @@ bench)
     PORT=${ARPS_BENCH_PORT:-18081}
     rm -rf "$VAR"
     trap 'stop_all' EXIT
+    # The ceiling rows' responder (tools/bench-ceiling.c, started by
+    # tools/bench.sh): /api/v1/'s location with its own socket.
+    mkdir -p "$VAR/nginx"
+    sed -n '/^location \/api\/v1\/ {/,/^}/p' nginx/arps-api.inc | sed -e 's|^location /api/v1/ {|location /bench/fcgi/ {|' \
+        -e "s|@SOCKET@|$VAR/run/ceiling.sock|g" -e "s|@BURST@|100000|g" > "$VAR/nginx/bench-ceiling.inc"
     up
     export ARPS_CONFIG="$VAR/arps.conf" ARPS_BASE_URL="http://127.0.0.1:$PORT" ARPS_VAR="$VAR" PORT
     tools/bench.sh

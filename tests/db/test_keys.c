@@ -96,11 +96,54 @@ rotation_grace(void **state)
 	assert_int_equal(db_agent_set_key(db, "agt_0000000000000000", k3, NULL, 0), DB_NOTFOUND);
 }
 
+/* design.md §15: the look-up with the agent's participation in the same
+ * statement keeps every rule of the key's (current key, previous key in
+ * its grace period, the new key's first use ending it) and answers the
+ * participation as db_agent_current does. */
+static void
+rotation_grace_with_current(void **state)
+{
+	unsigned char k1[32], k2[32], other[32];
+	int64_t now = time(NULL);
+	struct agent_current cur, want;
+	struct agent a, got;
+
+	(void)state;
+	agent_with_key(&a, k1);
+	memset(&cur, 'x', sizeof cur);
+	assert_int_equal(db_agent_by_key_current(db, k1, now, &got, &cur), DB_OK);
+	assert_string_equal(got.id, a.id);
+	assert_string_equal(got.name, "keys");
+	assert_int_equal(got.reputation, 50);
+	assert_int_equal(db_agent_current(db, a.id, &want), DB_OK);
+	assert_string_equal(want.study_id, "");
+	assert_string_equal(cur.study_id, "");
+	assert_string_equal(cur.participation_id, "");
+	assert_string_equal(cur.status, "");
+	assert_int_equal(cur.accepted_at, 0);
+	randombytes_buf(k2, 32);
+	assert_int_equal(db_agent_set_key(db, a.id, k2, k1, now + 600), DB_OK);
+	/* the previous key within its grace period, then not */
+	memset(&cur, 'x', sizeof cur);
+	assert_int_equal(db_agent_by_key_current(db, k1, now + 599, &got, &cur), DB_OK);
+	assert_string_equal(got.id, a.id);
+	assert_string_equal(cur.study_id, "");
+	assert_int_equal(db_agent_by_key_current(db, k1, now + 600, &got, &cur), DB_NOTFOUND);
+	randombytes_buf(other, 32);
+	assert_int_equal(db_agent_by_key_current(db, other, now, &got, &cur), DB_NOTFOUND);
+	/* the new key's first use ends the old one at once */
+	assert_int_equal(db_agent_by_key_current(db, k2, now, &got, &cur), DB_OK);
+	assert_string_equal(got.id, a.id);
+	assert_int_equal(db_agent_by_key_current(db, k1, now, &got, &cur), DB_NOTFOUND);
+	assert_int_equal(db_agent_by_key(db, k1, now, &got), DB_NOTFOUND);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rotation_grace),
+		cmocka_unit_test(rotation_grace_with_current),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
