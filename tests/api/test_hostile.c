@@ -490,6 +490,15 @@ static const struct row rows[] = {
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
+/* The Allow header the application's 405 rows must carry (api.md §1). */
+static const char *const allow_of[][2] = {
+	{ "put_without_length", "GET, HEAD, PATCH" },
+	{ "method_delete", "GET, HEAD, PATCH" },
+	{ "method_post_health", "GET, HEAD" },
+	{ "method_options", "GET, HEAD" },
+	{ "method_unknown_word", "GET, HEAD" },
+};
+
 /* --- the context every row shares ------------------------------------------ */
 
 static struct test_agent agent;
@@ -1001,9 +1010,17 @@ run_row(void **state)
 			put(&body, "", 0);
 	}
 	r = row->layer == 'F' ? send_fcgi(row, &body) : send_nginx(row, &body);
-	if (row->code != NULL)
+	if (row->code != NULL) {
 		assert_error_body(row, &r);
-	else {
+		for (size_t i = 0; i < sizeof allow_of / sizeof allow_of[0]; i++) {
+			char allow[128];
+
+			if (strcmp(allow_of[i][0], row->name) != 0)
+				continue;
+			assert_non_null(resp_header(&r, "Allow", allow, sizeof allow));
+			assert_string_equal(allow, allow_of[i][1]);
+		}
+	} else {
 		if (r.status != row->status)
 			print_error("%s: %ld %s\n", row->name, r.status, r.body ? r.body : "");
 		assert_int_equal(r.status, row->status);
