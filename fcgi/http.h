@@ -33,6 +33,7 @@
 #include "fcgi/reply.h"
 
 #define REQ_MAX_BODY	(64 * 1024)
+#define REQ_JSON_DEPTH	32	/* levels of nesting a body may have (api.md §4) */
 #define REQ_MAX_PARAMS	4
 
 struct agent;
@@ -138,7 +139,8 @@ bool req_json_finite(struct json_object *o);
 void req_set_path(struct req *r, const char *raw, const char *fallback);
 
 /* Query-string parameter, URL-decoded into buf; NULL when absent, or when
- * present but too long for buf or holding a NUL (see req_query_has). */
+ * present but repeated, too long for buf or holding a NUL (see
+ * req_query_has). */
 const char *req_query(const struct req *r, const char *name, char *buf, size_t bufsz);
 /* True when the query string names the parameter at all. */
 int req_query_has(const struct req *r, const char *name);

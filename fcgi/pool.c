@@ -53,6 +53,22 @@ env(FCGX_Request *fx, const char *name)
 	return v != NULL && *v != '\0' ? v : NULL;
 }
 
+/* A credential header; "" (which no credential check accepts) when the
+ * request sent it twice: which one counts would be a guess, and a proxy in
+ * front may have read the other (api.md §2). */
+static const char *
+credential(FCGX_Request *fx, const char *name)
+{
+	size_t nl = strlen(name);
+	char **e;
+	int seen = 0;
+
+	for (e = fx->envp; e != NULL && *e != NULL; e++)
+		if (strncmp(*e, name, nl) == 0 && (*e)[nl] == '=' && ++seen > 1)
+			return "";
+	return env(fx, name);
+}
+
 /* Read exactly CONTENT_LENGTH bytes; answers 413/400 itself on failure. */
 static int
 read_body_or_reply(struct req *r, FCGX_Request *fx)
@@ -140,8 +156,8 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	if (r.ip == NULL)
 		r.ip = env(fx, "REMOTE_ADDR");
 	r.ctype = env(fx, "CONTENT_TYPE");
-	r.apikey = env(fx, "HTTP_X_API_KEY");
-	r.authz = env(fx, "HTTP_AUTHORIZATION");
+	r.apikey = credential(fx, "HTTP_X_API_KEY");
+	r.authz = credential(fx, "HTTP_AUTHORIZATION");
 	r.idem = env(fx, "HTTP_IDEMPOTENCY_KEY");
 	if (r.method == NULL || r.path == NULL)
 		reply_err(&r, ARPS_E_BAD_REQUEST, "missing request line");

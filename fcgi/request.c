@@ -67,7 +67,8 @@ req_json(struct req *r)
 		reply_err(r, ARPS_E_INVALID_JSON, "the body is not valid UTF-8 JSON");
 		return NULL;
 	}
-	if ((tok = json_tokener_new_ex(32)) == NULL) {
+	/* json-c refuses nesting at its depth: 33 takes the 32 levels api.md §3 allows. */
+	if ((tok = json_tokener_new_ex(REQ_JSON_DEPTH + 1)) == NULL) {
 		reply_err(r, ARPS_E_INTERNAL, "out of memory");
 		return NULL;
 	}
@@ -147,6 +148,20 @@ req_pct_byte(const char *s, size_t left)
 	return hi << 4 | lo;
 }
 
+/* True when the query string from q on names the parameter. */
+static int
+query_names(const char *q, const char *name, size_t nlen)
+{
+	const char *amp;
+
+	for (; q != NULL && *q != '\0'; q = *amp ? amp + 1 : amp) {
+		amp = q + strcspn(q, "&");
+		if (strcspn(q, "=&") == nlen && strncmp(q, name, nlen) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 const char *
 req_query(const struct req *r, const char *name, char *buf, size_t bufsz)
 {
@@ -162,6 +177,9 @@ req_query(const struct req *r, const char *name, char *buf, size_t bufsz)
 		eq = memchr(q, '=', (size_t)(amp - q));
 		if ((size_t)((eq ? eq : amp) - q) != nlen || strncmp(q, name, nlen) != 0)
 			continue;
+		/* a repeated parameter is ambiguous (a proxy may read the other one) */
+		if (*amp != '\0' && query_names(amp + 1, name, nlen))
+			return NULL;
 		if (eq == NULL) {
 			if (bufsz)
 				buf[0] = '\0';
@@ -190,16 +208,7 @@ req_query(const struct req *r, const char *name, char *buf, size_t bufsz)
 int
 req_query_has(const struct req *r, const char *name)
 {
-	const char *q = r->query, *amp;
-	size_t nlen = strlen(name), klen;
-
-	for (; q != NULL && *q != '\0'; q = *amp ? amp + 1 : amp) {
-		amp = q + strcspn(q, "&");
-		klen = strcspn(q, "=&");
-		if (klen == nlen && strncmp(q, name, nlen) == 0)
-			return 1;
-	}
-	return 0;
+	return query_names(r->query, name, strlen(name));
 }
 
 static int

@@ -5,9 +5,10 @@
  * base64url without padding.  Accepted: alg RS256 (RSA PKCS#1 v1.5 with
  * SHA-256, OpenSSL 3) and EdDSA (Ed25519, libsodium); everything else,
  * including "none" and the HMAC family, is refused.  Header parameters that
- * name keys by reference or by value (jku, jwk, x5u, x5c) are never
- * followed: the key comes only from the provider's JWKS file, chosen by kid.
- * A "crit" header is refused, since no extension is understood.
+ * name keys by reference or by value (jku, jwk, x5u, x5c) are refused, so
+ * never followed: the key comes only from the provider's JWKS file, chosen
+ * by kid.  A "crit" header is refused, since no extension is understood; so
+ * is a header or payload that repeats a member name.
  * Claims: iss equal to the provider's issuer; aud (string or array) holding
  * its audience, and azp, when present, equal to it; exp required, iat
  * required, nbf optional, each with LEEWAY seconds of clock skew; sub
@@ -31,6 +32,7 @@
 #include <openssl/param_build.h>
 #include <sodium.h>
 
+#include "core/validate.h"
 #include "lib/oidc.h"
 
 #define TOKEN_MAX	8192		/* bytes of the compact token */
@@ -139,6 +141,19 @@ b64url_decode(const char *s, size_t n, unsigned char *out, size_t outsz)
 	return (ssize_t)o;
 }
 
+/* No member name twice in one object, none holding U+0000 (design.md §9.7):
+ * json-c keeps the last of two "alg" members, another JOSE parser the first. */
+static int
+keys_unique(const unsigned char *buf, size_t len)
+{
+	size_t n = val_json_keys_scratch(len);
+	void *scratch = malloc(n);
+	int rc = scratch != NULL ? val_json_keys((const char *)buf, len, scratch, n) : -1;
+
+	free(scratch);
+	return rc == VAL_JSON_OK;
+}
+
 /*
  * Parse exactly len bytes of buf as one JSON object (strict, UTF-8
  * checked, no NUL bytes, bounded depth).  Returns the object or NULL.
@@ -157,7 +172,7 @@ json_parse_obj(const unsigned char *buf, size_t len)
 	o = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
 	if (o != NULL && (json_tokener_get_error(tok) != json_tokener_success ||
 	    json_tokener_get_parse_end(tok) != len ||
-	    !json_object_is_type(o, json_type_object))) {
+	    !json_object_is_type(o, json_type_object) || !keys_unique(buf, len))) {
 		json_object_put(o);
 		o = NULL;
 	}
@@ -693,6 +708,11 @@ oidc_verify(const struct config_idp *idp, const char *token, int64_t now,
 	}
 	if (json_object_object_get_ex(h, "crit", &v)) {
 		fail(why, whysz, "crit header not supported");
+		goto fail;
+	}
+	if (json_object_object_get_ex(h, "jku", &v) || json_object_object_get_ex(h, "jwk", &v) ||
+	    json_object_object_get_ex(h, "x5u", &v) || json_object_object_get_ex(h, "x5c", &v)) {
+		fail(why, whysz, "key by reference or by value (jku, jwk, x5u, x5c) not accepted");
 		goto fail;
 	}
 	if ((rc = get_str(h, "kid", &kid, &n)) < 0 || (rc == 1 && n > KID_MAX)) {

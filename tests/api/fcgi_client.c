@@ -141,52 +141,22 @@ parse_answer(struct resp *r, const unsigned char *p, size_t n)
 		r->json = json_tokener_parse(r->body);
 }
 
-struct resp
-fcgi_req(const char *ip, const char *method, const char *path, const char *body,
-    const char *const *hdrs)
+/* Send params (one FastCGI PARAMS stream) and body to the pool's socket;
+ * the answer as http_req gives it (status 0 on transport failure). */
+static struct resp
+exchange(const struct buf *params, const void *body, size_t blen)
 {
 	static const unsigned char begin[8] = { 0, FCGI_RESPONDER, 0, 0, 0, 0, 0, 0 };
-	struct buf out = { 0 }, params = { 0 }, in = { 0 };
+	struct buf out = { 0 }, in = { 0 };
 	struct sockaddr_un sa;
 	struct timeval tv = { 60, 0 };
 	struct resp r;
-	char uri[2048], docuri[2048], clen[24], name[128];
-	const char *q = strchr(path, '?');
-	size_t blen = body != NULL ? strlen(body) : 0, i;
+	size_t i;
 	int fd = -1, done = 0;
 
 	memset(&r, 0, sizeof r);
-	snprintf(uri, sizeof uri, "%s", path);
-	snprintf(docuri, sizeof docuri, "%.*s", (int)(q ? (size_t)(q - path) : strlen(path)), path);
-	snprintf(clen, sizeof clen, "%zu", blen);
-	if (param(&params, "REQUEST_METHOD", method) || param(&params, "REQUEST_URI", uri) ||
-	    param(&params, "DOCUMENT_URI", docuri) || param(&params, "SCRIPT_NAME", docuri) ||
-	    param(&params, "QUERY_STRING", q ? q + 1 : "") ||
-	    param(&params, "SERVER_PROTOCOL", "HTTP/1.1") ||
-	    param(&params, "GATEWAY_INTERFACE", "CGI/1.1") ||
-	    param(&params, "REMOTE_ADDR", "127.0.0.1") ||
-	    param(&params, "HTTP_X_REQUEST_ID", "fcgi-test-client") ||
-	    (ip != NULL && param(&params, "HTTP_X_REAL_IP", ip)) ||
-	    param(&params, "CONTENT_LENGTH", body != NULL ? clen : "") ||
-	    (body != NULL && param(&params, "CONTENT_TYPE", "application/json")))
-		goto done;
-	for (; hdrs != NULL && *hdrs != NULL; hdrs++) {
-		const char *colon = strchr(*hdrs, ':'), *v;
-		size_t nl;
-
-		if (colon == NULL || (nl = (size_t)(colon - *hdrs)) + 6 >= sizeof name)
-			continue;
-		memcpy(name, "HTTP_", 5);
-		for (i = 0; i < nl; i++)
-			name[5 + i] = (*hdrs)[i] == '-' ? '_' : (char)toupper((unsigned char)(*hdrs)[i]);
-		name[5 + nl] = '\0';
-		for (v = colon + 1; *v == ' '; v++)
-			;
-		if (param(&params, name, v) != 0)
-			goto done;
-	}
 	if (record(&out, FCGI_BEGIN_REQUEST, begin, sizeof begin) ||
-	    stream(&out, FCGI_PARAMS, params.p, params.len) ||
+	    stream(&out, FCGI_PARAMS, params->p, params->len) ||
 	    stream(&out, FCGI_STDIN, (const unsigned char *)body, blen))
 		goto done;
 
@@ -227,7 +197,75 @@ done:
 	if (fd >= 0)
 		close(fd);
 	free(out.p);
-	free(params.p);
 	free(in.p);
+	return r;
+}
+
+struct resp
+fcgi_req(const char *ip, const char *method, const char *path, const char *body,
+    const char *const *hdrs)
+{
+	struct buf params = { 0 };
+	struct resp r;
+	char uri[2048], docuri[2048], clen[24], name[128];
+	const char *q = strchr(path, '?');
+	size_t blen = body != NULL ? strlen(body) : 0, i;
+
+	memset(&r, 0, sizeof r);
+	snprintf(uri, sizeof uri, "%s", path);
+	snprintf(docuri, sizeof docuri, "%.*s", (int)(q ? (size_t)(q - path) : strlen(path)), path);
+	snprintf(clen, sizeof clen, "%zu", blen);
+	if (param(&params, "REQUEST_METHOD", method) || param(&params, "REQUEST_URI", uri) ||
+	    param(&params, "DOCUMENT_URI", docuri) || param(&params, "SCRIPT_NAME", docuri) ||
+	    param(&params, "QUERY_STRING", q ? q + 1 : "") ||
+	    param(&params, "SERVER_PROTOCOL", "HTTP/1.1") ||
+	    param(&params, "GATEWAY_INTERFACE", "CGI/1.1") ||
+	    param(&params, "REMOTE_ADDR", "127.0.0.1") ||
+	    param(&params, "HTTP_X_REQUEST_ID", "fcgi-test-client") ||
+	    (ip != NULL && param(&params, "HTTP_X_REAL_IP", ip)) ||
+	    param(&params, "CONTENT_LENGTH", body != NULL ? clen : "") ||
+	    (body != NULL && param(&params, "CONTENT_TYPE", "application/json")))
+		goto done;
+	for (; hdrs != NULL && *hdrs != NULL; hdrs++) {
+		const char *colon = strchr(*hdrs, ':'), *v;
+		size_t nl;
+
+		if (colon == NULL || (nl = (size_t)(colon - *hdrs)) + 6 >= sizeof name)
+			continue;
+		memcpy(name, "HTTP_", 5);
+		for (i = 0; i < nl; i++)
+			name[5 + i] = (*hdrs)[i] == '-' ? '_' : (char)toupper((unsigned char)(*hdrs)[i]);
+		name[5 + nl] = '\0';
+		for (v = colon + 1; *v == ' '; v++)
+			;
+		if (param(&params, name, v) != 0)
+			goto done;
+	}
+	r = exchange(&params, body, blen);
+done:
+	free(params.p);
+	return r;
+}
+
+struct resp
+fcgi_raw(const char *const *params, const void *body, size_t blen)
+{
+	struct buf pb = { 0 };
+	struct resp r;
+	char name[256];
+	const char *eq;
+
+	memset(&r, 0, sizeof r);
+	for (; params != NULL && *params != NULL; params++) {
+		if ((eq = strchr(*params, '=')) == NULL || (size_t)(eq - *params) >= sizeof name)
+			goto done;
+		memcpy(name, *params, (size_t)(eq - *params));
+		name[eq - *params] = '\0';
+		if (param(&pb, name, eq + 1) != 0)
+			goto done;
+	}
+	r = exchange(&pb, body, blen);
+done:
+	free(pb.p);
 	return r;
 }

@@ -21,4 +21,12 @@
 struct resp fcgi_req(const char *ip, const char *method, const char *path, const char *body,
     const char *const *hdrs);
 
+/*
+ * Send exactly params ("NAME=value" strings, NULL-terminated; nothing is
+ * added, not even REQUEST_METHOD) and blen bytes of body: for the
+ * transport faults nginx never passes on (a malformed CONTENT_LENGTH, a
+ * body shorter than it, two equal params).
+ */
+struct resp fcgi_raw(const char *const *params, const void *body, size_t blen);
+
 #endif
