@@ -136,8 +136,8 @@ static const char q_acc_email_lock[] =
 static const char q_acc_ins[] =
     "INSERT INTO accounts (id, email, roles, created_at) VALUES (?, ?, ?, ?)";
 static const char q_acc_agents[] =
-    "SELECT " DB_COLS_SQL(ACC_AGENT_COLUMNS) " FROM agents WHERE account_id = ?"
-    " ORDER BY seq DESC";
+    "SELECT " DB_COLS_SQL(ACC_AGENT_COLUMNS) " FROM agents g"
+    " LEFT JOIN wallets w ON w.owner_id = g.id WHERE g.account_id = ? ORDER BY g.seq DESC";
 
 static const char q_tok_ins[] =
     "INSERT INTO access_tokens (token_hash, account_id, created_at, last_used_at, expires_at)"

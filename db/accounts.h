@@ -99,13 +99,16 @@ enum db_rc db_account_create(struct db *, const char *email, unsigned roles, int
     struct account *out);
 /* Find or create the account of an e-mail address (locked). */
 enum db_rc db_account_for_email(struct db *, const char *email, int64_t now, struct account *out);
-/* The agents an account has claimed, newest first: rows read at the
- * ACC_AGENT_* positions. */
+/* The agents an account has claimed, newest first, each with its wallet
+ * (zeros when never funded), in one query: rows read at the ACC_AGENT_*
+ * positions. */
 #define ACC_AGENT_COLUMNS(X, L) \
-	X(ACC_AGENT_ID,		"id") \
-	X(ACC_AGENT_NAME,	"name") \
-	X(ACC_AGENT_STATUS,	"status") \
-	L(ACC_AGENT_REPUTATION,	"reputation")
+	X(ACC_AGENT_ID,		"g.id") \
+	X(ACC_AGENT_NAME,	"g.name") \
+	X(ACC_AGENT_STATUS,	"g.status") \
+	X(ACC_AGENT_REPUTATION,	"g.reputation") \
+	X(ACC_AGENT_AVAILABLE,	"COALESCE(w.available_cents, 0)") \
+	L(ACC_AGENT_FROZEN,	"COALESCE(w.frozen_cents, 0)")
 enum acc_agent_col { DB_COLS_ENUM(ACC_AGENT_COLUMNS) ACC_AGENT__END };
 enum db_rc db_account_agents(struct db *, const char *account_id, struct dbres **res);
 

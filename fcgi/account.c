@@ -298,6 +298,33 @@ h_login(struct req *r)
 	return rc;
 }
 
+/* GET /auth/providers (design.md §12): the identity providers a browser can
+ * sign in with (those configured with authorize_url and client_id), for the
+ * OpenID Connect implicit flow; public. */
+handler_rc
+h_auth_providers(struct req *r)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array(), *p;
+	const struct config_idp *idp;
+	size_t i;
+
+	for (i = 0; i < r->cfg->nidp; i++) {
+		idp = &r->cfg->idp[i];
+		if (idp->authorize_url[0] == '\0')
+			continue;
+		p = json_object_new_object();
+		jadd_str(p, "name", idp->name);
+		jadd_str(p, "label", idp->label[0] ? idp->label : idp->name);
+		jadd_str(p, "authorization_endpoint", idp->authorize_url);
+		jadd_str(p, "client_id", idp->client_id);
+		jadd_str(p, "response_type", "id_token");
+		jadd_str(p, "scope", "openid email");
+		json_object_array_add(arr, p);
+	}
+	json_object_object_add(o, "providers", arr);
+	return reply_json(r, 200, o);
+}
+
 /* POST /auth/logout: revoke the bearer token used. */
 handler_rc
 h_logout(struct req *r)
@@ -400,7 +427,7 @@ h_claim(struct req *r)
 handler_rc
 h_account(struct req *r)
 {
-	struct json_object *o, *roles, *agents, *ag;
+	struct json_object *o, *roles, *agents, *ag, *w;
 	struct dbres *res = NULL;
 	struct account acc;
 	enum db_rc rc;
@@ -430,6 +457,13 @@ h_account(struct req *r)
 		jadd_str(ag, "status", dbres_str(res, i, ACC_AGENT_STATUS));
 		jadd_int(ag, "reputation", rep);
 		jadd_str(ag, "tier", rep_tier_name(rep_tier_of(rep)));
+		/* the agent's GET /wallet/balance, read in the same query */
+		w = json_object_new_object();
+		jadd_int(w, "available_cents", dbres_i64(res, i, ACC_AGENT_AVAILABLE));
+		jadd_int(w, "frozen_cents", dbres_i64(res, i, ACC_AGENT_FROZEN));
+		jadd_int(w, "total_cents", dbres_i64(res, i, ACC_AGENT_AVAILABLE) +
+		    dbres_i64(res, i, ACC_AGENT_FROZEN));
+		json_object_object_add(ag, "wallet", w);
 		json_object_array_add(agents, ag);
 	}
 	dbres_free(res);

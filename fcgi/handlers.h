@@ -69,6 +69,7 @@ handler_rc h_key_replace(struct req *);
 /* fcgi/account.c */
 handler_rc h_send_code(struct req *);
 handler_rc h_login(struct req *);
+handler_rc h_auth_providers(struct req *);
 handler_rc h_logout(struct req *);
 handler_rc h_logout_all(struct req *);
 handler_rc h_claim(struct req *);

@@ -16,6 +16,7 @@ const struct route routes[] = {
 	/* accounts and login */
 	{ "POST",  "/api/v1/auth/email/send-code", AUTH_NONE, h_send_code, 0 },
 	{ "POST",  "/api/v1/auth/login",         AUTH_NONE,   h_login,     0 },
+	{ "GET",   "/api/v1/auth/providers",     AUTH_NONE,   h_auth_providers, 0 },
 	{ "POST",  "/api/v1/auth/logout",        AUTH_BEARER, h_logout,    0 },
 	{ "POST",  "/api/v1/auth/logout-all",    AUTH_BEARER, h_logout_all, 0 },
 	{ "POST",  "/api/v1/auth/claim",         AUTH_BEARER, h_claim,     0 },

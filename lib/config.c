@@ -130,6 +130,9 @@ setkey(struct config *cfg, const struct ckey *k, const char *v)
 	return "bad key type";
 }
 
+#define IDP_FIELDS \
+	"expected idp.<name>.issuer|audience|jwks|link_email|authorize_url|client_id|label"
+
 /* idp.<name>.<field> = value */
 static const char *
 setidp(struct config *cfg, const char *key, const char *v)
@@ -140,7 +143,7 @@ setidp(struct config *cfg, const char *key, const char *v)
 	char *dst;
 
 	if (dot == NULL || dot == name || (nlen = (size_t)(dot - name)) >= sizeof p->name)
-		return "expected idp.<name>.issuer|audience|jwks|link_email";
+		return IDP_FIELDS;
 	for (i = 0; i < nlen; i++)
 		if (!islower((unsigned char)name[i]) && !isdigit((unsigned char)name[i]))
 			return "provider name must be lowercase letters and digits";
@@ -172,8 +175,20 @@ setidp(struct config *cfg, const char *key, const char *v)
 		dst = p->audience;
 	else if (strcmp(dot + 1, "jwks") == 0)
 		dst = p->jwks;
+	else if (strcmp(dot + 1, "authorize_url") == 0) {
+		/* design.md §12: where the console sends the browser */
+		if (strncmp(v, "https://", 8) != 0 && strncmp(v, "http://", 7) != 0)
+			return "authorize_url must be an http:// or https:// URL";
+		for (i = 0; v[i] != '\0'; i++)
+			if (!isgraph((unsigned char)v[i]) || v[i] == '#')
+				return "authorize_url must not hold spaces, controls or a fragment";
+		dst = p->authorize_url;
+	} else if (strcmp(dot + 1, "client_id") == 0)
+		dst = p->client_id;
+	else if (strcmp(dot + 1, "label") == 0)
+		dst = p->label;
 	else
-		return "expected idp.<name>.issuer|audience|jwks|link_email";
+		return IDP_FIELDS;
 	strcpy(dst, v);
 	return NULL;
 }
@@ -258,6 +273,10 @@ badkey:
 	for (i = 0; i < cfg->nidp; i++)
 		if (!cfg->idp[i].issuer[0] || !cfg->idp[i].audience[0] || !cfg->idp[i].jwks[0]) {
 			snprintf(err, errsz, "config: %s: idp.%s needs issuer, audience and jwks",
+			    path, cfg->idp[i].name);
+			return -1;
+		} else if (!cfg->idp[i].authorize_url[0] != !cfg->idp[i].client_id[0]) {
+			snprintf(err, errsz, "config: %s: idp.%s: authorize_url and client_id go together",
 			    path, cfg->idp[i].name);
 			return -1;
 		}

@@ -21,6 +21,13 @@ struct config_idp {
 	int link_email;			/* idp.NAME.link_email = true: a verified e-mail
 					 * joins the account of that address
 					 * (design.md §9.11); default false */
+	/* Browser sign-in (design.md §12), optional, both or neither: the
+	 * provider's authorization endpoint and the console's client id
+	 * there; label is the button's text (default: the name).  Listed by
+	 * GET /auth/providers only when set. */
+	char authorize_url[CONFIG_STR];
+	char client_id[CONFIG_STR];
+	char label[CONFIG_STR];
 };
 
 struct config {
@@ -71,7 +78,8 @@ struct config {
 	int64_t deliver_claim_seconds;	/* a claim's lease: re-sent after this if never marked */
 	int64_t deliver_timeout;	/* seconds one transport call may take (< the lease) */
 	char base_url[CONFIG_STR];
-	/* identity providers: idp.<name>.issuer / .audience / .jwks / .link_email */
+	/* identity providers: idp.<name>.issuer / .audience / .jwks / .link_email,
+	 * browser sign-in: .authorize_url / .client_id / .label */
 	struct config_idp idp[CONFIG_MAX_IDP];
 	size_t nidp;
 	/* arps-admin test ... (db/fixture.h) allowed: only the dev, test and

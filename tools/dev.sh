@@ -99,6 +99,14 @@ webhooks_allow_loopback = true
 webhook_retry_first_seconds = 1
 webhook_timeout_seconds = 3
 CONF
+    # Browser sign-in with `dev` (design.md §12): the console sends the browser
+    # to this URL, where tests/browser/idp.mjs answers (the browser test runs
+    # it; `node tests/browser/idp.mjs` for make run). Port: the stack's + 2.
+    grep -q '^idp\.dev\.authorize_url' "$VAR/arps.conf" || cat >> "$VAR/arps.conf" <<CONF
+idp.dev.authorize_url = http://127.0.0.1:${ARPS_IDP_PORT:-$((PORT + 2))}/authorize
+idp.dev.client_id = arps-dev
+idp.dev.label = Dev identity provider
+CONF
     # The dev identity provider's key pairs (design.md §6.11).
     [ -f "$VAR/idp/dev-rsa.pem" ] || openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
         -out "$VAR/idp/dev-rsa.pem" 2>/dev/null

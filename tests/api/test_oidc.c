@@ -518,6 +518,39 @@ group_teardown(void **state)
 	return 0;
 }
 
+/* GET /auth/providers (design.md §12): public; only the providers with
+ * browser sign-in keys (dev, not dev2), with what the console sends. */
+static void
+providers_listed(void **state)
+{
+	struct json_object *arr = NULL, *p, *v;
+	struct resp r;
+	char url[128];
+
+	(void)state;
+	r = http_get("/api/v1/auth/providers", NULL);
+	assert_int_equal(r.status, 200);
+	assert_true(json_object_object_get_ex(r.json, "providers", &arr));
+	assert_int_equal(json_object_array_length(arr), 1);
+	p = json_object_array_get_idx(arr, 0);
+#define FIELD(k, want) \
+	do { \
+		assert_true(json_object_object_get_ex(p, k, &v)); \
+		assert_string_equal(json_object_get_string(v), want); \
+	} while (0)
+	FIELD("name", PROVIDER);
+	FIELD("label", "Dev identity provider");
+	FIELD("client_id", "arps-dev");
+	FIELD("response_type", "id_token");
+	FIELD("scope", "openid email");
+	assert_true(json_object_object_get_ex(p, "authorization_endpoint", &v));
+	snprintf(url, sizeof url, "%s", json_object_get_string(v));
+	assert_true(strncmp(url, "http://127.0.0.1:", 17) == 0);
+	assert_non_null(strstr(url, "/authorize"));
+#undef FIELD
+	resp_free(&r);
+}
+
 int
 main(void)
 {
@@ -528,6 +561,7 @@ main(void)
 		cmocka_unit_test(verified_email_links),
 		cmocka_unit_test(expired_within_leeway),
 		cmocka_unit_test(aud_array_ok),
+		cmocka_unit_test(providers_listed),
 	};
 	struct CMUnitTest tests[sizeof good / sizeof good[0] + NBAD];
 	size_t i, n = 0;

@@ -11,6 +11,7 @@ import path from 'node:path';
 import http from 'node:http';
 import crypto from 'node:crypto';
 import assert from 'node:assert/strict';
+import { startIdp, signIdToken } from './idp.mjs';
 
 const ROOT = process.env.ARPS_ROOT || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const BASE = process.env.ARPS_BASE_URL;
@@ -185,6 +186,8 @@ await test('the console is served at / with a strict Content-Security-Policy', a
 	const html = await (await context.request.get(BASE + '/')).text();
 	assert.ok(!/<script(?![^>]*\bsrc=)[^>]*>/.test(html) && !/\sstyle=|\son[a-z]+=/.test(html), 'no inline script, style or handler');
 	await page.getByRole('heading', { name: 'Log in' }).waitFor();
+	// The provider configured for browser sign-in (tools/dev.sh) has its button.
+	await page.getByRole('button', { name: 'Sign in with Dev identity provider' }).waitFor();
 	await shot('01-login');
 });
 
@@ -328,6 +331,15 @@ await test('an agent takes part through the API; approve in the console; both wa
 	await shot('08-participants');
 	const after = await api('GET', '/wallet/balance', { key: state.agent.key });
 	assert.equal(after.json.available_cents, 600, "the agent's wallet: bonus + reward");
+	// The owner sees the agent's wallet as the agent's GET /wallet/balance shows it.
+	const acc = await api('GET', '/account', { token: state.token });
+	assert.deepEqual(acc.json.agents.find((a) => a.agent_id === state.agent.id).wallet, after.json);
+	await page.goto(BASE + '/#/agents');
+	const agentRow = page.locator('#agent-' + state.agent.id);
+	await agentRow.locator('td.wallet-available', { hasText: '$6.00' }).waitFor();
+	assert.equal(await agentRow.locator('td.wallet-frozen').textContent(), '$0.00');
+	assert.equal(await agentRow.locator('td.wallet-total').textContent(), '$6.00');
+	await shot('08b-agents-wallets');
 	await page.goto(BASE + '/#/wallet');
 	await page.locator('#balance-available .stat-value', { hasText: '$45.00' }).waitFor();
 	assert.equal(await page.locator('#balance-frozen .stat-value').textContent(), '$49.50');
@@ -442,6 +454,84 @@ await test('log out: the token is revoked and dropped; the login form is back', 
 	await p2.goto(BASE + '/#/wallet');
 	await p2.getByRole('heading', { name: 'Log in' }).waitFor();
 	await p2.close();
+});
+
+await test('sign in with the identity provider: implicit flow, state and nonce checked, refusals shown', async () => {
+	const pr = await api('GET', '/auth/providers');
+	assert.equal(pr.status, 200, pr.text);
+	// dev2 has no browser sign-in keys: not listed.
+	assert.deepEqual(pr.json.providers.map((p) => p.name), ['dev']);
+	const dev = pr.json.providers[0];
+	assert.equal(dev.label, 'Dev identity provider');
+	assert.equal(dev.client_id, 'arps-dev');
+	assert.equal(dev.response_type, 'id_token');
+	assert.equal(dev.scope, 'openid email');
+	const idp = await startIdp({ url: dev.authorization_endpoint, keyFile: path.join(VAR, 'idp/dev-rsa.pem') });
+	const who = `idp-${crypto.randomBytes(5).toString('hex')}@example.org`;
+	const button = page.getByRole('button', { name: 'Sign in with Dev identity provider' });
+	const msg = page.locator('#idp-msg .error[role=alert]');
+	// One round trip through the provider's sign-in page, back to the console.
+	async function signIn(tamper) {
+		idp.tamper = tamper;
+		await page.goto(BASE + '/');
+		await button.click();
+		await page.getByRole('heading', { name: 'Dev identity provider' }).waitFor();
+		await page.getByLabel('E-mail address').fill(who);
+		await page.getByRole('button', { name: 'Sign in' }).click();
+		await page.waitForURL(BASE + '/**');
+	}
+	async function refused(tamper, re) {
+		await signIn(tamper);
+		await msg.waitFor();
+		const text = await msg.textContent();
+		assert.match(text, re);
+		assert.equal(new URL(page.url()).hash, '', 'the answer left the address bar');
+		assert.equal(await page.evaluate(() => sessionStorage.getItem('arps.token')), null);
+		assert.equal(await page.evaluate(() => sessionStorage.getItem('arps.oidc')), null, 'the pending sign-in is used up');
+		return text;
+	}
+	try {
+		await refused('state', /\(state\)/);
+		await shot('13-idp-state-mismatch');
+		await refused('nonce', /\(nonce\)/);
+		// A token the service refuses: the API's detail is shown.
+		const text = await refused('audience', /^invalid identity token: /);
+		await shot('14-idp-refused');
+		const req = idp.requests.at(-1);
+		const now = Math.floor(Date.now() / 1000);
+		const key = crypto.createPrivateKey(fs.readFileSync(path.join(VAR, 'idp/dev-rsa.pem')));
+		const direct = await api('POST', '/auth/login', { body: { provider: 'dev', token: signIdToken(key,
+			{ iss: 'arps-dev-idp', aud: 'someone-else', sub: 'x', iat: now, exp: now + 300 }) } });
+		assert.equal(direct.status, 401);
+		assert.equal(direct.json.error_code, 'INVALID_TOKEN');
+		assert.equal(text, direct.json.detail, 'the error shown is the API detail');
+		// The right answer: logged in as that identity.
+		await signIn(null);
+		await page.getByRole('heading', { name: 'Wallet' }).waitFor();
+		assert.equal(await page.locator('#who-email').textContent(), who);
+		const token = await page.evaluate(() => sessionStorage.getItem('arps.token'));
+		assert.match(token, /^act_/);
+		const acc = await api('GET', '/account', { token });
+		assert.equal(acc.status, 200);
+		assert.equal(acc.json.email, who);
+		// What the console asked for, each time with a fresh state and nonce.
+		const last = idp.requests.at(-1);
+		assert.equal(idp.requests.length, 4);
+		assert.equal(last.response_type, 'id_token');
+		assert.equal(last.scope, 'openid email');
+		assert.equal(last.client_id, 'arps-dev');
+		assert.equal(last.redirect_uri, BASE + '/');
+		assert.match(last.state, /^[0-9a-f]{48}$/);
+		assert.match(last.nonce, /^[0-9a-f]{48}$/);
+		assert.notEqual(last.state, req.state);
+		assert.notEqual(last.nonce, req.nonce);
+		assert.equal(new Set(idp.requests.map((r) => r.nonce)).size, 4);
+		assert.equal(await page.evaluate(() => localStorage.length), 0, 'nothing in localStorage');
+		await page.getByRole('button', { name: 'Log out' }).click();
+		await page.getByRole('heading', { name: 'Log in' }).waitFor();
+	} finally {
+		await idp.close();
+	}
 });
 
 await test('no console errors and no page errors in the whole run', async () => {

@@ -39,7 +39,9 @@ good_file(void **state)
 	(void)state;
 	assert_int_equal(load(BASE "workers = 8\n# comment\n\nfee_bps = 250\n"
 	    "idp.google.issuer = https://accounts.google.com\nidp.google.audience = x\n"
-	    "idp.google.jwks = /etc/arps/google.json\n", &cfg, err, sizeof err), 0);
+	    "idp.google.jwks = /etc/arps/google.json\n"
+	    "idp.google.authorize_url = https://accounts.google.com/o/oauth2/v2/auth\n"
+	    "idp.google.client_id = x\nidp.google.label = Google\n", &cfg, err, sizeof err), 0);
 	assert_int_equal(cfg.workers, 8);
 	assert_int_equal(cfg.fee_bps, 250);
 	assert_int_equal(cfg.signup_bonus_cents, 100);	/* default */
@@ -54,6 +56,11 @@ good_file(void **state)
 	assert_int_equal(cfg.id_secret[31], 0x11);
 	assert_non_null(config_idp(&cfg, "google"));
 	assert_null(config_idp(&cfg, "dev"));
+	/* browser sign-in keys (design.md §12) */
+	assert_string_equal(config_idp(&cfg, "google")->authorize_url,
+	    "https://accounts.google.com/o/oauth2/v2/auth");
+	assert_string_equal(config_idp(&cfg, "google")->client_id, "x");
+	assert_string_equal(config_idp(&cfg, "google")->label, "Google");
 }
 
 static void
@@ -69,6 +76,15 @@ bad_files(void **state)
 		{ BASE "pepper = abc\n", "pepper: must be 64 hex" },
 		{ BASE "idp.dev.issuer = x\n", "idp.dev needs issuer, audience and jwks" },
 		{ BASE "idp.Dev.issuer = x\n", "lowercase" },
+#define IDP "idp.d.issuer = i\nidp.d.audience = a\nidp.d.jwks = /j\n"
+		{ BASE IDP "idp.d.authorize_url = ftp://idp/auth\nidp.d.client_id = a\n",
+		  "idp.d.authorize_url: authorize_url must be an http:// or https:// URL" },
+		{ BASE IDP "idp.d.authorize_url = https://idp/auth#x\nidp.d.client_id = a\n",
+		  "idp.d.authorize_url: authorize_url must not hold" },
+		{ BASE IDP "idp.d.authorize_url = https://idp/auth\n",
+		  "idp.d: authorize_url and client_id go together" },
+		{ BASE IDP "idp.d.client_id = a\n", "idp.d: authorize_url and client_id go together" },
+		{ BASE IDP "idp.d.colour = red\n", "idp.d.colour: expected idp.<name>.issuer" },
 		{ BASE "mail_transport = smtp\n", "mail_transport" },
 		{ BASE "db_port = 70000\n", "db_port: out of range" },
 		{ BASE "register_per_ip_hour = 0\n", "register_per_ip_hour: out of range" },

@@ -1,9 +1,9 @@
-// Agents: claim with a claim code, the owner's agents (GET /account), and
-// rotating an agent's key, shown once (design.md §9.6).
+// Agents: claim with a claim code, the owner's agents with their wallets
+// (GET /account), and rotating an agent's key, shown once (design.md §9.6).
 import { get, post } from './api.js';
 import { h, clear, errorBox, loading, field, busy, flash, confirmDialog, statusBadge, labelled } from './ui.js';
 
-const COLS = ['Name', 'Agent id', 'Status', 'Reputation', 'Tier', 'Key'];
+const COLS = ['Name', 'Agent id', 'Status', 'Reputation', 'Tier', 'Available', 'Frozen', 'Total', 'Key'];
 import { usd } from './money.js';
 
 export async function agentsView(root) {
@@ -64,7 +64,11 @@ function agentTable(agents, keyBox) {
 		});
 		body.append(labelled(h('tr', { id: 'agent-' + a.agent_id },
 			h('td', {}, a.name), h('td', { class: 'mono' }, a.agent_id), h('td', {}, statusBadge(a.status)),
-			h('td', { class: 'num' }, String(a.reputation)), h('td', {}, a.tier), h('td', {}, rotate)), COLS));
+			h('td', { class: 'num' }, String(a.reputation)), h('td', {}, a.tier),
+			h('td', { class: 'num wallet-available' }, usd(a.wallet.available_cents)),
+			h('td', { class: 'num wallet-frozen' }, usd(a.wallet.frozen_cents)),
+			h('td', { class: 'num wallet-total' }, usd(a.wallet.total_cents)),
+			h('td', {}, rotate)), COLS));
 	}
 	return h('div', { class: 'table-wrap' }, h('table', {},
 		h('thead', {}, h('tr', {}, COLS.map((c) => h('th', { scope: 'col' }, c)))),
