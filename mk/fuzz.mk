@@ -74,7 +74,8 @@ fuzz: fuzz-build
 
 # CI: every committed seed once (a regression input must stay fixed), then
 # a few seconds of fuzzing each.
-fuzz-smoke: fuzz-build
+fuzz-smoke:
+	@$(MAKE) --no-print-directory -s -j$$(nproc) fuzz-build
 	@set -e; $(foreach f,$(FUZZ_NAMES),\
 	    if [ -d tests/fuzz/seeds/$(f) ]; then $(FUZZ_DIR)/$(f) -runs=0 tests/fuzz/seeds/$(f) \
 	        > $(FUZZ_DIR)/$(f).seeds.log 2>&1 || { tail -40 $(FUZZ_DIR)/$(f).seeds.log; \
