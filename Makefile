@@ -39,7 +39,7 @@ API_HELP := $(filter-out $(API_SRC),$(sort $(wildcard tests/api/*.c)))
 DBT_HELP := $(filter-out $(DBT_SRC),$(sort $(wildcard tests/db/*.c)))
 UNIT_HELP := $(filter-out $(UNIT_SRC),$(sort $(wildcard tests/unit/*.c)))
 
-.PHONY: all deps run test test-unit test-db test-api bench coverage asan test-asan fuzz \
+.PHONY: all deps run test test-unit test-db test-api bench coverage asan test-asan \
         install clean tests stop check
 
 all: $(BINS)
@@ -95,6 +95,7 @@ run:
 test:
 	@tools/dev.sh test all
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory fuzz-smoke
 	@tools/dev.sh test-production
 
 test-unit:
@@ -131,14 +132,27 @@ coverage:
 	@set -e; for t in $(patsubst $(B)/%,$(B)/cov/%,$(UNIT_BIN)); do $$t >/dev/null; done
 	@tools/coverage.sh $(B)/cov
 
-asan:
-	$(MAKE) B=$(B)/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" all tests
+ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+    -fno-omit-frame-pointer
+# LeakSanitizer (part of ASan on Linux) on, no suppressions but
+# tests/asan.supp (each entry says why); UBSan stops at the first report.
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=1 \
+    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/asan.supp:print_suppressions=0 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-# The API suites against a pool built with ASan + UBSan: a sanitizer report
-# in any worker fails the run (tools/dev.sh greps the pool's log).
+asan:
+	$(MAKE) B=$(B)/asan CFLAGS="$(ASAN_CFLAGS)" all tests
+
+# The unit and DB suites built with ASan + UBSan + LeakSanitizer (a leak,
+# an out-of-bounds access or undefined behaviour fails the test binary),
+# then the API suites against a pool built the same way: a sanitizer
+# report in any worker fails the run (tools/dev.sh greps the pool's log).
+# Workers are forked and recycled, so the pool runs without leak checks.
 test-asan:
-	@$(MAKE) --no-print-directory -s B=$(B)/asan \
-	    CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" $(B)/asan/arps-fcgi
+	@$(MAKE) --no-print-directory -s B=$(B)/asan CFLAGS="$(ASAN_CFLAGS)" \
+	    $(B)/asan/arps-fcgi $(UNIT_BIN:$(B)/%=$(B)/asan/%) $(DBT_BIN:$(B)/%=$(B)/asan/%)
+	@$(ASAN_ENV) ARPS_TEST_BIN_DIR=$(B)/asan tools/dev.sh test unit
+	@$(ASAN_ENV) ARPS_TEST_BIN_DIR=$(B)/asan tools/dev.sh test db
 	@ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ARPS_FCGI_BIN=$(B)/asan/arps-fcgi tools/dev.sh test api
 

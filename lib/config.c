@@ -206,26 +206,23 @@ trim(char *s)
 	return s;
 }
 
-int
-config_load(struct config *cfg, const char *path, char *err, size_t errsz)
+/* Read the open file f (named path in messages) into cfg: defaults first,
+ * then every line, then the checks across keys.  Closes f. */
+static int
+config_read(struct config *cfg, FILE *f, const char *path, char *err, size_t errsz)
 {
 	char line[2048], seen[NKEYS] = { 0 };
 	const char *why;
 	unsigned lineno = 0;
 	size_t i;
-	FILE *f;
 
 	memset(cfg, 0, sizeof *cfg);
 	snprintf(cfg->path, sizeof cfg->path, "%s", path);
 	for (i = 0; i < NKEYS; i++)
 		if (keys[i].def != NULL && setkey(cfg, &keys[i], keys[i].def) != NULL) {
 			snprintf(err, errsz, "config: bad default for %s", keys[i].key);
-			return -1;
+			goto fail;
 		}
-	if ((f = fopen(path, "re")) == NULL) {
-		snprintf(err, errsz, "config: %s: %s", path, strerror(errno));
-		return -1;
-	}
 	while (fgets(line, sizeof line, f) != NULL) {
 		char *k, *v, *eq;
 
@@ -297,6 +294,35 @@ badkey:
 fail:
 	fclose(f);
 	return -1;
+}
+
+int
+config_load(struct config *cfg, const char *path, char *err, size_t errsz)
+{
+	FILE *f;
+
+	if ((f = fopen(path, "re")) == NULL) {
+		memset(cfg, 0, sizeof *cfg);
+		snprintf(err, errsz, "config: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return config_read(cfg, f, path, err, errsz);
+}
+
+int
+config_load_buf(struct config *cfg, const char *name, const char *buf, size_t len, char *err,
+    size_t errsz)
+{
+	static const char empty[1];
+	FILE *f;
+
+	/* fmemopen wants a non-empty buffer: an empty file reads as one NUL */
+	if ((f = fmemopen((void *)(len > 0 ? buf : empty), len > 0 ? len : 1, "r")) == NULL) {
+		memset(cfg, 0, sizeof *cfg);
+		snprintf(err, errsz, "config: %s: %s", name, strerror(errno));
+		return -1;
+	}
+	return config_read(cfg, f, name, err, errsz);
 }
 
 const struct config_idp *

@@ -107,6 +107,11 @@ const char *config_path(int argc, char *argv[]);
  */
 int config_load(struct config *cfg, const char *path, char *err, size_t errsz);
 
+/* The same on the text buf[0..len) (NUL bytes allowed), named name in the
+ * messages: the fuzz harness (tests/fuzz/fuzz_config.c) reads no file. */
+int config_load_buf(struct config *cfg, const char *name, const char *buf, size_t len, char *err,
+    size_t errsz);
+
 /* Look up an identity provider by name; NULL when not configured. */
 const struct config_idp *config_idp(const struct config *cfg, const char *name);
 

@@ -1,30 +1,84 @@
-# Fuzzing (libFuzzer + ASan + UBSan, clang): `make fuzz` builds each harness
-# of tests/fuzz and runs it for FUZZ_SECONDS (default 30) on a fresh corpus.
+# Fuzzing (libFuzzer + ASan + UBSan, clang; tests/fuzz/README.md).
+#   make fuzz        builds every harness and runs each for FUZZ_SECONDS
+#                    (default 30) from a fresh copy of its seeds;
+#   make fuzz-smoke  every seed once, then FUZZ_SMOKE_SECONDS (default 4)
+#                    of fuzzing each: run by `make test`.
+# A crash, leak or broken invariant fails the target; the input is saved as
+# build/fuzz/crash-<harness>-* (libFuzzer's artifact) for replay:
+#   build/fuzz/<harness> build/fuzz/crash-<harness>-...
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
-FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-                -std=c11 -D_GNU_SOURCE -I.
+FUZZ_SMOKE_SECONDS ?= 4
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -std=c11 -D_GNU_SOURCE -I.
 FUZZ_DIR     := $(B)/fuzz
+FUZZ_NAMES   := fuzz_core fuzz_route fuzz_body fuzz_mcp fuzz_oidc fuzz_config fuzz_tokenize \
+                fuzz_embed
+FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_DIR)/%)
+# Longest input per harness: a token up to past its 8 KiB limit; the
+# encoder takes milliseconds a text, so its inputs stay short.
+FUZZ_MAXLEN_fuzz_oidc  := 12000
+FUZZ_MAXLEN_fuzz_body  := 8192
+FUZZ_MAXLEN_fuzz_mcp   := 8192
+FUZZ_MAXLEN_fuzz_embed := 512
+fuzz_maxlen = $(or $(FUZZ_MAXLEN_$(1)),4096)
 
-$(FUZZ_DIR)/fuzz_core: tests/fuzz/fuzz_core.c $(CORE_SRC)
+# Objects once, with coverage for libFuzzer (no main), shared by harnesses.
+FUZZ_OBJ = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(1))
+$(FUZZ_DIR)/obj/%.o: %.c $(wildcard core/*.h lib/*.h db/*.h fcgi/*.h tests/fuzz/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(PKGCFLAGS) -c -o $@ $<
 
-# The real fcgi/ edge but the FastCGI pool: routes, auth, handlers, answers.
-$(FUZZ_DIR)/fuzz_body: tests/fuzz/fuzz_body.c $(filter-out fcgi/pool.c,$(FCGI_SRC)) $(CORE_SRC) \
-    $(DB_SRC) $(LIB_SRC)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
+FUZZ_LINK = $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^
+# The HTTP edge minus the pool, with the harnesses' authentication
+# (tests/fuzz/fuzz_auth.c) instead of fcgi/auth.c.
+FUZZ_EDGE := $(call FUZZ_OBJ,$(filter-out fcgi/pool.c fcgi/auth.c,$(FCGI_SRC)) \
+    tests/fuzz/fuzz_auth.c $(DB_SRC) $(LIB_SRC) $(CORE_SRC))
 
-$(FUZZ_DIR)/fuzz_embed: tests/fuzz/fuzz_embed.c lib/model.c $(CORE_SRC)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lm
+$(FUZZ_DIR)/fuzz_core: $(call FUZZ_OBJ,tests/fuzz/fuzz_core.c $(CORE_SRC))
+	$(FUZZ_LINK) -lm
+$(FUZZ_DIR)/fuzz_route: $(call FUZZ_OBJ,tests/fuzz/fuzz_route.c) $(FUZZ_EDGE)
+	$(FUZZ_LINK) $(PKGLIBS) -lcrypto -lm
+$(FUZZ_DIR)/fuzz_body: $(call FUZZ_OBJ,tests/fuzz/fuzz_body.c) $(FUZZ_EDGE)
+	$(FUZZ_LINK) $(PKGLIBS) -lcrypto -lm
+$(FUZZ_DIR)/fuzz_mcp: $(call FUZZ_OBJ,tests/fuzz/fuzz_mcp.c) $(FUZZ_EDGE)
+	$(FUZZ_LINK) $(PKGLIBS) -lcrypto -lm
+# lib/oidc.c is included by the harness (its static parsers).
+$(FUZZ_DIR)/fuzz_oidc: $(call FUZZ_OBJ,tests/fuzz/fuzz_oidc.c lib/jwks.c $(CORE_SRC))
+	$(FUZZ_LINK) $(PKGLIBS) -lcrypto -lm
+$(FUZZ_DIR)/fuzz_config: $(call FUZZ_OBJ,tests/fuzz/fuzz_config.c lib/config.c lib/mail.c \
+    $(CORE_SRC))
+	$(FUZZ_LINK) $(PKGLIBS) -lm
+$(FUZZ_DIR)/fuzz_tokenize: $(call FUZZ_OBJ,tests/fuzz/fuzz_tokenize.c lib/model.c $(CORE_SRC))
+	$(FUZZ_LINK) -lm
+$(FUZZ_DIR)/fuzz_embed: $(call FUZZ_OBJ,tests/fuzz/fuzz_embed.c lib/model.c $(CORE_SRC))
+	$(FUZZ_LINK) -lm
 
-fuzz: $(FUZZ_DIR)/fuzz_core $(FUZZ_DIR)/fuzz_body $(FUZZ_DIR)/fuzz_embed | $(MODEL_BIN)
-	@set -e; for f in $^; do \
-	    mkdir -p $(FUZZ_DIR)/corpus-$$(basename $$f); \
-	    echo "fuzzing $$f for $(FUZZ_SECONDS)s"; \
-	    seeds=tests/fuzz/seeds/$$(basename $$f); [ -d $$seeds ] || seeds=; \
-	    $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
-	        $(FUZZ_DIR)/corpus-$$(basename $$f) $$seeds 2>&1 | tail -4; \
-	done
+# $(call fuzz_run,NAME,SECONDS): fuzz from a fresh copy of the seeds (the
+# seeds are never written), with the dictionary when there is one.
+fuzz_run = rm -rf $(FUZZ_DIR)/corpus-$(1) && mkdir -p $(FUZZ_DIR)/corpus-$(1) && \
+    { ! [ -d tests/fuzz/seeds/$(1) ] || cp tests/fuzz/seeds/$(1)/* $(FUZZ_DIR)/corpus-$(1)/; } && \
+    $(FUZZ_DIR)/$(1) -max_total_time=$(2) -max_len=$(call fuzz_maxlen,$(1)) \
+        -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$(1)- \
+        $(if $(wildcard tests/fuzz/$(1).dict),-dict=tests/fuzz/$(1).dict) \
+        $(FUZZ_DIR)/corpus-$(1) > $(FUZZ_DIR)/$(1).log 2>&1 || \
+    { tail -40 $(FUZZ_DIR)/$(1).log; echo "fuzz: $(1) FAILED (input saved: $(FUZZ_DIR)/crash-$(1)-*)"; exit 1; }
+
+.PHONY: fuzz fuzz-smoke fuzz-build
+fuzz-build: $(FUZZ_BINS) | model
+
+fuzz: fuzz-build
+	@set -e; $(foreach f,$(FUZZ_NAMES),echo "fuzz: $(f) for $(FUZZ_SECONDS)s"; \
+	    $(call fuzz_run,$(f),$(FUZZ_SECONDS)); \
+	    grep -E '^stat::number_of_executed_units|^Done' $(FUZZ_DIR)/$(f).log | tail -1;)
+
+# CI: every committed seed once (a regression input must stay fixed), then
+# a few seconds of fuzzing each.
+fuzz-smoke:
+	@$(MAKE) --no-print-directory -s -j$$(nproc) fuzz-build
+	@set -e; $(foreach f,$(FUZZ_NAMES),\
+	    if [ -d tests/fuzz/seeds/$(f) ]; then $(FUZZ_DIR)/$(f) -runs=0 tests/fuzz/seeds/$(f) \
+	        > $(FUZZ_DIR)/$(f).seeds.log 2>&1 || { tail -40 $(FUZZ_DIR)/$(f).seeds.log; \
+	        echo "fuzz-smoke: $(f) fails on a committed seed"; exit 1; }; fi; \
+	    $(call fuzz_run,$(f),$(FUZZ_SMOKE_SECONDS));) \
+	echo "fuzz-smoke: $(words $(FUZZ_NAMES)) harnesses, every seed and $(FUZZ_SMOKE_SECONDS)s each: no crash"

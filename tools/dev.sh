@@ -21,7 +21,7 @@ cd "$ROOT"
 
 PKGS="gcc make pkg-config libfcgi-dev libjson-c-dev libmariadb-dev libsodium-dev libcmocka-dev
       libcurl4-openssl-dev libssl-dev mariadb-server mariadb-client nginx openssl curl
-      ca-certificates procps python3-yaml strace chromium"
+      ca-certificates procps python3-yaml strace chromium clang libclang-rt-dev"
 # `make deb` and `make test-production` (mk/deb.mk) need these as well.
 DEB_PKGS="debhelper dpkg-dev lintian fakeroot"
 PROD_PKGS="$DEB_PKGS jq debootstrap systemd-container debian-archive-keyring util-linux iproute2"
@@ -260,7 +260,8 @@ FAILED=0
 BROKEN=()
 suite() {
     local kind=$1 t out rc
-    for t in build/tests/"$kind"/test_*; do
+    # make test-asan runs the sanitized binaries of build/asan.
+    for t in "${ARPS_TEST_BIN_DIR:-build}"/tests/"$kind"/test_*; do
         [ -x "$t" ] || continue
         # ARPS_ONLY="test_agents test_accounts" runs only those binaries.
         if [ -n "${ARPS_ONLY:-}" ] && ! printf ' %s ' "$ARPS_ONLY" | grep -q " $(basename "$t") "; then
