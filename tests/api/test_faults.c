@@ -193,6 +193,9 @@ outage(const char *how, const char *back)
 	fprintf(stderr, "faults: %s: health 200 again %lld ms after %s\n", how, (long long)ms,
 	    back);
 	wait_200("/api/v1/agents/me", a.hdr);
+	/* a worker whose last connect failed waits out its back-off (at most
+	 * 1 s, api.md §3) before it tries again, answering 503 meanwhile */
+	sleep_ms(1100);
 	/* every worker answers again, none restarted: 4 rounds over the pool */
 	for (i = 0; i < 4 * nb; i++) {
 		r = http_get("/api/v1/health", NULL);
@@ -256,8 +259,8 @@ thaw(void **state)
 #define RUN_MS		45000	/* the workload's length */
 #define RESTART_AT_MS	15000	/* MariaDB restarts once, here */
 #define GIVE_UP_MS	45000	/* a careful client retries this long */
-#define MAXSTUDIES	2000
-#define MAXPARTS	4000
+#define MAXSTUDIES	16384
+#define MAXPARTS	16384
 #define MAXTOPUPS	512
 
 enum op {
@@ -287,7 +290,8 @@ static struct {
 		long long reward;
 		int stopped;		/* a stop was acknowledged */
 	} study[MAXSTUDIES];
-	size_t nstudies;
+	size_t nstudies, creating;	/* creating: sent, slot reserved */
+	size_t accepting;		/* accepts sent, slot reserved */
 	struct {
 		char id[IDS_BUFSZ];
 		int agent;
@@ -507,22 +511,40 @@ one_op(int t, unsigned *seed)
 		    "\"max_participants\":%d,\"screening_criteria\":\"any\","
 		    "\"estimated_duration_minutes\":5,\"completion_code\":\"OK\"}",
 		    rand_r(seed) % 1000, reward, 1 + rand_r(seed) % 4);
-		r = careful(t, "POST", res[ri].hdr, body, "/api/v1/studies");
-		if (r.status == 201) {
-			pthread_mutex_lock(&w.mu);
-			if (w.nstudies < MAXSTUDIES) {
-				snprintf(w.study[w.nstudies].id, IDS_BUFSZ, "%s", jstr(&r, "id"));
-				w.study[w.nstudies].owner = ri;
-				w.study[w.nstudies++].reward = reward;
-			}
+		/* never create a study the log has no room for: the checks
+		 * compare the log with the database exactly */
+		pthread_mutex_lock(&w.mu);
+		if (w.nstudies + w.creating >= MAXSTUDIES) {
 			pthread_mutex_unlock(&w.mu);
+			return;
 		}
+		w.creating++;
+		pthread_mutex_unlock(&w.mu);
+		r = careful(t, "POST", res[ri].hdr, body, "/api/v1/studies");
+		pthread_mutex_lock(&w.mu);
+		w.creating--;
+		if (r.status == 201) {
+			snprintf(w.study[w.nstudies].id, IDS_BUFSZ, "%s", jstr(&r, "id"));
+			w.study[w.nstudies].owner = ri;
+			w.study[w.nstudies++].reward = reward;
+		}
+		pthread_mutex_unlock(&w.mu);
 		resp_free(&r);
 		break;
 	case OP_ACCEPT:
 		if (!pick_study(seed, s, &owner))
 			return;
+		pthread_mutex_lock(&w.mu);
+		if (w.nparts + w.accepting >= MAXPARTS) {
+			pthread_mutex_unlock(&w.mu);
+			return;
+		}
+		w.accepting++;
+		pthread_mutex_unlock(&w.mu);
 		r = careful(t, "POST", agents[ai].hdr, NULL, "/api/v1/studies/%s/accept", s);
+		pthread_mutex_lock(&w.mu);
+		w.accepting--;
+		pthread_mutex_unlock(&w.mu);
 		if (r.status == 200 || r.status == 201) {
 			pthread_mutex_lock(&w.mu);
 			if (!ids_valid(IDS_PARTICIPATION, jstr(&r, "participation_id"))) {
