@@ -1,4 +1,6 @@
 /* The event catalogue: names of core/events.h. */
+#include <string.h>
+
 #include "core/events.h"
 #include "core/names.h"
 
@@ -20,4 +22,19 @@ event_type_for(enum event_type t, bool agent)
 	if ((unsigned)t >= EV__MAX)
 		return false;
 	return types[t].who < 0 || (types[t].who == 1) == agent;
+}
+
+bool
+event_list_has(const char *list, const char *type)
+{
+	size_t n = strlen(type);
+	const char *p = list;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, type, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return true;
+		if ((p = strchr(p, ',')) != NULL)
+			p++;
+	}
+	return false;
 }

@@ -35,5 +35,7 @@ bool		 event_type_from_name(const char *name, enum event_type *t);
 /* Whether an owner of this kind (agent: true, account: false) receives
  * events of type t (webhook.disabled goes to both). */
 bool		 event_type_for(enum event_type t, bool agent);
+/* Whether a webhook's comma-separated list of types names type. */
+bool		 event_list_has(const char *list, const char *type);
 
 #endif

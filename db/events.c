@@ -119,22 +119,6 @@ item_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Whether the comma-separated list names type. */
-static int
-list_has(const char *list, const char *type)
-{
-	size_t n = strlen(type);
-	const char *p = list;
-
-	while (p != NULL && *p != '\0') {
-		if (strncmp(p, type, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-			return 1;
-		if ((p = strchr(p, ',')) != NULL)
-			p++;
-	}
-	return 0;
-}
-
 /* Number and insert the events v[0..n) of one owner; queue deliveries. */
 static enum db_rc
 flush_owner(struct db *db, struct evq_item *v, size_t n)
@@ -165,7 +149,7 @@ flush_owner(struct db *db, struct evq_item *v, size_t n)
 		if (rc == DB_DUP)
 			rc = DB_RETRY;	/* an id clash: run the transaction again */
 		for (h = 0; rc == DB_OK && h < hooks->nrows; h++)
-			if (list_has(dbres_str(hooks, h, HOOK_C_EVENTS), type))
+			if (event_list_has(dbres_str(hooks, h, HOOK_C_EVENTS), type))
 				rc = DB_Q(db, q_delivery, NULL, NULL, P_STR(dbres_str(hooks, h, HOOK_C_ID)),
 				    P_STR(id), P_I64(v[i].created_at), P_I64(v[i].created_at));
 	}

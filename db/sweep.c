@@ -888,22 +888,6 @@ bevent_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Whether the comma-separated list names type (as db/events.c). */
-static int
-list_has(const char *list, const char *type)
-{
-	size_t n = strlen(type);
-	const char *p = list;
-
-	while (p != NULL && *p != '\0') {
-		if (strncmp(p, type, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-			return 1;
-		if ((p = strchr(p, ',')) != NULL)
-			p++;
-	}
-	return 0;
-}
-
 struct heads {
 	struct setb *b;
 	const char **owner;	/* distinct, in id order */
@@ -1077,7 +1061,7 @@ write_events(struct setb *b)
 
 			for (hk = 0; hk < hooks.n; hk++) {
 				if (strcmp(hooks.v[hk].owner, b->evs[i].owner) != 0 ||
-				    !list_has(hooks.v[hk].events, type))
+				    !event_list_has(hooks.v[hk].events, type))
 					continue;
 				if (grow((void **)&dp, &cap, 4 * (nd + 1), sizeof *dp) != DB_OK)
 					goto out;

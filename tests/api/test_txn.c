@@ -144,10 +144,13 @@ killed_first_try_does_not_hold_key(void **state)
 	first.auth = u.hdr;
 	first.key = key;
 
-	holder = hold_lock("wallets", "owner_id", u.id, 3);
-	for (i = 0; i < 100 && sql_int("SELECT COUNT(*) FROM information_schema.INNODB_TRX"
-	    " WHERE trx_rows_locked > 0 AND trx_mysql_thread_id <> CONNECTION_ID()") < 1; i++)
+	holder = hold_lock("wallets", "owner_id", u.id, 6);
+	/* the holder sleeps only once its FOR UPDATE has the row (another
+	 * session's locks, such as arps-deliver's claims, must not count) */
+	for (i = 0; i < 250 && sql_int("SELECT COUNT(*) FROM information_schema.PROCESSLIST"
+	    " WHERE INFO LIKE 'SELECT SLEEP(%%'") < 1; i++)
 		msleep(20);
+	assert_true(i < 250);
 	assert_int_equal(pthread_create(&t, NULL, call_run, &first), 0);
 	/* the first try waits on the wallet lock: its connection's id */
 	for (i = 0; i < 200; i++) {

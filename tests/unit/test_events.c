@@ -1,0 +1,69 @@
+/* Unit tests: core/events (the catalogue of design.md §11.4 and the
+ * webhook type lists of design.md §11.5). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/events.h"
+
+static void
+names_round_trip(void **state)
+{
+	enum event_type t, back;
+
+	(void)state;
+	for (t = 0; t < EV__MAX; t++) {
+		assert_non_null(event_type_name(t));
+		assert_true(event_type_from_name(event_type_name(t), &back));
+		assert_int_equal(back, t);
+	}
+	assert_null(event_type_name(EV__MAX));
+	assert_false(event_type_from_name("participation", &back));
+	assert_false(event_type_from_name("", &back));
+	assert_true(event_type_for(EV_PART_APPROVED, true));
+	assert_false(event_type_for(EV_PART_APPROVED, false));
+	assert_true(event_type_for(EV_STUDY_FULL, false));
+	assert_true(event_type_for(EV_WEBHOOK_DISABLED, true));
+	assert_true(event_type_for(EV_WEBHOOK_DISABLED, false));
+}
+
+static void
+list_has(void **state)
+{
+	static const struct {
+		const char *list, *type;
+		bool has;
+	} rows[] = {
+		{ "study.full",				"study.full",		true },
+		{ "study.full,study.completed",		"study.completed",	true },
+		{ "study.completed,study.full",		"study.completed",	true },
+		{ "a,study.full,b",			"study.full",		true },
+		/* a prefix or an extension of a listed name is not it */
+		{ "study.fullness",			"study.full",		false },
+		{ "study.ful",				"study.full",		false },
+		{ "xstudy.full",			"study.full",		false },
+		{ "a,study.full.x,b",			"study.full",		false },
+		{ "",					"study.full",		false },
+		{ ",",					"study.full",		false },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		assert_int_equal(event_list_has(rows[i].list, rows[i].type), rows[i].has);
+	assert_false(event_list_has(NULL, "study.full"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(names_round_trip),
+		cmocka_unit_test(list_has),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
