@@ -84,4 +84,40 @@ bool	 match_visible(enum rep_tier tier, int64_t created_at, int64_t now,
 size_t	 match_rank(struct match_cand *c, size_t n, enum rep_tier tier,
 	    int64_t now, const struct match_params *p);
 
+/*
+ * The change sequence reader's bookkeeping (design.md §9.12): which numbers
+ * of an AUTO_INCREMENT change sequence a reader has not seen yet although a
+ * higher one is visible.  Numbers are handed out when a change is written
+ * but become visible when its transaction commits, so a lower number can
+ * appear after a higher one was read; and a rolled-back transaction leaves
+ * a hole that never fills.  A reader therefore asks for every number above
+ * hw plus the holes (gap[]), and forgets a hole only when it has been open
+ * `wait` seconds, longer than any transaction may last.  At most
+ * MATCH_GAPS_MAX holes are kept, sorted: past that, the two closest merge
+ * into one range that also covers numbers already seen (asking for those
+ * again is harmless: applying a change is idempotent) and keeps the later
+ * of the two times (so a hole is never forgotten early).  Never allocates.
+ */
+#define MATCH_GAPS_MAX	8
+
+struct match_gap {
+	int64_t	 lo, hi;	/* the numbers lo..hi, both included */
+	int64_t	 seen;		/* when the reader first found them missing */
+};
+
+struct match_seq {
+	int64_t		 hw;	/* highest number seen */
+	size_t		 ngap;
+	struct match_gap gap[MATCH_GAPS_MAX];
+};
+
+/* Start after `hw` (every number <= hw is known applied), no hole. */
+void	 match_seq_init(struct match_seq *s, int64_t hw);
+/* The reader got change number `seq` at `now` (rows in ascending order):
+ * above hw, the numbers skipped become a hole and hw moves; inside a hole,
+ * that number leaves it. */
+void	 match_seq_see(struct match_seq *s, int64_t seq, int64_t now);
+/* Forget the holes open for `wait` seconds or more at now. */
+void	 match_seq_expire(struct match_seq *s, int64_t now, int64_t wait);
+
 #endif
