@@ -6,6 +6,9 @@
 
 #define Q4	"?, ?, ?, ?"
 #define Q32	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4
+#define Q30	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", ?, ?"
+/* Ids per re-check (two more parameters: a statement takes 32 at most). */
+#define RECHECK_BATCH	30
 
 /* Whether the agent has a bio, and its embedding. */
 #define BIO_COLUMNS(X, L) \
@@ -59,7 +62,7 @@ static const char q_changes[] =
     " WHERE c.seq > ?" GAP4 GAP4 " ORDER BY c.seq LIMIT ?";
 _Static_assert(MATCH_GAPS_MAX == 8, "q_changes has 8 BETWEEN pairs");
 static const char q_recheck[] =
-    "SELECT s.id FROM studies s WHERE s.id IN (" Q32 ")"
+    "SELECT s.id FROM studies s WHERE s.id IN (" Q30 ")"
     " AND s.status = 'active' AND s.occupied < s.max_participants"
     " AND (s.deadline IS NULL OR s.deadline > ?)"
     " AND NOT EXISTS (SELECT 1 FROM participations p WHERE p.study_id = s.id"
@@ -210,7 +213,7 @@ enum db_rc
 db_match_recheck(struct db *db, const char *agent_id, int64_t now, const char *const *ids,
     size_t n, int *ok)
 {
-	struct dbp p[DB_MATCH_BATCH + 2];
+	struct dbp p[RECHECK_BATCH + 2];
 	struct dbres *res = NULL;
 	const char *id;
 	size_t at, m, i, j;
@@ -218,12 +221,12 @@ db_match_recheck(struct db *db, const char *agent_id, int64_t now, const char *c
 
 	memset(ok, 0, n * sizeof *ok);
 	for (at = 0; at < n; at += m) {
-		m = n - at < DB_MATCH_BATCH ? n - at : DB_MATCH_BATCH;
-		for (i = 0; i < DB_MATCH_BATCH; i++)
+		m = n - at < RECHECK_BATCH ? n - at : RECHECK_BATCH;
+		for (i = 0; i < RECHECK_BATCH; i++)
 			p[i] = i < m ? P_STR(ids[at + i]) : P_NULL;
-		p[DB_MATCH_BATCH] = P_I64(now);
-		p[DB_MATCH_BATCH + 1] = P_STR(agent_id);
-		if ((rc = db_exec(db, q_recheck, p, DB_MATCH_BATCH + 2, &res, NULL)) != DB_OK)
+		p[RECHECK_BATCH] = P_I64(now);
+		p[RECHECK_BATCH + 1] = P_STR(agent_id);
+		if ((rc = db_exec(db, q_recheck, p, RECHECK_BATCH + 2, &res, NULL)) != DB_OK)
 			return rc;
 		for (i = 0; i < res->nrows; i++) {
 			if ((id = dbres_str(res, i, DB_COL_ONLY)) == NULL)

@@ -80,7 +80,7 @@ enum db_rc db_match_changes(struct db *, const struct match_seq *s, struct match
 /*
  * Of ids[0..n), which studies agent_id may accept at now (active, a free
  * slot, deadline not passed, never taken part in): ok[i] = 1 or 0, read
- * DB_MATCH_BATCH ids per query.
+ * 30 ids per query.
  */
 enum db_rc db_match_recheck(struct db *, const char *agent_id, int64_t now,
     const char *const *ids, size_t n, int *ok);
