@@ -25,6 +25,11 @@ struct match_top {
 /* Map cfg->model_path (master, before fork).  0, or -1 when the model
  * cannot be used (logged; embeddings then wait for the sweep). */
 int match_init(const struct config *cfg);
+/* Master, before each fork: bring the master's copy of the open-studies
+ * index up to date (its own connection, closed again), so the worker
+ * inherits it copy-on-write.  Failures are logged; the worker then loads
+ * its own. */
+void match_prefork(const struct config *cfg);
 /* Allocate this worker's scratch (after fork). */
 void match_worker_init(void);
 /* The encoder, or NULL when no model is mapped. */
