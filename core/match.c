@@ -304,3 +304,56 @@ match_seq_expire(struct match_seq *s, int64_t now, int64_t wait)
 			s->gap[k++] = s->gap[i];
 	s->ngap = k;
 }
+
+/* --- the int8 first pass (see match.h) --- */
+
+void
+match_quant(int8_t q[EMBED_DIM], const float v[EMBED_DIM], float *scale, float *err,
+    float *norm)
+{
+	double mx = 0, s, r, e = 0, m = 0, x;
+	size_t i;
+
+	for (i = 0; i < EMBED_DIM; i++)
+		if (fabs((double)v[i]) > mx)
+			mx = fabs((double)v[i]);
+	s = mx / 127.0;
+	for (i = 0; i < EMBED_DIM; i++) {
+		x = s > 0 ? nearbyint((double)v[i] / s) : 0;
+		if (x > 127)
+			x = 127;
+		if (x < -127)
+			x = -127;
+		q[i] = (int8_t)x;
+		r = (double)v[i] - (double)(float)s * x;
+		e += r * r;
+		m += ((double)(float)s * x) * ((double)(float)s * x);
+	}
+	*scale = (float)s;
+	/* rounded up, so that the bound stays a bound */
+	*err = (float)(sqrt(e) * (1 + 1e-6) + 1e-9);
+	*norm = (float)(sqrt(m) * (1 + 1e-6) + 1e-9);
+}
+
+int32_t
+match_dot_i8(const int8_t *a, const int8_t *b, size_t n)
+{
+	int32_t acc[16] = { 0 }, s = 0;
+	size_t i, j;
+
+	/* sixteen independent sums of 16-bit products: vectorised as is */
+	for (i = 0; i + 16 <= n; i += 16)
+		for (j = 0; j < 16; j++)
+			acc[j] += (int16_t)a[i + j] * (int16_t)b[i + j];
+	for (; i < n; i++)
+		acc[0] += a[i] * b[i];
+	for (j = 0; j < 16; j++)
+		s += acc[j];
+	return s;
+}
+
+double
+match_q8_bound(float err_a, float norm_a, float err_c, float norm_c)
+{
+	return (double)err_a * ((double)norm_c + err_c) + (double)norm_a * err_c + MATCH_Q8_SLACK;
+}

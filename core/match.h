@@ -120,4 +120,23 @@ void	 match_seq_see(struct match_seq *s, int64_t seq, int64_t now);
 /* Forget the holes open for `wait` seconds or more at now. */
 void	 match_seq_expire(struct match_seq *s, int64_t now, int64_t wait);
 
+/*
+ * The ranking's first pass over many vectors (design.md §9.12): an int8
+ * form of each vector, q = round(v / s) with s = max|v| / 127, read four
+ * times faster than the floats.  match_quant gives q, s, err = |v - s q|
+ * and norm = |s q| (both rounded up).  For vectors a and c,
+ * |dot(a, c) - s_a s_c dot_i8(q_a, q_c)| <= match_q8_bound(...), which
+ * also covers the float rounding of match_dot and of the product, so an
+ * approximate score with its bound decides which vectors can be among the
+ * best and only those are scored exactly (match_dot).
+ */
+void	 match_quant(int8_t q[EMBED_DIM], const float v[EMBED_DIM], float *scale, float *err,
+	    float *norm);
+/* sum a[i] * b[i] over n int8s (exact; n <= 100000). */
+int32_t	 match_dot_i8(const int8_t *a, const int8_t *b, size_t n);
+/* err_a * (norm_c + err_c) + norm_a * err_c + a rounding slack. */
+double	 match_q8_bound(float err_a, float norm_a, float err_c, float norm_c);
+#define MATCH_Q8_SLACK	1e-4
+
+
 #endif

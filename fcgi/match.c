@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,29 +117,36 @@ match_embed_after(struct req *r, const char *subject, const char *text)
  * birth, its pages shared copy-on-write with the master and the other
  * workers, and reads only the changes since; a page becomes private to a
  * worker when a change there moves a study in or out.  Cost: 2 KiB of
- * vector plus about 50 bytes of row and 16 of hash per study, about 21 MB
- * at 10,000 studies and 210 MB at 100,000, once (shared); private to each
- * worker: the ranking scratch (32 bytes per study: 3.2 MB at 100,000) and
- * the pages its changes touched since it was forked.
+ * vector, 512 bytes of its int8 form and about 80 bytes of row and hash
+ * per study, about 26 MB at 10,000 studies and 260 MB at 100,000, once
+ * (shared); private to each worker: the ranking scratch (44 bytes per
+ * study: 4.4 MB at 100,000) and the pages its changes touched since it
+ * was forked.
  */
 #define IX_GAP_WAIT	90	/* seconds a hole is waited for */
 #define IX_START_BACK	120	/* a load reads the changes from this long before it */
 #define IX_STALE	1800	/* idle longer: reload (study_changes keeps 3600 s) */
 #define IX_MAX		(1u << 22)	/* studies (the slot fits 24 bits of ref) */
 #define IX_SEQ_MAX	((int64_t)1 << 39)	/* studies.seq below it (40 bits of ref) */
+#define IX_HEAP		4096	/* k of the first pass (beyond: every entry exactly) */
 #define IX_EMPTY	(-1)
 #define IX_GONE		(-2)
 
 static struct {
 	struct match_row *row;	/* n rows */
 	float		*vec;	/* n * EMBED_DIM, centred */
+	int8_t		*q;	/* n * EMBED_DIM: vec's int8 form (match_quant) */
+	float		*qs, *qe, *qm;	/* its scale, err and norm */
 	size_t		 n, cap;
 	int32_t		*tab;	/* open addressing: a slot, IX_EMPTY or IX_GONE */
 	size_t		 tabsz, used;	/* used: slots and IX_GONE marks */
 	struct match_seq seq;
 	int64_t		 last;	/* last refresh, 0: not loaded */
-	struct match_cand *cand;	/* ranking scratch, ccap entries */
-	size_t		 ccap;
+	struct match_cand *cand;	/* ranking scratch, ccap entries each */
+	float		*ap, *bd;	/* first pass: approximate cosine, bound */
+	uint32_t	*vi;		/* first pass: the slot */
+	double		*heap;		/* first pass: the best lower bounds */
+	size_t		 ccap, hcap;
 } ix;
 
 static size_t
@@ -210,6 +218,18 @@ ix_clear(void)
 	ix.last = 0;
 }
 
+/* realloc *p to n bytes.  0, or -1 (then *p is unchanged). */
+static int
+grow(void **p, size_t n)
+{
+	void *q = realloc(*p, n);
+
+	if (q == NULL)
+		return -1;
+	*p = q;
+	return 0;
+}
+
 /* Add or update study r; raw (its encoder vector) only for a new one.
  * 0, or -1 out of room. */
 static int
@@ -241,10 +261,17 @@ ix_put(const struct match_row *r, const float *raw)
 		if ((nv = realloc(ix.vec, want * EMBED_DIM * sizeof *nv)) == NULL)
 			return -1;
 		ix.vec = nv;
+		if (grow((void **)&ix.q, want * EMBED_DIM) != 0 ||
+		    grow((void **)&ix.qs, want * sizeof(float)) != 0 ||
+		    grow((void **)&ix.qe, want * sizeof(float)) != 0 ||
+		    grow((void **)&ix.qm, want * sizeof(float)) != 0)
+			return -1;
 		ix.cap = want;
 	}
 	ix.row[ix.n] = *r;
 	(void)match_centre(ix.vec + ix.n * EMBED_DIM, raw, mapped ? model.enc.mean_crit : NULL);
+	match_quant(ix.q + ix.n * EMBED_DIM, ix.vec + ix.n * EMBED_DIM, &ix.qs[ix.n], &ix.qe[ix.n],
+	    &ix.qm[ix.n]);
 	if (ix.tab[p] == IX_EMPTY)
 		ix.used++;
 	ix.tab[p] = (int32_t)ix.n++;
@@ -270,6 +297,10 @@ ix_del(const char *id)
 		ix.row[slot] = ix.row[ix.n];
 		memcpy(ix.vec + slot * EMBED_DIM, ix.vec + ix.n * EMBED_DIM,
 		    EMBED_DIM * sizeof(float));
+		memcpy(ix.q + slot * EMBED_DIM, ix.q + ix.n * EMBED_DIM, EMBED_DIM);
+		ix.qs[slot] = ix.qs[ix.n];
+		ix.qe[slot] = ix.qe[ix.n];
+		ix.qm[slot] = ix.qm[ix.n];
 		ix.tab[q] = (int32_t)slot;
 	}
 }
@@ -404,22 +435,82 @@ match_prefork(const struct config *cfg)
 _Static_assert(IX_MAX <= (1u << REF_SLOT_BITS), "a slot fits its bits of ref");
 _Static_assert(sizeof(size_t) >= 8, "ref packs 64 bits");
 
-/* Score every index entry open at now into ix.cand; the count. */
+/* Push v into the min-heap h[0..*n) of at most k values (the k largest). */
+static void
+heap_keep(double *h, size_t *n, size_t k, double v)
+{
+	size_t i, c;
+	double t;
+
+	if (*n < k) {
+		for (i = (*n)++; i > 0 && h[(i - 1) / 2] > v; i = (i - 1) / 2)
+			h[i] = h[(i - 1) / 2];
+		h[i] = v;
+		return;
+	}
+	if (v <= h[0])
+		return;
+	for (i = 0; (c = 2 * i + 1) < *n; i = c) {
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= v)
+			break;
+		t = h[c];
+		h[i] = t;
+	}
+	h[i] = v;
+}
+
+/*
+ * The candidates that can be among the best k for tier at now into
+ * ix.cand, exactly scored; the count.  First pass: every entry open at now
+ * (deadline) and visible to the tier gets its approximate cosine from the
+ * int8 forms and a bound on its error (match_q8_bound); L is the k-th
+ * largest lower bound.  An entry whose upper bound is under L has k
+ * entries with a strictly higher cosine, so a strictly lower match score,
+ * and cannot be among the best k: only the others are scored with
+ * match_dot on the floats, so match_rank's result is exactly that of
+ * scoring every entry.  Where the score is flat in the cosine (the 0.9999
+ * cap, the clamps at -1 and 1) every entry is scored exactly.
+ */
 static size_t
-ix_score(const float cbio[EMBED_DIM], int64_t now)
+ix_score(const float cbio[EMBED_DIM], int64_t now, enum rep_tier tier, int64_t first_access,
+    size_t k)
 {
 	const struct match_row *r;
 	struct match_cand *c = ix.cand;
-	size_t i, m = 0;
+	int8_t qb[EMBED_DIM];
+	float sb, eb, mb;
+	double lim = -INFINITY;
+	size_t i, j, nv = 0, nh = 0, m = 0;
 
+	match_quant(qb, cbio, &sb, &eb, &mb);
 	for (i = 0; i < ix.n; i++) {
 		r = &ix.row[i];
-		if (r->deadline != 0 && r->deadline <= now)
+		if ((r->deadline != 0 && r->deadline <= now) ||
+		    !match_visible(tier, r->created_at, now, first_access))
 			continue;
-		c[m].ref = ((size_t)(IX_SEQ_MAX - r->seq) << REF_SLOT_BITS) | i;
+		ix.ap[nv] = sb * ix.qs[i] * (float)match_dot_i8(qb, ix.q + i * EMBED_DIM, EMBED_DIM);
+		ix.bd[nv] = (float)(match_q8_bound(eb, mb, ix.qe[i], ix.qm[i]) * (1 + 1e-6));
+		ix.vi[nv] = (uint32_t)i;
+		if (k <= ix.hcap)
+			heap_keep(ix.heap, &nh, k, (double)ix.ap[nv] - ix.bd[nv]);
+		nv++;
+	}
+	if (k <= ix.hcap && nv > k) {
+		lim = ix.heap[0];
+		if (lim <= -1 || lim + 1e-3 >= 1 ||
+		    match_score(match_similarity(lim), tier) >= MATCH_SCORE_CAP)
+			lim = -INFINITY;
+	}
+	for (j = 0; j < nv; j++) {
+		if ((double)ix.ap[j] + ix.bd[j] < lim)
+			continue;
+		i = ix.vi[j];
+		c[m].ref = ((size_t)(IX_SEQ_MAX - ix.row[i].seq) << REF_SLOT_BITS) | i;
 		c[m].similarity = match_similarity(match_dot(cbio, ix.vec + i * EMBED_DIM,
 		    EMBED_DIM));
-		c[m].created_at = r->created_at;
+		c[m].created_at = ix.row[i].created_at;
 		c[m].score = 0;
 		m++;
 	}
@@ -451,7 +542,16 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 		if ((nc = realloc(ix.cand, ix.cap * sizeof *nc)) == NULL)
 			return DB_ERR;
 		ix.cand = nc;
+		if (grow((void **)&ix.ap, ix.cap * sizeof(float)) != 0 ||
+		    grow((void **)&ix.bd, ix.cap * sizeof(float)) != 0 ||
+		    grow((void **)&ix.vi, ix.cap * sizeof(uint32_t)) != 0)
+			return DB_ERR;
 		ix.ccap = ix.cap;
+	}
+	if (ix.heap == NULL) {
+		if ((ix.heap = malloc(IX_HEAP * sizeof *ix.heap)) == NULL)
+			return DB_ERR;
+		ix.hcap = IX_HEAP;
 	}
 	rc = DB_ERR;
 	if ((*top = calloc(page, sizeof **top)) == NULL)
@@ -464,7 +564,7 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 	 * a larger k (the best k is a prefix of the best 4k: the order is total).
 	 */
 	for (k = page;; k *= 4) {
-		m = ix_score(cbio, now);
+		m = ix_score(cbio, now, tier, p->first_access_minutes, k);
 		q.limit = k;
 		q.basic_max_studies = k;
 		kept = match_rank(ix.cand, m, tier, now, &q);

@@ -490,6 +490,52 @@ test_seq_many_holes(void **state)
 	assert_true(seq_asks(&s, 41));
 }
 
+/* The int8 first pass: its bound holds for random unit vectors, sparse
+ * ones, a zero vector, and a vector with itself. */
+static void
+test_q8_bound(void **state)
+{
+	static float a[EMBED_DIM], c[EMBED_DIM];
+	int8_t qa[EMBED_DIM], qc[EMBED_DIM];
+	float sa, ea, ma, sc, ec, mc;
+	double exact, approx, worst = 0;
+	uint64_t x = 88172645463325252ull;
+	size_t t, i;
+
+	(void)state;
+	for (t = 0; t < 2000; t++) {
+		for (i = 0; i < EMBED_DIM; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			a[i] = (float)((double)(x >> 11) / 9007199254740992.0 - 0.5);
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			c[i] = (t % 7 == 3 && i % 5 != 0) ? 0 :
+			    (float)((double)(x >> 11) / 9007199254740992.0 - 0.5);
+		}
+		if (t % 11 == 5)
+			memcpy(c, a, sizeof c);
+		assert_int_equal(match_centre(a, a, NULL), ARPS_OK);
+		assert_int_equal(match_centre(c, c, NULL), ARPS_OK);
+		match_quant(qa, a, &sa, &ea, &ma);
+		match_quant(qc, c, &sc, &ec, &mc);
+		exact = match_dot(a, c, EMBED_DIM);
+		approx = sa * sc * (float)match_dot_i8(qa, qc, EMBED_DIM);
+		assert_true(fabs(exact - approx) <= match_q8_bound(ea, ma, ec, mc));
+		if (fabs(exact - approx) > worst)
+			worst = fabs(exact - approx);
+		assert_true(match_q8_bound(ea, ma, ec, mc) < 0.1);	/* useful, not vacuous */
+	}
+	assert_true(worst > 0);
+	memset(c, 0, sizeof c);
+	match_quant(qc, c, &sc, &ec, &mc);
+	assert_true(sc == 0);
+	assert_true(match_dot_i8(qa, qc, EMBED_DIM) == 0);
+	for (i = 0; i < 37; i++) {
+		qa[i] = -128 + 1;
+		qc[i] = -127;
+	}
+	assert_int_equal(match_dot_i8(qa, qc, 37), 37 * 127 * 127);
+}
+
 int
 main(void)
 {
@@ -504,6 +550,7 @@ main(void)
 		cmocka_unit_test(test_rank_topk),
 		cmocka_unit_test(test_seq_late_commit),
 		cmocka_unit_test(test_seq_many_holes),
+		cmocka_unit_test(test_q8_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
