@@ -217,3 +217,143 @@ match_rank(struct match_cand *c, size_t n, enum rep_tier tier, int64_t now,
 	qsort(c, kept, sizeof(*c), cmp_cand);
 	return kept;
 }
+
+/* --- the change sequence reader (see match.h) --- */
+
+void
+match_seq_init(struct match_seq *s, int64_t hw)
+{
+	s->hw = hw;
+	s->ngap = 0;
+}
+
+/* Insert gap g at position i (gap[] sorted by lo); when full (an append:
+ * see match_seq_see) the two closest gaps merge first. */
+static void
+seq_insert(struct match_seq *s, size_t i, struct match_gap g)
+{
+	size_t j, best = 0;
+	int64_t d, bestd = INT64_MAX;
+
+	if (s->ngap == MATCH_GAPS_MAX) {
+		for (j = 0; j + 1 < s->ngap; j++) {
+			d = s->gap[j + 1].lo - s->gap[j].hi;
+			if (d < bestd) {
+				bestd = d;
+				best = j;
+			}
+		}
+		s->gap[best].hi = s->gap[best + 1].hi;
+		if (s->gap[best + 1].seen > s->gap[best].seen)
+			s->gap[best].seen = s->gap[best + 1].seen;
+		for (j = best + 1; j + 1 < s->ngap; j++)
+			s->gap[j] = s->gap[j + 1];
+		s->ngap--;
+		i = s->ngap;	/* only appends reach a full array */
+	}
+	for (j = s->ngap; j > i; j--)
+		s->gap[j] = s->gap[j - 1];
+	s->gap[i] = g;
+	s->ngap++;
+}
+
+void
+match_seq_see(struct match_seq *s, int64_t seq, int64_t now)
+{
+	struct match_gap g;
+	size_t i;
+
+	if (seq > s->hw) {
+		if (seq > s->hw + 1) {
+			g.lo = s->hw + 1;
+			g.hi = seq - 1;
+			g.seen = now;
+			seq_insert(s, s->ngap, g);
+		}
+		s->hw = seq;
+		return;
+	}
+	for (i = 0; i < s->ngap; i++) {
+		if (seq < s->gap[i].lo || seq > s->gap[i].hi)
+			continue;
+		if (s->gap[i].lo == s->gap[i].hi) {
+			for (; i + 1 < s->ngap; i++)
+				s->gap[i] = s->gap[i + 1];
+			s->ngap--;
+		} else if (seq == s->gap[i].lo)
+			s->gap[i].lo++;
+		else if (seq == s->gap[i].hi)
+			s->gap[i].hi--;
+		else if (s->ngap < MATCH_GAPS_MAX) {
+			g = s->gap[i];
+			g.lo = seq + 1;
+			s->gap[i].hi = seq - 1;
+			seq_insert(s, i + 1, g);
+		}	/* else: full, seq stays inside the hole (asked again, harmless) */
+		return;
+	}
+}
+
+void
+match_seq_expire(struct match_seq *s, int64_t now, int64_t wait)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < s->ngap; i++)
+		if (now - s->gap[i].seen < wait)
+			s->gap[k++] = s->gap[i];
+	s->ngap = k;
+}
+
+/* --- the int8 first pass (see match.h) --- */
+
+void
+match_quant(int8_t q[EMBED_DIM], const float v[EMBED_DIM], float *scale, float *err,
+    float *norm)
+{
+	double mx = 0, s, r, e = 0, m = 0, x;
+	size_t i;
+
+	for (i = 0; i < EMBED_DIM; i++)
+		if (fabs((double)v[i]) > mx)
+			mx = fabs((double)v[i]);
+	s = mx / 127.0;
+	for (i = 0; i < EMBED_DIM; i++) {
+		x = s > 0 ? nearbyint((double)v[i] / s) : 0;
+		if (x > 127)
+			x = 127;
+		if (x < -127)
+			x = -127;
+		q[i] = (int8_t)x;
+		r = (double)v[i] - (double)(float)s * x;
+		e += r * r;
+		m += ((double)(float)s * x) * ((double)(float)s * x);
+	}
+	*scale = (float)s;
+	/* rounded up, so that the bound stays a bound */
+	*err = (float)(sqrt(e) * (1 + 1e-6) + 1e-9);
+	*norm = (float)(sqrt(m) * (1 + 1e-6) + 1e-9);
+}
+
+int32_t
+match_dot_i8(const int8_t *a, const int8_t *b, size_t n)
+{
+	int32_t acc[16] = { 0 }, s = 0;
+	size_t i, j;
+
+	/* sixteen independent sums of 16-bit products: vectorised as is */
+	for (i = 0; i + 16 <= n; i += 16)
+		for (j = 0; j < 16; j++)
+			acc[j] += (int16_t)a[i + j] * (int16_t)b[i + j];
+	for (; i < n; i++)
+		acc[0] += a[i] * b[i];
+	for (j = 0; j < 16; j++)
+		s += acc[j];
+	return s;
+}
+
+double
+match_q8_bound(float err_a, float norm_a, float err_c, float norm_c)
+{
+	return (double)err_a * ((double)norm_c + err_c) + (double)norm_a * err_c + MATCH_Q8_SLACK;
+}

@@ -84,4 +84,59 @@ bool	 match_visible(enum rep_tier tier, int64_t created_at, int64_t now,
 size_t	 match_rank(struct match_cand *c, size_t n, enum rep_tier tier,
 	    int64_t now, const struct match_params *p);
 
+/*
+ * The change sequence reader's bookkeeping (design.md §9.12): which numbers
+ * of an AUTO_INCREMENT change sequence a reader has not seen yet although a
+ * higher one is visible.  Numbers are handed out when a change is written
+ * but become visible when its transaction commits, so a lower number can
+ * appear after a higher one was read; and a rolled-back transaction leaves
+ * a hole that never fills.  A reader therefore asks for every number above
+ * hw plus the holes (gap[]), and forgets a hole only when it has been open
+ * `wait` seconds, longer than any transaction may last.  At most
+ * MATCH_GAPS_MAX holes are kept, sorted: past that, the two closest merge
+ * into one range that also covers numbers already seen (asking for those
+ * again is harmless: applying a change is idempotent) and keeps the later
+ * of the two times (so a hole is never forgotten early).  Never allocates.
+ */
+#define MATCH_GAPS_MAX	8
+
+struct match_gap {
+	int64_t	 lo, hi;	/* the numbers lo..hi, both included */
+	int64_t	 seen;		/* when the reader first found them missing */
+};
+
+struct match_seq {
+	int64_t		 hw;	/* highest number seen */
+	size_t		 ngap;
+	struct match_gap gap[MATCH_GAPS_MAX];
+};
+
+/* Start after `hw` (every number <= hw is known applied), no hole. */
+void	 match_seq_init(struct match_seq *s, int64_t hw);
+/* The reader got change number `seq` at `now` (rows in ascending order):
+ * above hw, the numbers skipped become a hole and hw moves; inside a hole,
+ * that number leaves it. */
+void	 match_seq_see(struct match_seq *s, int64_t seq, int64_t now);
+/* Forget the holes open for `wait` seconds or more at now. */
+void	 match_seq_expire(struct match_seq *s, int64_t now, int64_t wait);
+
+/*
+ * The ranking's first pass over many vectors (design.md §9.12): an int8
+ * form of each vector, q = round(v / s) with s = max|v| / 127, read four
+ * times faster than the floats.  match_quant gives q, s, err = |v - s q|
+ * and norm = |s q| (both rounded up).  For vectors a and c,
+ * |dot(a, c) - s_a s_c dot_i8(q_a, q_c)| <= match_q8_bound(...), which
+ * also covers the float rounding of match_dot and of the product, so an
+ * approximate score with its bound decides which vectors can be among the
+ * best and only those are scored exactly (match_dot).
+ */
+void	 match_quant(int8_t q[EMBED_DIM], const float v[EMBED_DIM], float *scale, float *err,
+	    float *norm);
+/* sum a[i] * b[i] over n int8s (exact; n <= 100000). */
+int32_t	 match_dot_i8(const int8_t *a, const int8_t *b, size_t n);
+/* err_a * (norm_c + err_c) + norm_a * err_c + a rounding slack. */
+double	 match_q8_bound(float err_a, float norm_a, float err_c, float norm_c);
+#define MATCH_Q8_SLACK	1e-4
+
+
 #endif

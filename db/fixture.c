@@ -7,6 +7,7 @@
 #include "core/validate.h"
 #include "db/db.h"
 #include "db/fixture.h"
+#include "db/studies.h"
 #include "lib/config.h"
 
 /* --- statements ---------------------------------------------------------- */
@@ -78,6 +79,11 @@ static const char q_seed_parts[] =
     " FROM seq_1_to_100000 WHERE seq <= ?";
 static const char q_seed_occupy[] =
     "UPDATE studies SET occupied = occupied + ? WHERE id = ?";
+static const char q_clone_vec[] =
+    "SELECT vector FROM embeddings WHERE subject_id = ? AND status = 'ready'";
+static const char q_clone_ready[] =
+    "UPDATE embeddings SET status = 'ready', vector = ?, error = NULL, updated_at = ?"
+    " WHERE subject_id = ? AND status = 'processing'";
 static const char q_purge_postings[] =
     "SELECT COUNT(*) FROM ledger_postings WHERE account = ? OR study_id IN"
     " (SELECT id FROM studies WHERE researcher_id = ?)";
@@ -380,6 +386,85 @@ db_fixture_seed_participations(struct db *db, const char *study_id, const char *
 	return db_tx(db, seed_tx, &f);
 }
 
+/* One batch of clones of a template study (see db_fixture_studies_clone). */
+struct clone {
+	const struct study_new *in;
+	const void *vec;
+	size_t len;
+	int64_t n, now;
+};
+
+static enum db_rc
+clone_tx(struct db *db, void *arg)
+{
+	const struct clone *c = arg;
+	char id[IDS_BUFSZ];
+	enum arps_err outcome;
+	uint64_t aff = 0;
+	enum db_rc rc;
+	int64_t i;
+
+	for (i = 0; i < c->n; i++) {
+		if ((rc = db_study_create(db, c->in, c->now, id, &outcome)) != DB_OK)
+			return rc;
+		if (outcome != ARPS_OK)
+			return DB_CHECK;
+		if ((rc = DB_Q(db, q_clone_ready, NULL, &aff, P_BLOB(c->vec, c->len), P_I64(c->now),
+		    P_STR(id))) != DB_OK)
+			return rc;
+		if (aff != 1)
+			return DB_ERR;
+	}
+	return DB_OK;
+}
+
+enum db_rc
+db_fixture_studies_clone(struct db *db, const char *study_id, int64_t n, int64_t now)
+{
+	struct study t;
+	struct study_new in = { 0 };
+	struct dbres *res = NULL;
+	struct clone c = { .in = &in, .now = now };
+	int64_t left;
+	enum db_rc rc;
+
+	if (n < 1 || n > FIXTURE_CLONE_MAX)
+		return DB_CHECK;
+	if ((rc = db_study_get(db, study_id, 0, &t)) != DB_OK)
+		return rc;
+	if ((rc = DB_Q(db, q_clone_vec, &res, NULL, P_STR(study_id))) != DB_OK)
+		goto out;
+	rc = DB_CHECK;		/* a template: active, its criteria embedded */
+	if (t.state != STUDY_ACTIVE || res->nrows != 1 ||
+	    (c.vec = dbres_blob(res, 0, DB_COL_ONLY, &c.len)) == NULL)
+		goto out;
+	in.researcher_id = t.researcher_id;
+	in.title = t.title;
+	in.description = t.description;
+	in.study_url = t.study_url;
+	in.criteria = t.criteria;
+	in.completion_code = t.completion_code;
+	in.duration_minutes = t.duration_minutes;
+	in.has_deadline = t.has_deadline;
+	in.deadline = t.deadline;
+	in.plan.reward = t.reward;
+	in.plan.fee = t.fee;
+	in.plan.slot_cost = t.reward + t.fee;
+	in.plan.max_participants = t.max_participants;
+	in.plan.total = t.max_participants * (t.reward + t.fee);
+	in.plan.fee_total = t.max_participants * t.fee;
+	for (left = n; left > 0; left -= c.n) {
+		c.n = left < 500 ? left : 500;	/* 500 studies per transaction */
+		if ((rc = db_tx(db, clone_tx, &c)) != DB_OK)
+			goto out;
+	}
+	rc = DB_OK;
+out:
+	dbres_free(res);
+	db_study_clear(&t);
+	return rc;
+}
+
 static enum db_rc
 purge_tx(struct db *db, void *arg)
 {
@@ -627,6 +712,17 @@ v_researcher_purge(struct db *db, char **a, int n, int64_t now)
 	return outcome(db, db_fixture_researcher_purge(db, a[0]), "researcher-purge", a[0]);
 }
 
+static int
+v_studies_clone(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t cnt;
+
+	(void)n;
+	if (arg_id(a[0], IDS_STUDY) != 0 || arg_int(a[1], 1, FIXTURE_CLONE_MAX, &cnt, "N") != 0)
+		return 2;
+	return outcome(db, db_fixture_studies_clone(db, a[0], cnt, now), "studies-clone", a[0]);
+}
+
 static const struct verb {
 	const char *name;
 	int min, max;		/* argument count; max -1: any number */
@@ -649,6 +745,7 @@ static const struct verb {
 	  "seed-participations STD_ID TAG N ACCEPTED_AGO [SUBMITTED_AGO]", v_seed_participations },
 	{ "outbox-due",              1, 1,  "outbox-due SEQ", v_outbox_due },
 	{ "researcher-purge",        1, 1,  "researcher-purge ACC_ID", v_researcher_purge },
+	{ "studies-clone",           2, 2,  "studies-clone STD_ID N", v_studies_clone },
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 

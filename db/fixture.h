@@ -26,6 +26,7 @@
 struct config;
 
 #define FIXTURE_SEED_MAX	100000	/* participations per db_fixture_seed_participations */
+#define FIXTURE_CLONE_MAX	200000	/* studies per db_fixture_studies_clone */
 #define FIXTURE_TAG_LEN		6	/* [0-9a-z], names the seeded rows */
 
 /* The login code mailed to email expires: its times move back so that it
@@ -99,5 +100,15 @@ enum db_rc db_fixture_researcher_purge(struct db *db, const char *account_id);
  * status: 0 done, 1 refused (one-line reason on stderr, also when
  * cfg->test_fixtures is off), 2 usage. */
 int admin_test(struct db *db, const struct config *cfg, char **args);
+
+/*
+ * N more studies like study_id (an active study whose criteria embedding is
+ * ready; DB_CHECK otherwise), owned by its researcher and created now
+ * through db_study_create (each frozen from the researcher's wallet as
+ * POST /studies does: DB_CHECK when the money runs out), each with the
+ * template's criteria vector, computed once, copied as ready.  500 per
+ * transaction; for the benchmarks' 100,000 open studies.
+ */
+enum db_rc db_fixture_studies_clone(struct db *db, const char *study_id, int64_t n, int64_t now);
 
 #endif

@@ -6,6 +6,9 @@
 
 #define Q4	"?, ?, ?, ?"
 #define Q32	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4
+#define Q30	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", ?, ?"
+/* Ids per re-check (two more parameters: a statement takes 32 at most). */
+#define RECHECK_BATCH	30
 
 /* Whether the agent has a bio, and its embedding. */
 #define BIO_COLUMNS(X, L) \
@@ -13,11 +16,24 @@
 	X(BIO_C_STATUS,		"COALESCE(e.status, 'processing')") \
 	L(BIO_C_VECTOR,		"e.vector")
 enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
-/* A candidate study. */
-#define CAND_COLUMNS(X, L) \
-	X(CAND_C_ID,		"s.id") \
-	L(CAND_C_CREATED_AT,	"s.created_at")
-enum cand_col { DB_COLS_ENUM(CAND_COLUMNS) CAND_C__END };
+/* An open study of a full load. */
+#define LOAD_COLUMNS(X, L) \
+	X(LOAD_C_ID,		"s.id") \
+	X(LOAD_C_SEQ,		"s.seq") \
+	X(LOAD_C_CREATED_AT,	"s.created_at") \
+	X(LOAD_C_DEADLINE,	"COALESCE(s.deadline, 0)") \
+	L(LOAD_C_VECTOR,	"e.vector")
+enum load_col { DB_COLS_ENUM(LOAD_COLUMNS) LOAD_C__END };
+/* A change with the study's state (NULLs when the study is gone). */
+#define CHG_COLUMNS(X, L) \
+	X(CHG_C_SEQ,		"c.seq") \
+	X(CHG_C_STUDY,		"c.study_id") \
+	X(CHG_C_OPEN,		"COALESCE(s.status = 'active' AND s.occupied < s.max_participants" \
+				" AND e.status = 'ready', 0)") \
+	X(CHG_C_STUDY_SEQ,	"COALESCE(s.seq, 0)") \
+	X(CHG_C_CREATED_AT,	"COALESCE(s.created_at, 0)") \
+	L(CHG_C_DEADLINE,	"COALESCE(s.deadline, 0)")
+enum chg_col { DB_COLS_ENUM(CHG_COLUMNS) CHG_C__END };
 /* A ready embedding. */
 #define VEC_COLUMNS(X, L) \
 	X(VEC_C_SUBJECT,	"subject_id") \
@@ -27,14 +43,30 @@ enum vec_col { DB_COLS_ENUM(VEC_COLUMNS) VEC_C__END };
 static const char q_bio[] =
     "SELECT " DB_COLS_SQL(BIO_COLUMNS) " FROM agents a"
     " LEFT JOIN embeddings e ON e.subject_id = a.id WHERE a.id = ?";
-/* Read from the studies_open index alone (002_matching.sql); the anti-join
- * reads the agent's own participations by (agent_id, seq). */
-static const char q_cand[] =
-    "SELECT " DB_COLS_SQL(CAND_COLUMNS) " FROM studies s"
-    " WHERE s.status = 'active' AND s.occupied < s.max_participants"
+/* In studies.seq order through the studies_open key (002_matching.sql). */
+static const char q_load[] =
+    "SELECT " DB_COLS_SQL(LOAD_COLUMNS) " FROM studies s"
+    " JOIN embeddings e ON e.subject_id = s.id AND e.status = 'ready'"
+    " WHERE s.status = 'active' AND s.occupied < s.max_participants AND s.seq > ?"
+    " ORDER BY s.seq LIMIT ?";
+/* The newest change before a time, by the study_changes_at key. */
+static const char q_chg_start[] =
+    "SELECT seq FROM study_changes WHERE changed_at < ? ORDER BY changed_at DESC, seq DESC"
+    " LIMIT 1";
+#define GAP1	" OR c.seq BETWEEN ? AND ?"
+#define GAP4	GAP1 GAP1 GAP1 GAP1
+static const char q_changes[] =
+    "SELECT " DB_COLS_SQL(CHG_COLUMNS) " FROM study_changes c"
+    " LEFT JOIN studies s ON s.id = c.study_id"
+    " LEFT JOIN embeddings e ON e.subject_id = c.study_id"
+    " WHERE c.seq > ?" GAP4 GAP4 " ORDER BY c.seq LIMIT ?";
+_Static_assert(MATCH_GAPS_MAX == 8, "q_changes has 8 BETWEEN pairs");
+static const char q_recheck[] =
+    "SELECT s.id FROM studies s WHERE s.id IN (" Q30 ")"
+    " AND s.status = 'active' AND s.occupied < s.max_participants"
     " AND (s.deadline IS NULL OR s.deadline > ?)"
-    " AND s.id NOT IN (SELECT p.study_id FROM participations p WHERE p.agent_id = ?)"
-    " ORDER BY s.seq DESC LIMIT ?";
+    " AND NOT EXISTS (SELECT 1 FROM participations p WHERE p.study_id = s.id"
+    " AND p.agent_id = ?)";
 static const char q_vectors[] =
     "SELECT " DB_COLS_SQL(VEC_COLUMNS) " FROM embeddings WHERE status = 'ready'"
     " AND subject_id IN (" Q32 ")";
@@ -70,33 +102,142 @@ db_match_bio(struct db *db, const char *agent_id, enum db_bio_state *state,
 	return DB_OK;
 }
 
+/* id into out when it fits, else 0. */
+static int
+copy_id(char out[IDS_BUFSZ], const char *id)
+{
+	size_t n;
+
+	if (id == NULL || (n = strlen(id)) >= IDS_BUFSZ)
+		return 0;
+	memcpy(out, id, n + 1);
+	return 1;
+}
+
 enum db_rc
-db_match_candidates(struct db *db, const char *agent_id, int64_t now,
-    struct match_row **v, size_t *n)
+db_match_load(struct db *db, int64_t after, struct match_row **v, float **vec, size_t *n,
+    int64_t *last, size_t *nread)
 {
 	struct dbres *res = NULL;
-	const char *id;
+	const void *b;
+	size_t i, k = 0, len;
+	enum db_rc rc;
+
+	*v = NULL;
+	*vec = NULL;
+	*n = 0;
+	*last = after;
+	*nread = 0;
+	if ((rc = DB_Q(db, q_load, &res, NULL, P_I64(after), P_I64(DB_MATCH_PAGE))) != DB_OK)
+		return rc;
+	if (res->nrows > 0 && ((*v = calloc(res->nrows, sizeof **v)) == NULL ||
+	    (*vec = malloc(res->nrows * EMBED_DIM * sizeof **vec)) == NULL)) {
+		free(*v);
+		*v = NULL;
+		dbres_free(res);
+		return DB_ERR;
+	}
+	for (i = 0; i < res->nrows; i++) {
+		/* every row, even a skipped one: the next page starts after it */
+		*last = (*v)[k].seq = dbres_i64(res, i, LOAD_C_SEQ);
+		b = dbres_blob(res, i, LOAD_C_VECTOR, &len);
+		if (!copy_id((*v)[k].id, dbres_str(res, i, LOAD_C_ID)) || b == NULL ||
+		    len != sizeof(float) * EMBED_DIM)
+			continue;
+		(*v)[k].created_at = dbres_i64(res, i, LOAD_C_CREATED_AT);
+		(*v)[k].deadline = dbres_i64(res, i, LOAD_C_DEADLINE);
+		memcpy(*vec + k * EMBED_DIM, b, len);
+		k++;
+	}
+	*n = k;
+	*nread = res->nrows;
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_match_change_start(struct db *db, int64_t before, int64_t *seq)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	*seq = 0;
+	if ((rc = DB_Q(db, q_chg_start, &res, NULL, P_I64(before))) != DB_OK)
+		return rc;
+	if (res->nrows > 0)
+		*seq = dbres_i64(res, 0, DB_COL_ONLY);
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_match_changes(struct db *db, const struct match_seq *s, struct match_change **v, size_t *n)
+{
+	struct dbp p[2 + 2 * MATCH_GAPS_MAX];
+	struct dbres *res = NULL;
+	struct match_change *c;
 	size_t i, k = 0;
 	enum db_rc rc;
 
 	*v = NULL;
 	*n = 0;
-	if ((rc = DB_Q(db, q_cand, &res, NULL, P_I64(now), P_STR(agent_id),
-	    P_I64(DB_MATCH_SCAN_MAX))) != DB_OK)
+	p[0] = P_I64(s->hw);
+	for (i = 0; i < MATCH_GAPS_MAX; i++) {
+		p[1 + 2 * i] = i < s->ngap ? P_I64(s->gap[i].lo) : P_NULL;
+		p[2 + 2 * i] = i < s->ngap ? P_I64(s->gap[i].hi) : P_NULL;
+	}
+	p[1 + 2 * MATCH_GAPS_MAX] = P_I64(DB_MATCH_PAGE);
+	if ((rc = db_exec(db, q_changes, p, 2 + 2 * MATCH_GAPS_MAX, &res, NULL)) != DB_OK)
 		return rc;
 	if (res->nrows > 0 && (*v = calloc(res->nrows, sizeof **v)) == NULL) {
 		dbres_free(res);
 		return DB_ERR;
 	}
 	for (i = 0; i < res->nrows; i++) {
-		if ((id = dbres_str(res, i, CAND_C_ID)) == NULL || strlen(id) >= IDS_BUFSZ)
-			continue;
-		memcpy((*v)[k].id, id, strlen(id) + 1);
-		(*v)[k].created_at = dbres_i64(res, i, CAND_C_CREATED_AT);
+		c = &(*v)[k];
+		c->seq = dbres_i64(res, i, CHG_C_SEQ);
+		if (!copy_id(c->row.id, dbres_str(res, i, CHG_C_STUDY)))
+			c->row.id[0] = '\0';	/* not a study id: seen, nothing to apply */
+		c->open = dbres_i64(res, i, CHG_C_OPEN) != 0;
+		c->row.seq = dbres_i64(res, i, CHG_C_STUDY_SEQ);
+		c->row.created_at = dbres_i64(res, i, CHG_C_CREATED_AT);
+		c->row.deadline = dbres_i64(res, i, CHG_C_DEADLINE);
 		k++;
 	}
 	*n = k;
 	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_match_recheck(struct db *db, const char *agent_id, int64_t now, const char *const *ids,
+    size_t n, int *ok)
+{
+	struct dbp p[RECHECK_BATCH + 2];
+	struct dbres *res = NULL;
+	const char *id;
+	size_t at, m, i, j;
+	enum db_rc rc;
+
+	memset(ok, 0, n * sizeof *ok);
+	for (at = 0; at < n; at += m) {
+		m = n - at < RECHECK_BATCH ? n - at : RECHECK_BATCH;
+		for (i = 0; i < RECHECK_BATCH; i++)
+			p[i] = i < m ? P_STR(ids[at + i]) : P_NULL;
+		p[RECHECK_BATCH] = P_I64(now);
+		p[RECHECK_BATCH + 1] = P_STR(agent_id);
+		if ((rc = db_exec(db, q_recheck, p, RECHECK_BATCH + 2, &res, NULL)) != DB_OK)
+			return rc;
+		for (i = 0; i < res->nrows; i++) {
+			if ((id = dbres_str(res, i, DB_COL_ONLY)) == NULL)
+				continue;
+			for (j = at; j < at + m; j++)
+				if (strcmp(ids[j], id) == 0)
+					ok[j] = 1;
+		}
+		dbres_free(res);
+		res = NULL;
+	}
 	return DB_OK;
 }
 

@@ -1,6 +1,8 @@
 /*
- * Reads of GET /studies/available (design.md §6.6, design.md §7): the agent's bio
- * vector, the light candidate set, and criteria vectors by study id.  The
+ * Reads of GET /studies/available (design.md §6.6, design.md §7, design.md §9.12):
+ * the agent's bio vector, the open studies for a worker's index (a full
+ * load, then the change sequence), criteria vectors by study id, and the
+ * re-check of the few listed.  The
  * full study rows of the few listed come from db_study_get_many
  * (db/studies.h).  Return convention: enum db_rc (db/db.h).
  */
@@ -12,13 +14,13 @@
 
 #include "core/embed.h"
 #include "core/ids.h"
+#include "core/match.h"
 #include "db/db.h"
 
-/* Upper bound of the candidate set read per request (memory bound only:
- * far above any expected number of open studies). */
-#define DB_MATCH_SCAN_MAX	100000
 /* Ids per batched IN (...) read (a fixed statement, prepared once). */
 #define DB_MATCH_BATCH		32
+/* Rows per page of db_match_load and db_match_changes. */
+#define DB_MATCH_PAGE		2000
 
 enum db_bio_state {
 	DB_BIO_NONE,		/* never set */
@@ -27,10 +29,20 @@ enum db_bio_state {
 	DB_BIO_FAILED,		/* the encoder refused the text */
 };
 
-/* One study an agent could accept. */
+/* An open study as the per-worker index keeps it (fcgi/match.c). */
 struct match_row {
 	char	 id[IDS_BUFSZ];
+	int64_t	 seq;		/* studies.seq: ties of equal score, newest first */
 	int64_t	 created_at;
+	int64_t	 deadline;	/* 0: none */
+};
+
+/* One row of the change sequence (008_study_changes.sql) with the study's
+ * state as the same statement read it. */
+struct match_change {
+	int64_t		 seq;	/* study_changes.seq */
+	int		 open;	/* active, a free slot, a ready criteria vector */
+	struct match_row row;	/* id always; the rest when open */
 };
 
 /* The state of agent_id's bio embedding; vec filled when DB_BIO_READY. */
@@ -38,14 +50,40 @@ enum db_rc db_match_bio(struct db *, const char *agent_id, enum db_bio_state *st
     float vec[EMBED_DIM]);
 
 /*
- * Studies agent_id could accept at now (active, a free slot, deadline not
- * passed, never taken part in), newest first, at most DB_MATCH_SCAN_MAX;
- * only id and created_at, from one covering index.  Whether a criteria
- * embedding is ready is db_match_vectors' business.  *v is malloc'd
- * (caller frees; NULL when *n is 0).
+ * One page of the open studies (active, a free slot, a ready criteria
+ * vector; the deadline is the reader's business) with studies.seq above
+ * `after`, in seq order, at most DB_MATCH_PAGE: rows into *v (malloc'd,
+ * caller frees) and their raw vectors into *vec (malloc'd, n * EMBED_DIM).
+ * *nread rows were read (a full page: ask again after *last, the seq of the
+ * last row read, kept or not).
  */
-enum db_rc db_match_candidates(struct db *, const char *agent_id, int64_t now,
-    struct match_row **v, size_t *n);
+enum db_rc db_match_load(struct db *, int64_t after, struct match_row **v, float **vec,
+    size_t *n, int64_t *last, size_t *nread);
+
+/*
+ * Where a full load starts reading the change sequence: the number of the
+ * newest change written before `before` (0 when none).  Every change with
+ * a number up to it was handed out before then, so (with transactions
+ * bounded in time, design.md §9.5) committed long before a load that
+ * starts a while later; see fcgi/match.c.
+ */
+enum db_rc db_match_change_start(struct db *, int64_t before, int64_t *seq);
+
+/*
+ * The changes numbered above s->hw or inside one of its holes, in number
+ * order, at most DB_MATCH_PAGE, each with the study's state read by the
+ * same statement.  *v malloc'd (caller frees).
+ */
+enum db_rc db_match_changes(struct db *, const struct match_seq *s, struct match_change **v,
+    size_t *n);
+
+/*
+ * Of ids[0..n), which studies agent_id may accept at now (active, a free
+ * slot, deadline not passed, never taken part in): ok[i] = 1 or 0, read
+ * 30 ids per query.
+ */
+enum db_rc db_match_recheck(struct db *, const char *agent_id, int64_t now,
+    const char *const *ids, size_t n, int *ok);
 
 /*
  * Ready criteria vectors of ids[0..n), read DB_MATCH_BATCH ids per query:

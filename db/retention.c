@@ -28,6 +28,10 @@ static const struct rule {
 	{ "outbox (dead)",
 	  "DELETE FROM outbox WHERE state = 'dead' AND dead_at <= ? ORDER BY dead_at LIMIT ?",
 	  30 * DAY },
+	/* the change sequence of open studies (008_study_changes.sql): a
+	 * worker more than half of this behind reloads (fcgi/match.c) */
+	{ "study_changes",
+	  "DELETE FROM study_changes WHERE changed_at <= ? ORDER BY changed_at LIMIT ?", 3600 },
 };
 
 /*

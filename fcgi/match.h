@@ -15,9 +15,6 @@
 
 struct config;
 
-/* Criteria vectors kept per worker (2 KiB each: 32 MiB at most). */
-#define MATCH_CACHE_MAX	16384
-
 /* One ranked study of match_top. */
 struct match_top {
 	char	 id[IDS_BUFSZ];
@@ -28,6 +25,11 @@ struct match_top {
 /* Map cfg->model_path (master, before fork).  0, or -1 when the model
  * cannot be used (logged; embeddings then wait for the sweep). */
 int match_init(const struct config *cfg);
+/* Master, before each fork: bring the master's copy of the open-studies
+ * index up to date (its own connection, closed again), so the worker
+ * inherits it copy-on-write.  Failures are logged; the worker then loads
+ * its own. */
+void match_prefork(const struct config *cfg);
 /* Allocate this worker's scratch (after fork). */
 void match_worker_init(void);
 /* The encoder, or NULL when no model is mapped. */
@@ -38,15 +40,16 @@ void *match_scratch(void);
 void match_embed_after(struct req *r, const char *subject, const char *text);
 
 /*
- * Rank the studies open to agent_id (db_match_candidates) against its unit
- * bio vector for an agent of `tier` at now.  Criteria vectors come from
- * this worker's cache: criteria never change, so a loaded vector stays
- * valid; misses are read in batches (db_match_vectors) and cached up to
- * MATCH_CACHE_MAX entries, dropping those this request does not use when
- * full; a study with no ready vector is left out (and asked again in a
- * later second).  Cosine is match_dot (unit vectors); match_rank selects
- * and sorts the best p->limit.  *top is malloc'd (caller frees), *n
- * entries, best first.  enum db_rc.
+ * The studies GET /studies/available lists to agent_id (design.md §6.6,
+ * design.md §7, design.md §9.12), best first: this worker's in-memory index of open
+ * studies is brought up to date from the change sequence (fcgi/match.c),
+ * every entry whose deadline has not passed is scored against the agent's
+ * bio (centred; match_dot over the centred criteria vectors), match_rank
+ * selects the best for `tier` at now, and the database confirms them (a
+ * free slot, not taken part in) in rank order, ranking further when some
+ * drop out, until p->limit (basic: also basic_max_studies) are confirmed
+ * or none is left.  *top is malloc'd (caller frees), *n entries.
+ * enum db_rc.
  */
 enum db_rc match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM],
     enum rep_tier tier, int64_t now, const struct match_params *p, struct match_top **top,

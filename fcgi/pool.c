@@ -267,9 +267,10 @@ worker(const struct config *cfg, int sock)
 static pid_t
 spawn(const struct config *cfg, int sock)
 {
-	pid_t pid = fork();
+	pid_t pid;
 
-	if (pid == 0)
+	match_prefork(cfg);	/* the open-studies index, shared copy-on-write */
+	if ((pid = fork()) == 0)
 		worker(cfg, sock);
 	if (pid < 0)
 		log_msg("master: fork: %s", strerror(errno));

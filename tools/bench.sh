@@ -221,6 +221,8 @@ if [[ $SKIP != *" events "* ]]; then
     tools/bench-events.sh || FAIL+=(events)
 fi
 
+if [[ $SKIP != *" avail "* ]]; then echo; tools/bench-avail.sh || FAIL+=(avail); fi
+
 if [[ $SKIP != *" matching "* ]]; then
     echo
     echo "== matching (one core) =="

@@ -421,6 +421,91 @@ sweep_fills_criteria(void **state)
 	assert_int_equal(at, 0);		/* the same text: first */
 }
 
+/* --- the per-worker index follows every change (design.md §9.12) --- */
+
+#define ROOFTOP_BEES "I keep honey bees on city rooftops and count the wild bumblebees and " \
+	"solitary bees that visit the flowers in urban community gardens."
+/* Requests per check: the stack runs 4 workers; 24 answers in a row reach
+ * each of them (each keeps its own index). */
+#define EVERY_WORKER	24
+
+/* Every one of EVERY_WORKER answers to a lists id (want 1) or not (0). */
+static void
+listed_everywhere(const struct test_agent *a, const char *id, int want)
+{
+	struct resp r;
+	int i;
+
+	for (i = 0; i < EVERY_WORKER; i++) {
+		r = available(a, 1.0);
+		if ((position(&r, id) >= 0) != want)
+			fail_msg("answer %d of %d %s %s", i + 1, EVERY_WORKER,
+			    want ? "does not list" : "still lists", id);
+		resp_free(&r);
+	}
+}
+
+/*
+ * A study published, filled, paused, stopped, past its deadline or taken
+ * part in leaves the next listing of every worker; a resumed one comes
+ * back.  Each worker has loaded its index before the changes (the warm-up
+ * round), so these are the incremental reads of the change sequence.
+ */
+static void
+index_follows_changes(void **state)
+{
+	struct test_user u, o1, o2;
+	struct test_agent pri, taker;
+	enum { FILL, PAUSE, STOP, DEAD, TOOK, NEW, NS };
+	char s[NS][IDS_BUFSZ];
+	size_t i;
+
+	(void)state;
+	researcher(&u, 100000);
+	study_with(&u, "Bees, one slot", ROOFTOP_BEES, 1, s[FILL]);
+	for (i = PAUSE; i < NEW; i++)
+		study_with(&u, "Bees study", ROOFTOP_BEES, 2, s[i]);
+	agent_claimed(&pri, &o1, "bees-priority");
+	agent_claimed(&taker, &o2, "bees-taker");
+	agent_set_reputation(pri.id, 80);
+	agent_bio_set(&pri, ROOFTOP_BEES);
+	bios_ready(&pri, 1);
+	criteria_ready(&u, NEW);
+	for (i = 0; i < NEW; i++)		/* warm-up: every worker has them */
+		listed_everywhere(&pri, s[i], 1);
+
+	/* published: a new study appears in every worker once its criteria are ready */
+	study_with(&u, "Bees, late", ROOFTOP_BEES, 2, s[NEW]);
+	criteria_ready(&u, NS);
+	listed_everywhere(&pri, s[NEW], 1);
+
+	/* filled by another agent */
+	assert_int_equal(study_post(taker.hdr, s[FILL], "accept", NULL), 200);
+	listed_everywhere(&pri, s[FILL], 0);
+
+	/* paused, then resumed */
+	assert_int_equal(study_post(u.hdr, s[PAUSE], "pause", NULL), 200);
+	listed_everywhere(&pri, s[PAUSE], 0);
+	assert_int_equal(study_post(u.hdr, s[PAUSE], "resume", NULL), 200);
+	listed_everywhere(&pri, s[PAUSE], 1);
+
+	/* stopped */
+	assert_int_equal(study_post(u.hdr, s[STOP], "stop", NULL), 200);
+	listed_everywhere(&pri, s[STOP], 0);
+
+	/* past its deadline */
+	fixture("study-deadline-pass %s", s[DEAD]);
+	listed_everywhere(&pri, s[DEAD], 0);
+
+	/* taken part in (accepted, then withdrawn: a free slot again, but
+	 * never listed to this agent) */
+	assert_int_equal(study_post(pri.hdr, s[TOOK], "accept", NULL), 200);
+	assert_int_equal(study_post(pri.hdr, s[TOOK], "withdraw", NULL), 200);
+	listed_everywhere(&pri, s[TOOK], 0);
+	listed_everywhere(&pri, s[NEW], 1);
+	listed_everywhere(&pri, s[PAUSE], 1);
+}
+
 int
 main(void)
 {
@@ -429,6 +514,7 @@ main(void)
 		cmocka_unit_test(tiers_and_delay),
 		cmocka_unit_test(sweep_fills_criteria),
 		cmocka_unit_test(rank_by_meaning),
+		cmocka_unit_test(index_follows_changes),
 	};
 
 	return cmocka_run_group_tests_name("api_matching", tests, NULL, NULL);

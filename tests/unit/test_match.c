@@ -396,6 +396,146 @@ test_rank_topk(void **state)
 		}
 }
 
+/* Whether number q is asked for again: above hw, or inside a hole. */
+static int
+seq_asks(const struct match_seq *s, int64_t q)
+{
+	size_t i;
+
+	if (q > s->hw)
+		return 1;
+	for (i = 0; i < s->ngap; i++)
+		if (q >= s->gap[i].lo && q <= s->gap[i].hi)
+			return 1;
+	return 0;
+}
+
+/* A change committed after a later one: 11 is read, 10 commits afterwards;
+ * the reader still asks for 10 until it is seen, and gives it up only
+ * after `wait` seconds (a rolled-back transaction's hole). */
+static void
+test_seq_late_commit(void **state)
+{
+	struct match_seq s;
+
+	(void)state;
+	match_seq_init(&s, 9);
+	assert_true(seq_asks(&s, 10));
+	match_seq_see(&s, 11, 1000);		/* 10 not visible yet */
+	assert_int_equal(s.hw, 11);
+	assert_int_equal(s.ngap, 1);
+	assert_true(seq_asks(&s, 10));
+	assert_false(seq_asks(&s, 11));
+	assert_false(seq_asks(&s, 9));
+	match_seq_expire(&s, 1089, 90);		/* still within the wait */
+	assert_true(seq_asks(&s, 10));
+	match_seq_see(&s, 10, 1089);		/* committed late: read, hole closed */
+	assert_int_equal(s.ngap, 0);
+	assert_false(seq_asks(&s, 10));
+	assert_int_equal(s.hw, 11);
+
+	/* a hole of three, filled from the middle, the rest rolled back */
+	match_seq_see(&s, 15, 2000);
+	assert_int_equal(s.ngap, 1);
+	match_seq_see(&s, 13, 2001);
+	assert_int_equal(s.ngap, 2);
+	assert_true(seq_asks(&s, 12) && seq_asks(&s, 14));
+	assert_false(seq_asks(&s, 13));
+	match_seq_see(&s, 12, 2002);
+	assert_int_equal(s.ngap, 1);
+	assert_true(seq_asks(&s, 14));
+	match_seq_expire(&s, 2089, 90);
+	assert_true(seq_asks(&s, 14));
+	match_seq_expire(&s, 2090, 90);		/* open 90 s: a rollback, forgotten */
+	assert_false(seq_asks(&s, 14));
+	assert_int_equal(s.ngap, 0);
+}
+
+/* More holes than fit: the closest merge, nothing is forgotten early, and
+ * a number already seen inside a merged range is merely asked again. */
+static void
+test_seq_many_holes(void **state)
+{
+	struct match_seq s;
+	int64_t q, t;
+	size_t i;
+
+	(void)state;
+	match_seq_init(&s, 0);
+	/* holes at 1, 3, 5, ... 39 (20 of them), seen at times 100..119 */
+	for (q = 2, t = 100; q <= 40; q += 2, t++)
+		match_seq_see(&s, q, t);
+	assert_int_equal(s.hw, 40);
+	assert_int_equal(s.ngap, MATCH_GAPS_MAX);
+	for (q = 1; q <= 39; q += 2)
+		assert_true(seq_asks(&s, q));
+	for (i = 0; i + 1 < s.ngap; i++)
+		assert_true(s.gap[i].hi < s.gap[i + 1].lo);
+	/* nothing forgotten before the last hole that went into a range waited */
+	match_seq_expire(&s, 100 + 89, 90);
+	for (q = 1; q <= 39; q += 2)
+		assert_true(seq_asks(&s, q));
+	match_seq_expire(&s, 119 + 90, 90);
+	assert_int_equal(s.ngap, 0);
+	for (q = 1; q <= 40; q++)
+		assert_false(seq_asks(&s, q));
+	/* every hole filled one by one (even numbers seen again are harmless) */
+	match_seq_init(&s, 0);
+	for (q = 2; q <= 40; q += 2)
+		match_seq_see(&s, q, 5);
+	for (q = 1; q <= 40; q++)
+		match_seq_see(&s, q, 6);
+	for (q = 1; q <= 40; q++)
+		assert_false(seq_asks(&s, q));
+	assert_true(seq_asks(&s, 41));
+}
+
+/* The int8 first pass: its bound holds for random unit vectors, sparse
+ * ones, a zero vector, and a vector with itself. */
+static void
+test_q8_bound(void **state)
+{
+	static float a[EMBED_DIM], c[EMBED_DIM];
+	int8_t qa[EMBED_DIM], qc[EMBED_DIM];
+	float sa, ea, ma, sc, ec, mc;
+	double exact, approx, worst = 0;
+	uint64_t x = 88172645463325252ull;
+	size_t t, i;
+
+	(void)state;
+	for (t = 0; t < 2000; t++) {
+		for (i = 0; i < EMBED_DIM; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			a[i] = (float)((double)(x >> 11) / 9007199254740992.0 - 0.5);
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			c[i] = (t % 7 == 3 && i % 5 != 0) ? 0 :
+			    (float)((double)(x >> 11) / 9007199254740992.0 - 0.5);
+		}
+		if (t % 11 == 5)
+			memcpy(c, a, sizeof c);
+		assert_int_equal(match_centre(a, a, NULL), ARPS_OK);
+		assert_int_equal(match_centre(c, c, NULL), ARPS_OK);
+		match_quant(qa, a, &sa, &ea, &ma);
+		match_quant(qc, c, &sc, &ec, &mc);
+		exact = match_dot(a, c, EMBED_DIM);
+		approx = sa * sc * (float)match_dot_i8(qa, qc, EMBED_DIM);
+		assert_true(fabs(exact - approx) <= match_q8_bound(ea, ma, ec, mc));
+		if (fabs(exact - approx) > worst)
+			worst = fabs(exact - approx);
+		assert_true(match_q8_bound(ea, ma, ec, mc) < 0.1);	/* useful, not vacuous */
+	}
+	assert_true(worst > 0);
+	memset(c, 0, sizeof c);
+	match_quant(qc, c, &sc, &ec, &mc);
+	assert_true(sc == 0);
+	assert_true(match_dot_i8(qa, qc, EMBED_DIM) == 0);
+	for (i = 0; i < 37; i++) {
+		qa[i] = -128 + 1;
+		qc[i] = -127;
+	}
+	assert_int_equal(match_dot_i8(qa, qc, 37), 37 * 127 * 127);
+}
+
 int
 main(void)
 {
@@ -408,6 +548,9 @@ main(void)
 		cmocka_unit_test(test_visible),
 		cmocka_unit_test(test_rank),
 		cmocka_unit_test(test_rank_topk),
+		cmocka_unit_test(test_seq_late_commit),
+		cmocka_unit_test(test_seq_many_holes),
+		cmocka_unit_test(test_q8_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
