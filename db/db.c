@@ -35,6 +35,7 @@ struct db {
 	struct guard *guard;
 	int64_t retry_at;	/* monotonic microseconds: no connect attempt before */
 	int64_t backoff;	/* microseconds; 0 after a successful connect */
+	unsigned io_tmo;	/* seconds for connect, reads, writes; 0: the defaults */
 	unsigned lasterr;
 	char errbuf[512];
 	struct {
@@ -114,6 +115,9 @@ db_connect(struct db *db)
 	unsigned int tmo = db->guard != NULL ? 1 : 2;
 	unsigned int rwtmo = db->limit > 0 ? (unsigned)db->limit + 15 : 30;
 
+	if (db->io_tmo > 0)
+		tmo = rwtmo = db->io_tmo;
+
 	if ((db->my = mysql_init(NULL)) == NULL) {
 		seterr(db, 0, "mysql_init failed");
 		return DB_ERR;
@@ -142,11 +146,18 @@ db_connect(struct db *db)
 struct db *
 db_open(const struct config *cfg)
 {
+	return db_open_bounded(cfg, 0);
+}
+
+struct db *
+db_open_bounded(const struct config *cfg, unsigned seconds)
+{
 	struct db *db;
 
 	if ((db = calloc(1, sizeof *db)) == NULL)
 		return NULL;
 	db->cfg = cfg;
+	db->io_tmo = seconds;
 	(void)db_connect(db);
 	return db;
 }

@@ -79,6 +79,11 @@ struct db;
 /* Connect with cfg's settings; NULL on allocation failure only (a failed
  * connect leaves a handle that reconnects on next use). */
 struct db *db_open(const struct config *cfg);
+/* db_open whose connect, and every read and write on the connection, gives
+ * up after `seconds` (a frozen server costs the caller at most that long
+ * per call): for a process that must never wait on the database, such as
+ * the pool's master. */
+struct db *db_open_bounded(const struct config *cfg, unsigned seconds);
 void db_close(struct db *db);
 /* Make sure the connection is up, reconnecting if needed: DB_OK or DB_GONE. */
 enum db_rc db_ensure(struct db *db);

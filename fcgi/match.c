@@ -411,16 +411,32 @@ ix_refresh(struct db *db, int64_t now)
 	return DB_OK;
 }
 
+/*
+ * The master must never wait on the database: it is what respawns a killed
+ * worker.  Its connection gives up after PREFORK_TMO seconds, and after a
+ * failed refresh it does not try again for PREFORK_BACKOFF seconds (the
+ * workers forked meanwhile read what they miss themselves, design.md §9.12).
+ */
+#define PREFORK_TMO	1
+#define PREFORK_BACKOFF	30
+
 void
 match_prefork(const struct config *cfg)
 {
+	static int64_t retry_at;
+	struct timespec ts;
 	struct db *db;
 
-	if ((db = db_open(cfg)) == NULL)
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if ((int64_t)ts.tv_sec < retry_at)
 		return;
-	if (ix_refresh(db, (int64_t)time(NULL)) != DB_OK)
+	if ((db = db_open_bounded(cfg, PREFORK_TMO)) == NULL)
+		return;
+	if (ix_refresh(db, (int64_t)time(NULL)) != DB_OK) {
 		log_msg("match: the master's index of open studies is not ready: %s",
 		    db_error(db));
+		retry_at = (int64_t)ts.tv_sec + PREFORK_BACKOFF;
+	}
 	db_close(db);
 }
 
