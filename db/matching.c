@@ -8,7 +8,7 @@
 #define Q32	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4
 #define Q30	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", ?, ?"
 /* Ids per re-check (two more parameters: a statement takes 32 at most). */
-#define RECHECK_BATCH	30
+#define RECHECK_BATCH	DB_MATCH_RECHECK
 
 /* Whether the agent has a bio, and its embedding. */
 #define BIO_COLUMNS(X, L) \

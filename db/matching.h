@@ -21,6 +21,8 @@
 #define DB_MATCH_BATCH		32
 /* Rows per page of db_match_load and db_match_changes. */
 #define DB_MATCH_PAGE		2000
+/* ids db_match_recheck confirms per statement */
+#define DB_MATCH_RECHECK	30
 
 enum db_bio_state {
 	DB_BIO_NONE,		/* never set */

@@ -14,10 +14,15 @@
 static struct model model;
 static int mapped;
 static void *scratch;
+static int selfcheck;	/* config match_selfcheck (test stacks) */
+static size_t rank_keep;	/* see struct rank */
 
 int
 match_init(const struct config *cfg)
 {
+	selfcheck = cfg->match_selfcheck;
+	if (selfcheck)
+		rank_keep = 3;
 	if (cfg->model_path[0] == '\0') {
 		log_msg("match: no model_path: embeddings wait for the sweep");
 		return -1;
@@ -147,7 +152,31 @@ static struct {
 	uint32_t	*vi;		/* first pass: the slot */
 	double		*heap;		/* first pass: the best lower bounds */
 	size_t		 ccap, hcap;
+	/* what the agents' rankings (struct rank below) must catch up on */
+	uint64_t	 epoch;		/* +1 at every full load */
+	uint64_t	 gen;		/* +1 at every entry added or re-dated */
+	struct ix_logent {
+		char	 id[IDS_BUFSZ];
+		int64_t	 seq;
+	}		*log;		/* IX_LOG entries: gen % IX_LOG */
 } ix;
+
+#define IX_LOG	4096	/* changes an agent's ranking can catch up on */
+
+/* Note entry r as added or re-dated (it may now rank elsewhere). */
+static void
+ix_note(const struct match_row *r)
+{
+	struct ix_logent *l;
+
+	if (ix.log == NULL && (ix.log = calloc(IX_LOG, sizeof *ix.log)) == NULL) {
+		ix.epoch++;	/* no log: every ranking starts afresh */
+		return;
+	}
+	l = &ix.log[++ix.gen % IX_LOG];
+	memcpy(l->id, r->id, IDS_BUFSZ);
+	l->seq = r->seq;
+}
 
 static size_t
 ix_hash(const char *id)
@@ -246,7 +275,12 @@ ix_put(const struct match_row *r, const float *raw)
 	}
 	p = ix_pos(r->id, &found);
 	if (found) {
-		ix.row[ix.tab[p]] = *r;
+		nr = &ix.row[ix.tab[p]];
+		if (nr->created_at != r->created_at || nr->seq != r->seq) {
+			*nr = *r;
+			ix_note(r);
+		} else
+			*nr = *r;
 		return 0;
 	}
 	if (raw == NULL || r->seq <= 0 || r->seq >= IX_SEQ_MAX)
@@ -275,6 +309,7 @@ ix_put(const struct match_row *r, const float *raw)
 	if (ix.tab[p] == IX_EMPTY)
 		ix.used++;
 	ix.tab[p] = (int32_t)ix.n++;
+	ix_note(r);
 	return 0;
 }
 
@@ -317,6 +352,7 @@ ix_load(struct db *db, int64_t now)
 
 	if (ix.tab != NULL)
 		ix_clear();
+	ix.epoch++;
 	if ((rc = db_match_change_start(db, now - IX_START_BACK, &start)) != DB_OK)
 		return rc;
 	do {
@@ -487,11 +523,13 @@ heap_keep(double *h, size_t *n, size_t k, double v)
  * and cannot be among the best k: only the others are scored with
  * match_dot on the floats, so match_rank's result is exactly that of
  * scoring every entry.  Where the score is flat in the cosine (the 0.9999
- * cap, the clamps at -1 and 1) every entry is scored exactly.
+ * cap, the clamps at -1 and 1) every entry is scored exactly.  timeless:
+ * every entry, whatever its deadline and visibility (an agent's ranking,
+ * below).
  */
 static size_t
 ix_score(const float cbio[EMBED_DIM], int64_t now, enum rep_tier tier, int64_t first_access,
-    size_t k)
+    size_t k, int timeless)
 {
 	const struct match_row *r;
 	struct match_cand *c = ix.cand;
@@ -503,8 +541,8 @@ ix_score(const float cbio[EMBED_DIM], int64_t now, enum rep_tier tier, int64_t f
 	match_quant(qb, cbio, &sb, &eb, &mb);
 	for (i = 0; i < ix.n; i++) {
 		r = &ix.row[i];
-		if ((r->deadline != 0 && r->deadline <= now) ||
-		    !match_visible(tier, r->created_at, now, first_access))
+		if (!timeless && ((r->deadline != 0 && r->deadline <= now) ||
+		    !match_visible(tier, r->created_at, now, first_access)))
 			continue;
 		ix.ap[nv] = sb * ix.qs[i] * (float)match_dot_i8(qb, ix.q + i * EMBED_DIM, EMBED_DIM);
 		ix.bd[nv] = (float)(match_q8_bound(eb, mb, ix.qe[i], ix.qm[i]) * (1 + 1e-6));
@@ -533,16 +571,377 @@ ix_score(const float cbio[EMBED_DIM], int64_t now, enum rep_tier tier, int64_t f
 	return m;
 }
 
+/* The ranking scratch for ix.n entries.  0 or -1. */
+static int
+ix_scratch(void)
+{
+	struct match_cand *nc;
+
+	if (ix.ccap < ix.n) {
+		if ((nc = realloc(ix.cand, ix.cap * sizeof *nc)) == NULL)
+			return -1;
+		ix.cand = nc;
+		if (grow((void **)&ix.ap, ix.cap * sizeof(float)) != 0 ||
+		    grow((void **)&ix.bd, ix.cap * sizeof(float)) != 0 ||
+		    grow((void **)&ix.vi, ix.cap * sizeof(uint32_t)) != 0)
+			return -1;
+		ix.ccap = ix.cap;
+	}
+	if (ix.heap == NULL) {
+		if ((ix.heap = malloc(IX_HEAP * sizeof *ix.heap)) == NULL)
+			return -1;
+		ix.hcap = IX_HEAP;
+	}
+	return 0;
+}
+
+/*
+ * An agent's ranking, kept between its requests (design.md §9.12).  An
+ * agent polls the same list again and again while the open studies hardly
+ * change, so each worker keeps, for the last RANK_SLOTS agents it served,
+ * the best RANK_KEEP entries of the whole index for that agent's bio and
+ * tier in rank order (score, then created_at, then seq, newest first: the
+ * order of match_rank), without regard to deadlines and visibility, which
+ * move with the clock and are applied when the list is read.  Invariant:
+ * every entry of the index not in the list ranks after the list's last
+ * (`complete`: the list holds every entry).  A request catches the list up
+ * on the entries added or re-dated since (ix.log): each is scored exactly
+ * and goes in at its place, or, ranking after the last of an incomplete
+ * list, stays out; an entry that left the index stays in the list until a
+ * read finds it gone and skips it.  A list older than IX_LOG changes, or
+ * than a full load, is ranked afresh.  Reading the list in order, skipping
+ * what is past its deadline, not yet visible, gone or refused by the
+ * database, gives exactly the page a full ranking at that instant gives;
+ * when an incomplete list runs out first, the full ranking runs.
+ */
+#define RANK_SLOTS	32
+#define RANK_KEEP	256
+
+struct rank_ent {
+	char	 id[IDS_BUFSZ];
+	int64_t	 seq, created_at;
+	uint32_t slot;		/* where it was: checked by seq, else looked up */
+	double	 similarity, score;
+};
+
+struct rank {
+	char	 agent[IDS_BUFSZ];	/* "": a free slot */
+	enum rep_tier tier;
+	float	 bio[EMBED_DIM];	/* as read, before centring */
+	uint64_t epoch, gen;		/* the index this list is as of */
+	uint64_t used;			/* last use (the least recent is replaced) */
+	int	 complete;
+	size_t	 n;
+	struct rank_ent e[RANK_KEEP];
+};
+
+static struct rank *ranks;	/* RANK_SLOTS */
+static uint64_t rank_clock;
+/* entries a list keeps: RANK_KEEP, or 3 under match_selfcheck, so the test
+ * suites run lists that overflow, drop their last and run out, all checked */
+static size_t rank_keep = RANK_KEEP;
+
+/* cmp_cand's order (match_rank) on list entries: < 0 when a ranks first. */
+static int
+rank_cmp(const struct rank_ent *a, const struct rank_ent *b)
+{
+	if (a->score != b->score)
+		return a->score > b->score ? -1 : 1;
+	if (a->created_at != b->created_at)
+		return a->created_at > b->created_at ? -1 : 1;
+	return a->seq > b->seq ? -1 : a->seq < b->seq;
+}
+
+/* The index slot of list entry x, or -1 when it left the index. */
+static long
+rank_slot(struct rank_ent *x)
+{
+	size_t p;
+	int found;
+
+	if (x->slot < ix.n && ix.row[x->slot].seq == x->seq)
+		return (long)x->slot;
+	if (ix.tab == NULL)
+		return -1;
+	p = ix_pos(x->id, &found);
+	if (!found || ix.row[ix.tab[p]].seq != x->seq)
+		return -1;
+	x->slot = (uint32_t)ix.tab[p];
+	return (long)x->slot;
+}
+
+static void
+rank_fill(struct rank_ent *x, size_t slot, double similarity, enum rep_tier tier)
+{
+	memcpy(x->id, ix.row[slot].id, IDS_BUFSZ);
+	x->seq = ix.row[slot].seq;
+	x->created_at = ix.row[slot].created_at;
+	x->slot = (uint32_t)slot;
+	x->similarity = similarity;
+	x->score = match_score(similarity, tier);
+}
+
+/* Rank the whole index afresh for the list.  0 or -1. */
+static int
+rank_build(struct rank *k, const float cbio[EMBED_DIM])
+{
+	struct match_params q = { 0, rank_keep, rank_keep };
+	size_t m, kept, i;
+
+	m = ix_score(cbio, 0, k->tier, 0, rank_keep, 1);
+	kept = match_rank(ix.cand, m, k->tier, 0, &q);
+	for (i = 0; i < kept; i++)
+		rank_fill(&k->e[i], REF_SLOT(ix.cand[i].ref), ix.cand[i].similarity, k->tier);
+	k->n = kept;
+	k->complete = kept == ix.n;
+	k->epoch = ix.epoch;
+	k->gen = ix.gen;
+	return 0;
+}
+
+/* Catch the list up on one added or re-dated entry.  0, or -1 when the
+ * list must be ranked afresh. */
+static int
+rank_merge(struct rank *k, const struct ix_logent *l, const float cbio[EMBED_DIM])
+{
+	struct rank_ent x;
+	size_t i, j, slot, p;
+	int found;
+
+	for (i = j = 0; i < k->n; i++)	/* its old place, if listed */
+		if (k->e[i].seq != l->seq)
+			k->e[j++] = k->e[i];
+	k->n = j;
+	if (ix.tab == NULL)
+		return -1;
+	p = ix_pos(l->id, &found);
+	if (!found)
+		return 0;	/* gone again */
+	slot = (size_t)ix.tab[p];
+	if (ix.row[slot].seq != l->seq)
+		return 0;	/* a later change of it is in the log too */
+	rank_fill(&x, slot, match_similarity(match_dot(cbio, ix.vec + slot * EMBED_DIM,
+	    EMBED_DIM)), k->tier);
+	if (!k->complete && (k->n == 0 || rank_cmp(&x, &k->e[k->n - 1]) > 0))
+		return k->n == 0 ? -1 : 0;	/* ranks after the last: stays out */
+	for (p = k->n; p > 0 && rank_cmp(&x, &k->e[p - 1]) < 0; p--)
+		;
+	if (k->n == rank_keep) {
+		k->complete = 0;
+		if (p == k->n)
+			return 0;	/* after the last: stays out */
+		k->n--;		/* the last drops out */
+	}
+	memmove(&k->e[p + 1], &k->e[p], (k->n - p) * sizeof k->e[0]);
+	k->e[p] = x;
+	k->n++;
+	return 0;
+}
+
+/* The agent's list, caught up with the index: NULL only out of memory. */
+static struct rank *
+rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
+    const float cbio[EMBED_DIM])
+{
+	struct rank *k = NULL;
+	uint64_t g;
+	size_t i;
+
+	if (ranks == NULL && (ranks = calloc(RANK_SLOTS, sizeof *ranks)) == NULL)
+		return NULL;
+	for (i = 0; i < RANK_SLOTS; i++)
+		if (ranks[i].agent[0] != '\0' && strcmp(ranks[i].agent, agent_id) == 0) {
+			k = &ranks[i];
+			break;
+		}
+	if (k == NULL) {
+		k = &ranks[0];
+		for (i = 1; i < RANK_SLOTS; i++)
+			if (ranks[i].used < k->used)
+				k = &ranks[i];
+		snprintf(k->agent, sizeof k->agent, "%s", agent_id);
+		k->epoch = ix.epoch + 1;	/* ranked afresh below */
+	}
+	k->used = ++rank_clock;
+	if (k->tier != tier || memcmp(k->bio, bio, sizeof k->bio) != 0) {
+		k->tier = tier;
+		memcpy(k->bio, bio, sizeof k->bio);
+		k->epoch = ix.epoch + 1;
+	}
+	if (k->epoch == ix.epoch && ix.log != NULL && ix.gen - k->gen <= IX_LOG) {
+		for (g = k->gen + 1; g <= ix.gen; g++)
+			if (rank_merge(k, &ix.log[g % IX_LOG], cbio) != 0)
+				break;
+		if (g > ix.gen) {
+			k->gen = ix.gen;
+			return k;
+		}
+	}
+	(void)rank_build(k, cbio);
+	return k;
+}
+
+/*
+ * Confirm ids[0..n) (a free slot, not taken part in: the index cannot know
+ * the agent's own past, and a row may have changed since the refresh) and
+ * append the confirmed ones in order to top[*got..page), with their
+ * similarity and score.
+ */
+static enum db_rc
+confirm(struct db *db, const char *agent_id, int64_t now, const char **ids,
+    const double *sim, const double *score, size_t n, struct match_top *top, size_t page,
+    size_t *got)
+{
+	int *ok;
+	size_t i;
+	enum db_rc rc;
+
+	if (n == 0)
+		return DB_OK;
+	if ((ok = malloc(n * sizeof *ok)) == NULL)
+		return DB_ERR;
+	if ((rc = db_match_recheck(db, agent_id, now, ids, n, ok)) == DB_OK)
+		for (i = 0; i < n && *got < page; i++) {
+			if (!ok[i])
+				continue;
+			memcpy(top[*got].id, ids[i], IDS_BUFSZ);
+			top[*got].similarity = sim[i];
+			top[*got].score = score[i];
+			(*got)++;
+		}
+	free(ok);
+	return rc;
+}
+
+/*
+ * The page from the agent's list: *done 1 when the list gave it (full, or
+ * the list is complete), 0 when the full ranking must give it.
+ */
+static enum db_rc
+top_from_rank(struct db *db, struct rank *k, const char *agent_id, int64_t now,
+    const struct match_params *p, size_t page, struct match_top *top, size_t *got, int *done)
+{
+	const char *ids[RANK_KEEP];
+	double sim[RANK_KEEP], score[RANK_KEEP];
+	const struct match_row *r;
+	size_t i = 0, m, want;
+	long slot;
+	enum db_rc rc;
+
+	*done = 0;
+	while (*got < page) {
+		/* at least a statement's worth (DB_MATCH_RECHECK ids) */
+		want = page - *got < DB_MATCH_RECHECK ? DB_MATCH_RECHECK : page - *got;
+		for (m = 0; i < k->n && m < want; i++) {
+			if ((slot = rank_slot(&k->e[i])) < 0)
+				continue;
+			r = &ix.row[slot];
+			if ((r->deadline != 0 && r->deadline <= now) ||
+			    !match_visible(k->tier, r->created_at, now, p->first_access_minutes))
+				continue;
+			ids[m] = k->e[i].id;
+			sim[m] = k->e[i].similarity;
+			score[m] = k->e[i].score;
+			m++;
+		}
+		if (m == 0)
+			break;
+		if ((rc = confirm(db, agent_id, now, ids, sim, score, m, top, page, got)) != DB_OK)
+			return rc;
+	}
+	*done = *got == page || k->complete;
+	return DB_OK;
+}
+
+/*
+ * The page by ranking every entry: the best `page` that the database
+ * confirms.  Rank the best k, confirm those not confirmed yet in rank
+ * order, and when some drop out rank again with a larger k (the best k is
+ * a prefix of the best 4k: the order is total).
+ */
+static enum db_rc
+top_full(struct db *db, const char *agent_id, const float cbio[EMBED_DIM], enum rep_tier tier,
+    int64_t now, const struct match_params *p, size_t page, struct match_top *top, size_t *got)
+{
+	struct match_params q = *p;
+	const char **ids = NULL;
+	double *sim = NULL, *score = NULL;
+	size_t i, m, k, kept, done = 0;
+	enum db_rc rc = DB_OK;
+
+	*got = 0;
+	for (k = page;; k *= 4) {
+		m = ix_score(cbio, now, tier, p->first_access_minutes, k, 0);
+		q.limit = k;
+		q.basic_max_studies = k;
+		kept = match_rank(ix.cand, m, tier, now, &q);
+		if (kept <= done)
+			break;
+		free(ids);
+		free(sim);
+		free(score);
+		sim = score = NULL;
+		if ((ids = malloc((kept - done) * sizeof *ids)) == NULL ||
+		    (sim = malloc((kept - done) * sizeof *sim)) == NULL ||
+		    (score = malloc((kept - done) * sizeof *score)) == NULL) {
+			rc = DB_ERR;
+			break;
+		}
+		for (i = done; i < kept; i++) {
+			ids[i - done] = ix.row[REF_SLOT(ix.cand[i].ref)].id;
+			sim[i - done] = ix.cand[i].similarity;
+			score[i - done] = ix.cand[i].score;
+		}
+		if ((rc = confirm(db, agent_id, now, ids, sim, score, kept - done, top, page,
+		    got)) != DB_OK)
+			break;
+		done = kept;
+		if (*got == page || kept < k)
+			break;
+	}
+	free(ids);
+	free(sim);
+	free(score);
+	return rc;
+}
+
+/* The test stacks' check (config match_selfcheck): the page from the
+ * agent's list is the page of a full ranking, entry for entry.  DB_OK, or
+ * DB_ERR (logged) when they differ. */
+static enum db_rc
+check_rank(struct db *db, const char *agent_id, const float cbio[EMBED_DIM], enum rep_tier tier,
+    int64_t now, const struct match_params *p, size_t page, const struct match_top *top,
+    size_t got)
+{
+	struct match_top *full;
+	size_t n = 0, i;
+	enum db_rc rc;
+
+	if ((full = calloc(page, sizeof *full)) == NULL)
+		return DB_ERR;
+	if ((rc = top_full(db, agent_id, cbio, tier, now, p, page, full, &n)) == DB_OK) {
+		for (i = 0; i < n && i < got && strcmp(full[i].id, top[i].id) == 0 &&
+		    full[i].similarity == top[i].similarity && full[i].score == top[i].score; i++)
+			;
+		if (n != got || i != n) {
+			log_msg("match: selfcheck: agent %s: the kept ranking gave %zu studies, "
+			    "a full one %zu; first difference at %zu (%s against %s)", agent_id, got,
+			    n, i, i < got ? top[i].id : "-", i < n ? full[i].id : "-");
+			rc = DB_ERR;
+		}
+	}
+	free(full);
+	return rc;
+}
+
 enum db_rc
 match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
     int64_t now, const struct match_params *p, struct match_top **top, size_t *n)
 {
-	struct match_params q = *p;
-	struct match_cand *nc;
-	const char **ids = NULL;
-	int *ok = NULL;
+	struct rank *k;
 	float cbio[EMBED_DIM];
-	size_t i, m, k, kept, done = 0, page, got = 0;
+	size_t page, got = 0;
+	int done = 0;
 	enum db_rc rc;
 
 	*top = NULL;
@@ -554,68 +953,20 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 	    p->limit;
 	if (page == 0 || ix.n == 0)
 		return DB_OK;
-	if (ix.ccap < ix.n) {
-		if ((nc = realloc(ix.cand, ix.cap * sizeof *nc)) == NULL)
-			return DB_ERR;
-		ix.cand = nc;
-		if (grow((void **)&ix.ap, ix.cap * sizeof(float)) != 0 ||
-		    grow((void **)&ix.bd, ix.cap * sizeof(float)) != 0 ||
-		    grow((void **)&ix.vi, ix.cap * sizeof(uint32_t)) != 0)
-			return DB_ERR;
-		ix.ccap = ix.cap;
-	}
-	if (ix.heap == NULL) {
-		if ((ix.heap = malloc(IX_HEAP * sizeof *ix.heap)) == NULL)
-			return DB_ERR;
-		ix.hcap = IX_HEAP;
-	}
-	rc = DB_ERR;
-	if ((*top = calloc(page, sizeof **top)) == NULL)
-		goto out;
-	/*
-	 * The best `page` that the database confirms (a free slot, not taken
-	 * part in: the index cannot know the agent's own past, and the row may
-	 * have changed since the refresh): rank the best k, confirm those not
-	 * confirmed yet in rank order, and when some drop out rank again with
-	 * a larger k (the best k is a prefix of the best 4k: the order is total).
-	 */
-	for (k = page;; k *= 4) {
-		m = ix_score(cbio, now, tier, p->first_access_minutes, k);
-		q.limit = k;
-		q.basic_max_studies = k;
-		kept = match_rank(ix.cand, m, tier, now, &q);
-		if (kept <= done)
-			break;
-		free(ids);
-		free(ok);
-		if ((ids = malloc((kept - done) * sizeof *ids)) == NULL ||
-		    (ok = malloc((kept - done) * sizeof *ok)) == NULL)
-			goto out;
-		for (i = done; i < kept; i++)
-			ids[i - done] = ix.row[REF_SLOT(ix.cand[i].ref)].id;
-		if ((rc = db_match_recheck(db, agent_id, now, ids, kept - done, ok)) != DB_OK)
-			goto out;
-		rc = DB_ERR;
-		for (i = done; i < kept && got < page; i++) {
-			if (!ok[i - done])
-				continue;
-			memcpy((*top)[got].id, ids[i - done], IDS_BUFSZ);
-			(*top)[got].similarity = ix.cand[i].similarity;
-			(*top)[got].score = ix.cand[i].score;
-			got++;
-		}
-		done = kept;
-		if (got == page || kept < k)
-			break;
-	}
+	if (ix_scratch() != 0 || (*top = calloc(page, sizeof **top)) == NULL)
+		return DB_ERR;
+	if ((k = rank_get(agent_id, bio, tier, cbio)) != NULL &&
+	    (rc = top_from_rank(db, k, agent_id, now, p, page, *top, &got, &done)) != DB_OK)
+		goto fail;
+	if (!done && (rc = top_full(db, agent_id, cbio, tier, now, p, page, *top, &got)) != DB_OK)
+		goto fail;
+	if (done && selfcheck && (rc = check_rank(db, agent_id, cbio, tier, now, p, page, *top,
+	    got)) != DB_OK)
+		goto fail;
 	*n = got;
-	rc = DB_OK;
-out:
-	if (rc != DB_OK) {
-		free(*top);
-		*top = NULL;
-	}
-	free(ids);
-	free(ok);
+	return DB_OK;
+fail:
+	free(*top);
+	*top = NULL;
 	return rc;
 }

@@ -89,6 +89,7 @@ idp.dev2.issuer = arps-dev2-idp
 idp.dev2.audience = arps-dev
 idp.dev2.jwks = $VAR/idp/jwks.json
 test_fixtures = true
+match_selfcheck = ${ARPS_MATCH_SELFCHECK:-false}
 CONF
         mv "$VAR/arps.conf.tmp" "$VAR/arps.conf"
     fi
@@ -327,6 +328,8 @@ test)
         VAR=${ARPS_TEST_VAR:-$ROOT/var/test}
         PORT=${ARPS_TEST_PORT:-18080}
         rm -rf "$VAR"
+        # every listing checked against a full ranking (fcgi/match.c)
+        export ARPS_MATCH_SELFCHECK=true
         trap 'stop_all' EXIT
         up
         export ARPS_CONFIG="$VAR/arps.conf" ARPS_BASE_URL="http://127.0.0.1:$PORT" ARPS_VAR="$VAR" ARPS_ROOT="$ROOT"
