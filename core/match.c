@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "errors.h"
 #include "match.h"
@@ -356,4 +357,52 @@ double
 match_q8_bound(float err_a, float norm_a, float err_c, float norm_c)
 {
 	return (double)err_a * ((double)norm_c + err_c) + (double)norm_a * err_c + MATCH_Q8_SLACK;
+}
+
+/* --- a kept ranking (see match.h) --- */
+
+int
+match_kept_cmp(const struct match_kent *a, const struct match_kent *b)
+{
+	if (a->score != b->score)
+		return a->score > b->score ? -1 : 1;
+	if (a->created_at != b->created_at)
+		return a->created_at > b->created_at ? -1 : 1;
+	return a->seq > b->seq ? -1 : a->seq < b->seq;
+}
+
+void
+match_kept_drop(struct match_kept *k, int64_t seq)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < k->n; i++)
+		if (k->e[i].seq != seq)
+			k->e[j++] = k->e[i];
+	k->n = j;
+}
+
+int
+match_kept_add(struct match_kept *k, const struct match_kent *x)
+{
+	size_t p;
+
+	if (!k->complete) {
+		if (k->n == 0)
+			return -1;
+		if (match_kept_cmp(x, &k->e[k->n - 1]) > 0)
+			return 0;	/* after the last: stays out */
+	}
+	for (p = k->n; p > 0 && match_kept_cmp(x, &k->e[p - 1]) < 0; p--)
+		;
+	if (k->n >= k->keep) {
+		k->complete = 0;
+		if (p >= k->keep)
+			return 0;	/* after the last of a full list */
+		k->n = k->keep - 1;	/* the last drops out */
+	}
+	memmove(&k->e[p + 1], &k->e[p], (k->n - p) * sizeof k->e[0]);
+	k->e[p] = *x;
+	k->n++;
+	return 0;
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "embed.h"
+#include "ids.h"
 #include "reputation.h"
 
 #define MATCH_SCORE_CAP			0.9999
@@ -138,5 +139,37 @@ int32_t	 match_dot_i8(const int8_t *a, const int8_t *b, size_t n);
 double	 match_q8_bound(float err_a, float norm_a, float err_c, float norm_c);
 #define MATCH_Q8_SLACK	1e-4
 
+
+/*
+ * A kept ranking (design.md §9.12): the best `keep` entries of a set in
+ * rank order (match_kept_cmp: score, then created_at, then seq, newest
+ * first, the order of match_rank), with the invariant that every entry of
+ * the set not in the list ranks after the list's last; `complete` when the
+ * list holds the whole set.  Entries are identified by seq.  The owner
+ * tells the list of each entry added or re-ranked (match_kept_drop then
+ * match_kept_add); an entry that left the set may stay in the list, and
+ * whoever reads it skips it.  e[] has room for keep entries.
+ */
+struct match_kent {
+	double	 score, similarity;
+	int64_t	 created_at, seq;
+	uint32_t slot;			/* the owner's: where the entry was */
+	char	 id[IDS_BUFSZ];
+};
+
+struct match_kept {
+	struct match_kent *e;
+	size_t	 n, keep;
+	int	 complete;
+};
+
+/* < 0 when a ranks before b, > 0 after, 0 for the same (score, created_at, seq). */
+int	 match_kept_cmp(const struct match_kent *a, const struct match_kent *b);
+/* Remove the entry of seq from the list, if listed. */
+void	 match_kept_drop(struct match_kept *k, int64_t seq);
+/* Put x (not listed: match_kept_drop first) in its place, or leave it out
+ * when it ranks after the last of an incomplete list.  0, or -1 when the
+ * list cannot tell (incomplete and empty): rank the set afresh. */
+int	 match_kept_add(struct match_kept *k, const struct match_kent *x);
 
 #endif

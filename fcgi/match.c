@@ -617,22 +617,14 @@ ix_scratch(void)
 #define RANK_SLOTS	32
 #define RANK_KEEP	256
 
-struct rank_ent {
-	char	 id[IDS_BUFSZ];
-	int64_t	 seq, created_at;
-	uint32_t slot;		/* where it was: checked by seq, else looked up */
-	double	 similarity, score;
-};
-
 struct rank {
 	char	 agent[IDS_BUFSZ];	/* "": a free slot */
 	enum rep_tier tier;
 	float	 bio[EMBED_DIM];	/* as read, before centring */
 	uint64_t epoch, gen;		/* the index this list is as of */
 	uint64_t used;			/* last use (the least recent is replaced) */
-	int	 complete;
-	size_t	 n;
-	struct rank_ent e[RANK_KEEP];
+	struct match_kept k;		/* the list (core/match.h) */
+	struct match_kent e[RANK_KEEP];
 };
 
 static struct rank *ranks;	/* RANK_SLOTS */
@@ -641,20 +633,9 @@ static uint64_t rank_clock;
  * suites run lists that overflow, drop their last and run out, all checked */
 static size_t rank_keep = RANK_KEEP;
 
-/* cmp_cand's order (match_rank) on list entries: < 0 when a ranks first. */
-static int
-rank_cmp(const struct rank_ent *a, const struct rank_ent *b)
-{
-	if (a->score != b->score)
-		return a->score > b->score ? -1 : 1;
-	if (a->created_at != b->created_at)
-		return a->created_at > b->created_at ? -1 : 1;
-	return a->seq > b->seq ? -1 : a->seq < b->seq;
-}
-
 /* The index slot of list entry x, or -1 when it left the index. */
 static long
-rank_slot(struct rank_ent *x)
+rank_slot(struct match_kent *x)
 {
 	size_t p;
 	int found;
@@ -671,7 +652,7 @@ rank_slot(struct rank_ent *x)
 }
 
 static void
-rank_fill(struct rank_ent *x, size_t slot, double similarity, enum rep_tier tier)
+rank_fill(struct match_kent *x, size_t slot, double similarity, enum rep_tier tier)
 {
 	memcpy(x->id, ix.row[slot].id, IDS_BUFSZ);
 	x->seq = ix.row[slot].seq;
@@ -692,8 +673,10 @@ rank_build(struct rank *k, const float cbio[EMBED_DIM])
 	kept = match_rank(ix.cand, m, k->tier, 0, &q);
 	for (i = 0; i < kept; i++)
 		rank_fill(&k->e[i], REF_SLOT(ix.cand[i].ref), ix.cand[i].similarity, k->tier);
-	k->n = kept;
-	k->complete = kept == ix.n;
+	k->k.e = k->e;
+	k->k.keep = rank_keep;
+	k->k.n = kept;
+	k->k.complete = kept == ix.n;
 	k->epoch = ix.epoch;
 	k->gen = ix.gen;
 	return 0;
@@ -704,14 +687,11 @@ rank_build(struct rank *k, const float cbio[EMBED_DIM])
 static int
 rank_merge(struct rank *k, const struct ix_logent *l, const float cbio[EMBED_DIM])
 {
-	struct rank_ent x;
-	size_t i, j, slot, p;
+	struct match_kent x;
+	size_t slot, p;
 	int found;
 
-	for (i = j = 0; i < k->n; i++)	/* its old place, if listed */
-		if (k->e[i].seq != l->seq)
-			k->e[j++] = k->e[i];
-	k->n = j;
+	match_kept_drop(&k->k, l->seq);	/* its old place, if listed */
 	if (ix.tab == NULL)
 		return -1;
 	p = ix_pos(l->id, &found);
@@ -722,20 +702,7 @@ rank_merge(struct rank *k, const struct ix_logent *l, const float cbio[EMBED_DIM
 		return 0;	/* a later change of it is in the log too */
 	rank_fill(&x, slot, match_similarity(match_dot(cbio, ix.vec + slot * EMBED_DIM,
 	    EMBED_DIM)), k->tier);
-	if (!k->complete && (k->n == 0 || rank_cmp(&x, &k->e[k->n - 1]) > 0))
-		return k->n == 0 ? -1 : 0;	/* ranks after the last: stays out */
-	for (p = k->n; p > 0 && rank_cmp(&x, &k->e[p - 1]) < 0; p--)
-		;
-	if (k->n == rank_keep) {
-		k->complete = 0;
-		if (p == k->n)
-			return 0;	/* after the last: stays out */
-		k->n--;		/* the last drops out */
-	}
-	memmove(&k->e[p + 1], &k->e[p], (k->n - p) * sizeof k->e[0]);
-	k->e[p] = x;
-	k->n++;
-	return 0;
+	return match_kept_add(&k->k, &x);
 }
 
 /* The agent's list, caught up with the index: NULL only out of memory. */
@@ -832,7 +799,7 @@ top_from_rank(struct db *db, struct rank *k, const char *agent_id, int64_t now,
 	while (*got < page) {
 		/* at least a statement's worth (DB_MATCH_RECHECK ids) */
 		want = page - *got < DB_MATCH_RECHECK ? DB_MATCH_RECHECK : page - *got;
-		for (m = 0; i < k->n && m < want; i++) {
+		for (m = 0; i < k->k.n && m < want; i++) {
 			if ((slot = rank_slot(&k->e[i])) < 0)
 				continue;
 			r = &ix.row[slot];
@@ -849,7 +816,7 @@ top_from_rank(struct db *db, struct rank *k, const char *agent_id, int64_t now,
 		if ((rc = confirm(db, agent_id, now, ids, sim, score, m, top, page, got)) != DB_OK)
 			return rc;
 	}
-	*done = *got == page || k->complete;
+	*done = *got == page || k->k.complete;
 	return DB_OK;
 }
 

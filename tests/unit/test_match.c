@@ -536,6 +536,142 @@ test_q8_bound(void **state)
 	assert_int_equal(match_dot_i8(qa, qc, 37), 37 * 127 * 127);
 }
 
+/*
+ * A kept ranking against the set it follows: random sets with many ties
+ * (few scores, few creation times), random additions, re-datings and
+ * removals (told to the list as the index tells it: drop then add; a
+ * removal not told at all), and after each the list read as fcgi/match.c
+ * reads it (skipping entries gone from the set) must be exactly the best
+ * of the set in match_kept_cmp order, and all of the set when complete.
+ */
+#define KS_MAX	64
+
+struct kset {
+	struct match_kent v[KS_MAX];
+	int	 live[KS_MAX];	/* index: seq - 1 */
+};
+
+static int
+kent_cmp(const void *a, const void *b)
+{
+	return match_kept_cmp(a, b);
+}
+
+static void
+kset_random(struct kset *s, unsigned *rng, int64_t seq)
+{
+	struct match_kent *x = &s->v[seq - 1];
+
+	memset(x, 0, sizeof *x);
+	x->seq = seq;
+	x->score = (double)(rand_r(rng) % 5) / 8;
+	x->similarity = x->score;
+	x->created_at = 1000 + rand_r(rng) % 3;
+	s->live[seq - 1] = 1;
+}
+
+/* Rank the whole set into k (as rank_build does).  Returns 0. */
+static void
+kset_build(const struct kset *s, int64_t nseq, struct match_kept *k)
+{
+	struct match_kent all[KS_MAX];
+	size_t n = 0, i;
+
+	for (i = 0; i < (size_t)nseq; i++)
+		if (s->live[i])
+			all[n++] = s->v[i];
+	qsort(all, n, sizeof all[0], kent_cmp);
+	k->n = n < k->keep ? n : k->keep;
+	memcpy(k->e, all, k->n * sizeof all[0]);
+	k->complete = k->n == n;
+}
+
+static void
+kset_check(const struct kset *s, int64_t nseq, const struct match_kept *k)
+{
+	struct match_kent all[KS_MAX], seen[KS_MAX];
+	size_t n = 0, m = 0, i;
+
+	for (i = 0; i < (size_t)nseq; i++)
+		if (s->live[i])
+			all[n++] = s->v[i];
+	qsort(all, n, sizeof all[0], kent_cmp);
+	for (i = 0; i < k->n; i++) {
+		if (i > 0)
+			assert_true(match_kept_cmp(&k->e[i - 1], &k->e[i]) < 0);
+		if (!s->live[k->e[i].seq - 1])
+			continue;	/* gone: the reader skips it */
+		/* listed live entries carry the set's current key */
+		assert_int_equal(match_kept_cmp(&k->e[i], &s->v[k->e[i].seq - 1]), 0);
+		seen[m++] = k->e[i];
+	}
+	assert_true(m <= n);
+	for (i = 0; i < m; i++)
+		assert_int_equal(seen[i].seq, all[i].seq);
+	if (k->complete)
+		assert_int_equal(m, n);
+}
+
+static void
+test_kept_ranking(void **state)
+{
+	struct match_kent e[8];
+	struct match_kept k;
+	struct kset s;
+	unsigned rng = 12345;
+	int64_t nseq, q;
+	int round, op, rebuilt = 0, overflowed = 0;
+	size_t keep;
+
+	(void)state;
+	for (round = 0; round < 4000; round++) {
+		keep = 1 + (size_t)(round % 8);
+		memset(&s, 0, sizeof s);
+		nseq = (int64_t)(rand_r(&rng) % 12);
+		for (q = 1; q <= nseq; q++)
+			kset_random(&s, &rng, q);
+		k.e = e;
+		k.keep = keep;
+		kset_build(&s, nseq, &k);
+		kset_check(&s, nseq, &k);
+		for (op = 0; op < 30; op++) {
+			int was_complete = k.complete;
+
+			switch (rand_r(&rng) % 3) {
+			case 0:		/* a new entry */
+				if (nseq == KS_MAX)
+					continue;
+				kset_random(&s, &rng, ++nseq);
+				q = nseq;
+				break;
+			case 1:		/* an entry re-dated or re-opened */
+				if (nseq == 0)
+					continue;
+				q = 1 + (int64_t)(rand_r(&rng) % (unsigned)nseq);
+				s.live[q - 1] = 1;
+				s.v[q - 1].created_at = 1000 + rand_r(&rng) % 3;
+				break;
+			default:	/* an entry leaves the set (the list is not told) */
+				if (nseq == 0)
+					continue;
+				s.live[rand_r(&rng) % (unsigned)nseq] = 0;
+				kset_check(&s, nseq, &k);
+				continue;
+			}
+			match_kept_drop(&k, q);
+			if (match_kept_add(&k, &s.v[q - 1]) != 0) {
+				kset_build(&s, nseq, &k);
+				rebuilt++;
+			} else if (was_complete && !k.complete)
+				overflowed++;
+			kset_check(&s, nseq, &k);
+		}
+	}
+	/* every path was taken */
+	assert_true(rebuilt > 0);
+	assert_true(overflowed > 0);
+}
+
 int
 main(void)
 {
@@ -551,6 +687,7 @@ main(void)
 		cmocka_unit_test(test_seq_late_commit),
 		cmocka_unit_test(test_seq_many_holes),
 		cmocka_unit_test(test_q8_bound),
+		cmocka_unit_test(test_kept_ranking),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
