@@ -54,12 +54,15 @@ static const char q_agent_by_cur[] =
 	X(KEYCUR_C_STUDY_ID,		"p.study_id") \
 	X(KEYCUR_C_ID,			"p.id") \
 	X(KEYCUR_C_STATUS,		"p.status") \
-	L(KEYCUR_C_ACCEPTED_AT,		"p.accepted_at")
+	X(KEYCUR_C_ACCEPTED_AT,		"p.accepted_at") \
+	X(KEYCUR_C_BIO_STATUS,		"e.status") \
+	L(KEYCUR_C_BIO_HASH,		"e.text_hash")
 enum keycur_col { KEYCUR_C__BEFORE = KEY_C__END - 1, DB_COLS_ENUM(KEYCUR_COLUMNS) KEYCUR_C__END };
 static const char q_agent_by_cur_with_current[] =
     "SELECT k.*, " DB_COLS_SQL(KEYCUR_COLUMNS) " FROM (SELECT " AGENT_COLS ", "
     DB_COLS_SQL(KEY_COLUMNS) " FROM agents WHERE api_key_hash = ?) k"
-    " LEFT JOIN participations p ON p.active_agent = k.id";
+    " LEFT JOIN participations p ON p.active_agent = k.id"
+    " LEFT JOIN embeddings e ON e.subject_id = k.id";
 static const char q_agent_by_prev[] =
     "SELECT " AGENT_COLS " FROM agents WHERE api_key_prev_hash = ? AND api_key_prev_until > ?";
 static const char q_agent_prev_drop[] =
@@ -217,6 +220,9 @@ db_agent_by_key_current(struct db *db, const unsigned char h[32], int64_t now, s
     struct agent_current *cur)
 {
 	struct dbres *res = NULL;
+	const char *st;
+	const void *b;
+	size_t len = 0;
 	enum db_rc rc;
 	int has_prev;
 
@@ -244,6 +250,13 @@ db_agent_by_key_current(struct db *db, const unsigned char h[32], int64_t now, s
 			    KEYCUR_C_ID);
 			dbres_copy(cur->status, sizeof cur->status, res, 0, KEYCUR_C_STATUS);
 			cur->accepted_at = dbres_i64(res, 0, KEYCUR_C_ACCEPTED_AT);
+		}
+		b = dbres_blob(res, 0, KEYCUR_C_BIO_HASH, &len);
+		st = dbres_str(res, 0, KEYCUR_C_BIO_STATUS);
+		if (st != NULL && strcmp(st, "ready") == 0 && b != NULL &&
+		    len == sizeof cur->bio_hash) {
+			memcpy(cur->bio_hash, b, len);
+			cur->bio_ready = 1;
 		}
 	}
 	dbres_free(res);

@@ -28,6 +28,10 @@ struct agent_current {
 	char participation_id[IDS_BUFSZ];
 	char status[16];
 	int64_t accepted_at;
+	/* db_agent_by_key_current only: the bio's embedding is ready, and
+	 * the hash of the text it embeds (which names the vector) */
+	int bio_ready;
+	unsigned char bio_hash[32];
 };
 
 struct account {

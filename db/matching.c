@@ -14,6 +14,7 @@
 #define BIO_COLUMNS(X, L) \
 	X(BIO_C_HAS_BIO,	"a.bio IS NOT NULL") \
 	X(BIO_C_STATUS,		"COALESCE(e.status, 'processing')") \
+	X(BIO_C_HASH,		"e.text_hash") \
 	L(BIO_C_VECTOR,		"e.vector")
 enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
 /* An open study of a full load. */
@@ -75,12 +76,12 @@ _Static_assert(DB_MATCH_BATCH == 32, "q_vectors has 32 placeholders");
 
 enum db_rc
 db_match_bio(struct db *db, const char *agent_id, enum db_bio_state *state,
-    float vec[EMBED_DIM])
+    float vec[EMBED_DIM], unsigned char hash[32])
 {
 	struct dbres *res = NULL;
 	const char *st;
-	const void *b;
-	size_t len = 0;
+	const void *b, *h;
+	size_t len = 0, hlen = 0;
 	enum db_rc rc;
 
 	*state = DB_BIO_NONE;
@@ -89,9 +90,11 @@ db_match_bio(struct db *db, const char *agent_id, enum db_bio_state *state,
 	if (res->nrows > 0 && dbres_i64(res, 0, BIO_C_HAS_BIO) != 0) {
 		st = dbres_str(res, 0, BIO_C_STATUS);
 		b = dbres_blob(res, 0, BIO_C_VECTOR, &len);
+		h = dbres_blob(res, 0, BIO_C_HASH, &hlen);
 		if (st != NULL && strcmp(st, "ready") == 0 && b != NULL &&
-		    len == sizeof(float) * EMBED_DIM) {
+		    len == sizeof(float) * EMBED_DIM && h != NULL && hlen == 32) {
 			memcpy(vec, b, len);
+			memcpy(hash, h, hlen);
 			*state = DB_BIO_READY;
 		} else if (st != NULL && strcmp(st, "failed") == 0)
 			*state = DB_BIO_FAILED;

@@ -47,9 +47,10 @@ struct match_change {
 	struct match_row row;	/* id always; the rest when open */
 };
 
-/* The state of agent_id's bio embedding; vec filled when DB_BIO_READY. */
+/* The state of agent_id's bio embedding; vec and the hash of the text it
+ * embeds filled when DB_BIO_READY. */
 enum db_rc db_match_bio(struct db *, const char *agent_id, enum db_bio_state *state,
-    float vec[EMBED_DIM]);
+    float vec[EMBED_DIM], unsigned char hash[32]);
 
 /*
  * One page of the open studies (active, a free slot, a ready criteria

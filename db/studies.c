@@ -92,6 +92,15 @@ static const char q_study_many[] =
     "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
     Q4 ", " Q4 ", " Q4 ", " Q4 ")";
 #define STUDY_MANY_BATCH 32
+/* db_study_open_for: 30 ids, the time and the agent (32 parameters). */
+static const char q_study_open_for[] =
+    "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
+    Q4 ", " Q4 ", " Q4 ", ?, ?)"
+    " AND s.status = 'active' AND s.occupied < s.max_participants"
+    " AND (s.deadline IS NULL OR s.deadline > ?)"
+    " AND NOT EXISTS (SELECT 1 FROM participations p WHERE p.study_id = s.id"
+    " AND p.agent_id = ?)";
+#define STUDY_OPEN_BATCH 30
 
 static const char q_part_get[] = PART_ALONE " FROM participations p WHERE p.id = ?";
 static const char q_part_lock[] = PART_ALONE " FROM participations p WHERE p.id = ? FOR UPDATE";
@@ -337,6 +346,51 @@ db_study_get_many(struct db *db, const char *const *ids, size_t n, struct study 
 		for (i = 0; i < STUDY_MANY_BATCH; i++)
 			p[i] = i < m ? P_STR(ids[at + i]) : P_NULL;
 		if ((rc = db_exec(db, q_study_many, p, STUDY_MANY_BATCH, &res, NULL)) != DB_OK)
+			break;
+		for (i = 0; i < res->nrows && rc == DB_OK; i++) {
+			if (study_row(res, i, 0, &s) != 0) {
+				db_study_clear(&s);
+				rc = DB_ERR;
+				break;
+			}
+			for (j = at; j < at + m && strcmp(ids[j], s.id) != 0; j++)
+				;
+			if (j < at + m && !found[j]) {
+				out[j] = s;
+				found[j] = 1;
+			} else
+				db_study_clear(&s);
+		}
+		dbres_free(res);
+		res = NULL;
+	}
+	if (rc != DB_OK) {
+		for (i = 0; i < n; i++)
+			db_study_clear(&out[i]);
+		memset(found, 0, n * sizeof *found);
+	}
+	return rc;
+}
+
+enum db_rc
+db_study_open_for(struct db *db, const char *agent_id, int64_t now, const char *const *ids,
+    size_t n, struct study *out, int *found)
+{
+	struct dbp p[STUDY_OPEN_BATCH + 2];
+	struct dbres *res = NULL;
+	struct study s;
+	size_t at, m, i, j;
+	enum db_rc rc = DB_OK;
+
+	memset(out, 0, n * sizeof *out);
+	memset(found, 0, n * sizeof *found);
+	for (at = 0; at < n && rc == DB_OK; at += m) {
+		m = n - at < STUDY_OPEN_BATCH ? n - at : STUDY_OPEN_BATCH;
+		for (i = 0; i < STUDY_OPEN_BATCH; i++)
+			p[i] = i < m ? P_STR(ids[at + i]) : P_NULL;
+		p[STUDY_OPEN_BATCH] = P_I64(now);
+		p[STUDY_OPEN_BATCH + 1] = P_STR(agent_id);
+		if ((rc = db_exec(db, q_study_open_for, p, STUDY_OPEN_BATCH + 2, &res, NULL)) != DB_OK)
 			break;
 		for (i = 0; i < res->nrows && rc == DB_OK; i++) {
 			if (study_row(res, i, 0, &s) != 0) {

@@ -110,6 +110,12 @@ enum db_rc db_participation_get(struct db *, const char *prt_id, int for_update,
  * *next is the cursor of the next page, 0 at the end. */
 enum db_rc db_study_list_owner(struct db *, const char *owner, int64_t cursor, int64_t limit,
     struct study **v, size_t *n, int64_t *next);
+/* The studies of ids[0..n) still open to agent_id at now (active, a free
+ * slot, no deadline passed, never taken part in by the agent): out[i] and
+ * found[i] as db_study_get_many; one statement per 30 ids.  The
+ * confirmation of GET /studies/available (fcgi/match.c). */
+enum db_rc db_study_open_for(struct db *, const char *agent_id, int64_t now,
+    const char *const *ids, size_t n, struct study *out, int *found);
 /* Studies by id, read 32 ids per query: out[i] gets study
  * ids[i] and found[i] = 1, or found[i] = 0 when there is none.  Counts are
  * not filled.  The caller clears every found out[i]. */

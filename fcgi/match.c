@@ -750,34 +750,54 @@ rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
 
 /*
  * Confirm ids[0..n) (a free slot, not taken part in: the index cannot know
- * the agent's own past, and a row may have changed since the refresh) and
- * append the confirmed ones in order to top[*got..page), with their
- * similarity and score.
+ * the agent's own past, and a row may have changed since the refresh),
+ * reading their rows, and append the confirmed ones in order to
+ * top[*got..page), with their similarity and score.
  */
 static enum db_rc
 confirm(struct db *db, const char *agent_id, int64_t now, const char **ids,
     const double *sim, const double *score, size_t n, struct match_top *top, size_t page,
     size_t *got)
 {
+	struct study *rows;
 	int *ok;
 	size_t i;
-	enum db_rc rc;
+	enum db_rc rc = DB_ERR;
 
 	if (n == 0)
 		return DB_OK;
-	if ((ok = malloc(n * sizeof *ok)) == NULL)
-		return DB_ERR;
-	if ((rc = db_match_recheck(db, agent_id, now, ids, n, ok)) == DB_OK)
-		for (i = 0; i < n && *got < page; i++) {
+	rows = calloc(n, sizeof *rows);
+	ok = malloc(n * sizeof *ok);
+	if (rows != NULL && ok != NULL &&
+	    (rc = db_study_open_for(db, agent_id, now, ids, n, rows, ok)) == DB_OK)
+		for (i = 0; i < n; i++) {
 			if (!ok[i])
 				continue;
+			if (*got == page) {
+				db_study_clear(&rows[i]);
+				continue;
+			}
 			memcpy(top[*got].id, ids[i], IDS_BUFSZ);
 			top[*got].similarity = sim[i];
 			top[*got].score = score[i];
+			top[*got].study = rows[i];
 			(*got)++;
 		}
+	free(rows);
 	free(ok);
 	return rc;
+}
+
+void
+match_top_free(struct match_top *top, size_t n)
+{
+	size_t i;
+
+	if (top == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		db_study_clear(&top[i].study);
+	free(top);
 }
 
 /*
@@ -836,6 +856,9 @@ top_full(struct db *db, const char *agent_id, const float cbio[EMBED_DIM], enum 
 	size_t i, m, k, kept, done = 0;
 	enum db_rc rc = DB_OK;
 
+	for (i = 0; i < *got; i++)	/* what a list gave before it ran out */
+		db_study_clear(&top[i].study);
+	memset(top, 0, *got * sizeof *top);
 	*got = 0;
 	for (k = page;; k *= 4) {
 		m = ix_score(cbio, now, tier, p->first_access_minutes, k, 0);
@@ -886,7 +909,8 @@ check_rank(struct db *db, const char *agent_id, const float cbio[EMBED_DIM], enu
 
 	if ((full = calloc(page, sizeof *full)) == NULL)
 		return DB_ERR;
-	if ((rc = top_full(db, agent_id, cbio, tier, now, p, page, full, &n)) == DB_OK) {
+	rc = top_full(db, agent_id, cbio, tier, now, p, page, full, &n);
+	if (rc == DB_OK) {
 		for (i = 0; i < n && i < got && strcmp(full[i].id, top[i].id) == 0 &&
 		    full[i].similarity == top[i].similarity && full[i].score == top[i].score; i++)
 			;
@@ -897,8 +921,55 @@ check_rank(struct db *db, const char *agent_id, const float cbio[EMBED_DIM], enu
 			rc = DB_ERR;
 		}
 	}
-	free(full);
+	match_top_free(full, n);
 	return rc;
+}
+
+#define BIO_SLOTS	32
+
+static struct bio_kept {
+	char	 agent[IDS_BUFSZ];
+	unsigned char hash[32];
+	float	 vec[EMBED_DIM];
+	uint64_t used;
+} *bios;
+static uint64_t bio_clock;
+
+int
+match_bio_kept(const char *agent_id, const unsigned char hash[32], float vec[EMBED_DIM])
+{
+	size_t i;
+
+	for (i = 0; bios != NULL && i < BIO_SLOTS; i++)
+		if (bios[i].agent[0] != '\0' && strcmp(bios[i].agent, agent_id) == 0 &&
+		    memcmp(bios[i].hash, hash, sizeof bios[i].hash) == 0) {
+			memcpy(vec, bios[i].vec, sizeof bios[i].vec);
+			bios[i].used = ++bio_clock;
+			return 1;
+		}
+	return 0;
+}
+
+void
+match_bio_keep(const char *agent_id, const unsigned char hash[32], const float vec[EMBED_DIM])
+{
+	struct bio_kept *b;
+	size_t i;
+
+	if (bios == NULL && (bios = calloc(BIO_SLOTS, sizeof *bios)) == NULL)
+		return;
+	for (b = &bios[0], i = 0; i < BIO_SLOTS; i++) {
+		if (strcmp(bios[i].agent, agent_id) == 0) {
+			b = &bios[i];
+			break;
+		}
+		if (bios[i].used < b->used)
+			b = &bios[i];
+	}
+	snprintf(b->agent, sizeof b->agent, "%s", agent_id);
+	memcpy(b->hash, hash, sizeof b->hash);
+	memcpy(b->vec, vec, sizeof b->vec);
+	b->used = ++bio_clock;
 }
 
 enum db_rc
@@ -933,7 +1004,7 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 	*n = got;
 	return DB_OK;
 fail:
-	free(*top);
+	match_top_free(*top, got);
 	*top = NULL;
 	return rc;
 }

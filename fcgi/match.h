@@ -13,13 +13,16 @@
 #include "db/db.h"
 #include "fcgi/http.h"
 
+#include "db/studies.h"
+
 struct config;
 
-/* One ranked study of match_top. */
+/* One ranked study of match_top, with its row as the confirmation read it. */
 struct match_top {
 	char	 id[IDS_BUFSZ];
 	double	 similarity;	/* match_similarity of bio and criteria */
 	double	 score;		/* match_score(similarity, tier) */
+	struct study study;
 };
 
 /* Map cfg->model_path (master, before fork).  0, or -1 when the model
@@ -48,11 +51,23 @@ void match_embed_after(struct req *r, const char *subject, const char *text);
  * selects the best for `tier` at now, and the database confirms them (a
  * free slot, not taken part in) in rank order, ranking further when some
  * drop out, until p->limit (basic: also basic_max_studies) are confirmed
- * or none is left.  *top is malloc'd (caller frees), *n entries.
- * enum db_rc.
+ * or none is left; the confirmation reads the listed rows whole (one
+ * statement, db_study_open_for).  *top is malloc'd (match_top_free), *n
+ * entries.  enum db_rc.
  */
 enum db_rc match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM],
     enum rep_tier tier, int64_t now, const struct match_params *p, struct match_top **top,
     size_t *n);
+void match_top_free(struct match_top *top, size_t n);
+
+/*
+ * The bio vectors of the last agents this worker listed studies for, named
+ * by the hash of the text they embed (design.md §9.12): 1 and vec filled
+ * when agent_id's vector for text hash is kept, else 0.  match_bio_keep
+ * keeps one (read with its hash in one statement, db_match_bio).
+ */
+int match_bio_kept(const char *agent_id, const unsigned char hash[32], float vec[EMBED_DIM]);
+void match_bio_keep(const char *agent_id, const unsigned char hash[32],
+    const float vec[EMBED_DIM]);
 
 #endif

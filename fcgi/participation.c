@@ -129,16 +129,16 @@ h_available(struct req *r)
 {
 	struct match_params mp;
 	struct match_top *top = NULL;
-	struct agent_current cur;
+	struct agent a_own;
+	struct agent_current cur_own;
+	const struct agent *ag = r->agent;
+	const struct agent_current *cur = r->agent_cur;
 	struct json_object *o, *arr, *it, *m, *next;
-	struct study *v = NULL;
-	const char **ids = NULL;
-	int *found = NULL;
 	float bio[EMBED_DIM];
+	unsigned char hash[32];
 	char ep[ENDPOINT_MAX], ep2[ENDPOINT_MAX];
 	const char *best = NULL;
 	enum db_bio_state bs;
-	struct agent a;
 	enum rep_tier tier;
 	int64_t limit, cursor;
 	size_t i, n = 0;
@@ -147,53 +147,50 @@ h_available(struct req *r)
 	if (decode_page_or_reply(r, VAL_AVAILABLE_LIMIT_DEFAULT, VAL_AVAILABLE_LIMIT_MAX, &limit,
 	    &cursor) != 0)
 		return 0;
-	if ((rc = db_agent_get(r->db, r->who.id, 0, &a)) != DB_OK ||
-	    (rc = db_agent_current(r->db, r->who.id, &cur)) != DB_OK)
-		return reply_db(r, rc == DB_NOTFOUND ? DB_ERR : rc);
-	if (a.account_id[0] == '\0')
+	if (ag == NULL || cur == NULL) {	/* the key's look-up brings both (fcgi/auth.c) */
+		if ((rc = db_agent_get(r->db, r->who.id, 0, &a_own)) != DB_OK ||
+		    (rc = db_agent_current(r->db, r->who.id, &cur_own)) != DB_OK)
+			return reply_db(r, rc == DB_NOTFOUND ? DB_ERR : rc);
+		ag = &a_own;
+		cur = &cur_own;
+	}
+	if (ag->account_id[0] == '\0')
 		return available_empty(r, "claim_ownership", "POST /auth/claim",
 		    "Studies are shown to claimed agents only: your owner logs in and claims you "
 		    "with your claim code.", NULL, NULL, NULL);
-	if (!rep_may_take_part(strcmp(a.status, "suspended") == 0, a.reputation))
+	if (!rep_may_take_part(strcmp(ag->status, "suspended") == 0, ag->reputation))
 		return available_empty(r, "view_profile", "GET /agents/me",
 		    "The agent is suspended (by an administrator, or a reputation under 30) and "
 		    "cannot take part in studies.", NULL, NULL, NULL);
-	if (cur.participation_id[0] != '\0') {
-		endpoint(ep, "POST", cur.study_id, "complete");
-		endpoint(ep2, "POST", cur.study_id, "withdraw");
+	if (cur->participation_id[0] != '\0') {
+		endpoint(ep, "POST", cur->study_id, "complete");
+		endpoint(ep2, "POST", cur->study_id, "withdraw");
 		return available_empty(r, "complete", ep,
 		    "Finish your active study and submit completion first.", "withdraw", ep2,
 		    "Or withdraw from it (no reputation change).");
 	}
-	if ((rc = db_match_bio(r->db, r->who.id, &bs, bio)) != DB_OK)
-		return reply_db(r, rc);
-	if (bs != DB_BIO_READY)
-		return available_no_bio(r, bs);
-	tier = rep_tier_of(a.reputation);
+	/* the vector this worker kept for the text the key's look-up names,
+	 * else read with its own hash */
+	if (cur->bio_ready && match_bio_kept(r->who.id, cur->bio_hash, bio))
+		bs = DB_BIO_READY;
+	else {
+		if ((rc = db_match_bio(r->db, r->who.id, &bs, bio, hash)) != DB_OK)
+			return reply_db(r, rc);
+		if (bs != DB_BIO_READY)
+			return available_no_bio(r, bs);
+		match_bio_keep(r->who.id, hash, bio);
+	}
+	tier = rep_tier_of(ag->reputation);
 	mp.first_access_minutes = r->cfg->first_access_minutes;
 	mp.basic_max_studies = (size_t)r->cfg->basic_max_studies;
 	mp.limit = (size_t)limit;
 	if ((rc = match_top(r->db, r->who.id, bio, tier, r->now, &mp, &top, &n)) != DB_OK)
 		return reply_db(r, rc);
-	if (n > 0 && ((ids = calloc(n, sizeof *ids)) == NULL ||
-	    (v = calloc(n, sizeof *v)) == NULL || (found = calloc(n, sizeof *found)) == NULL)) {
-		reply_err(r, ARPS_E_INTERNAL, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		ids[i] = top[i].id;
-	if (n > 0 && (rc = db_study_get_many(r->db, ids, n, v, found)) != DB_OK) {
-		reply_db(r, rc);
-		goto out;
-	}
 	o = json_object_new_object();
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++) {
-		const struct study *s = &v[i];
+		const struct study *s = &top[i].study;	/* confirmed open by match_top */
 
-		/* changed since the candidate read: no longer open */
-		if (!found[i] || s->state != STUDY_ACTIVE || s->occupied >= s->max_participants)
-			continue;
 		it = json_object_new_object();
 		jadd_str(it, "id", s->id);
 		jadd_str(it, "title", s->title);
@@ -223,14 +220,7 @@ h_available(struct req *r)
 		    "No study is open to you right now; check again later.");
 	json_object_object_add(o, "nextActions", next);
 	reply_json(r, 200, o);
-out:
-	if (v != NULL)
-		for (i = 0; i < n; i++)
-			db_study_clear(&v[i]);
-	free(v);
-	free(found);
-	free(ids);
-	free(top);
+	match_top_free(top, n);
 	return 0;
 }
 

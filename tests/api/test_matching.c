@@ -506,6 +506,46 @@ index_follows_changes(void **state)
 	listed_everywhere(&pri, s[PAUSE], 1);
 }
 
+/*
+ * A new bio re-ranks at once on every worker (each keeps an agent's bio
+ * vector and ranking, named by the hash of the bio's text, fcgi/match.c):
+ * with the bees bio the bees study ranks above the clocks study; with the
+ * clocks bio, once embedded, every answer ranks it the other way round.
+ */
+static void
+new_bio_reranks(void **state)
+{
+	struct test_user u, o;
+	struct test_agent a;
+	char bees[IDS_BUFSZ], clocks[IDS_BUFSZ];
+	struct resp r;
+	int i;
+
+	(void)state;
+	researcher(&u, 100000);
+	study_with(&u, "Rooftop bees", ROOFTOP_BEES, 2, bees);
+	study_with(&u, "Clock repair", CLOCKS_BIO, 2, clocks);
+	agent_claimed(&a, &o, "rerank");
+	agent_set_reputation(a.id, 80);
+	agent_bio_set(&a, ROOFTOP_BEES);
+	bios_ready(&a, 1);
+	criteria_ready(&u, 2);
+	for (i = 0; i < EVERY_WORKER; i++) {
+		r = available(&a, 1.0);
+		assert_true(position(&r, bees) >= 0 && position(&r, clocks) >= 0);
+		assert_true(position(&r, bees) < position(&r, clocks));
+		resp_free(&r);
+	}
+	agent_bio_set(&a, CLOCKS_BIO);
+	bios_ready(&a, 1);
+	for (i = 0; i < EVERY_WORKER; i++) {
+		r = available(&a, 1.0);
+		assert_true(position(&r, bees) >= 0 && position(&r, clocks) >= 0);
+		assert_true(position(&r, clocks) < position(&r, bees));
+		resp_free(&r);
+	}
+}
+
 int
 main(void)
 {
@@ -515,6 +555,7 @@ main(void)
 		cmocka_unit_test(sweep_fills_criteria),
 		cmocka_unit_test(rank_by_meaning),
 		cmocka_unit_test(index_follows_changes),
+		cmocka_unit_test(new_bio_reranks),
 	};
 
 	return cmocka_run_group_tests_name("api_matching", tests, NULL, NULL);
