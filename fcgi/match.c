@@ -817,8 +817,11 @@ top_from_rank(struct db *db, struct rank *k, const char *agent_id, int64_t now,
 
 	*done = 0;
 	while (*got < page) {
-		/* at least a statement's worth (DB_MATCH_RECHECK ids) */
-		want = page - *got < DB_MATCH_RECHECK ? DB_MATCH_RECHECK : page - *got;
+		/* the page exactly, then (some dropped out) at least a
+		 * statement's worth (DB_MATCH_RECHECK ids) */
+		want = page - *got;
+		if (i > 0 && want < DB_MATCH_RECHECK)
+			want = DB_MATCH_RECHECK;
 		for (m = 0; i < k->k.n && m < want; i++) {
 			if ((slot = rank_slot(&k->e[i])) < 0)
 				continue;
