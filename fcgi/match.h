@@ -46,9 +46,10 @@ void match_embed_after(struct req *r, const char *subject, const char *text);
  * The studies GET /studies/available lists to agent_id (design.md §6.6,
  * design.md §7, design.md §9.12), best first: this worker's in-memory index of open
  * studies is brought up to date from the change sequence (fcgi/match.c),
- * every entry whose deadline has not passed is scored against the agent's
- * bio (centred; match_dot over the centred criteria vectors), match_rank
- * selects the best for `tier` at now, and the database confirms them (a
+ * the agent's kept ranking is caught up on the entries added since (or,
+ * when it cannot give the page, every entry whose deadline has not passed
+ * is scored against the agent's bio: centred, match_dot over the centred
+ * criteria vectors, match_rank for `tier` at now), and the database confirms them (a
  * free slot, not taken part in) in rank order, ranking further when some
  * drop out, until p->limit (basic: also basic_max_studies) are confirmed
  * or none is left; the confirmation reads the listed rows whole (one
