@@ -60,7 +60,7 @@ static const char q_changes[] =
     "SELECT " DB_COLS_SQL(CHG_COLUMNS) " FROM study_changes c"
     " LEFT JOIN studies s ON s.id = c.study_id"
     " LEFT JOIN embeddings e ON e.subject_id = c.study_id"
-    " WHERE c.seq > ?" GAP4 GAP4 " ORDER BY c.seq LIMIT ?";
+    " WHERE c.seq > ? AND (c.seq > ?" GAP4 GAP4 ") ORDER BY c.seq LIMIT ?";
 _Static_assert(MATCH_GAPS_MAX == 8, "q_changes has 8 BETWEEN pairs");
 static const char q_recheck[] =
     "SELECT s.id FROM studies s WHERE s.id IN (" Q30 ")"
@@ -174,9 +174,10 @@ db_match_change_start(struct db *db, int64_t before, int64_t *seq)
 }
 
 enum db_rc
-db_match_changes(struct db *db, const struct match_seq *s, struct match_change **v, size_t *n)
+db_match_changes(struct db *db, const struct match_seq *s, int64_t after,
+    struct match_change **v, size_t *n)
 {
-	struct dbp p[2 + 2 * MATCH_GAPS_MAX];
+	struct dbp p[3 + 2 * MATCH_GAPS_MAX];
 	struct dbres *res = NULL;
 	struct match_change *c;
 	size_t i, k = 0;
@@ -184,13 +185,14 @@ db_match_changes(struct db *db, const struct match_seq *s, struct match_change *
 
 	*v = NULL;
 	*n = 0;
-	p[0] = P_I64(s->hw);
+	p[0] = P_I64(after);
+	p[1] = P_I64(s->hw);
 	for (i = 0; i < MATCH_GAPS_MAX; i++) {
-		p[1 + 2 * i] = i < s->ngap ? P_I64(s->gap[i].lo) : P_NULL;
-		p[2 + 2 * i] = i < s->ngap ? P_I64(s->gap[i].hi) : P_NULL;
+		p[2 + 2 * i] = i < s->ngap ? P_I64(s->gap[i].lo) : P_NULL;
+		p[3 + 2 * i] = i < s->ngap ? P_I64(s->gap[i].hi) : P_NULL;
 	}
-	p[1 + 2 * MATCH_GAPS_MAX] = P_I64(DB_MATCH_PAGE);
-	if ((rc = db_exec(db, q_changes, p, 2 + 2 * MATCH_GAPS_MAX, &res, NULL)) != DB_OK)
+	p[2 + 2 * MATCH_GAPS_MAX] = P_I64(DB_MATCH_PAGE);
+	if ((rc = db_exec(db, q_changes, p, 3 + 2 * MATCH_GAPS_MAX, &res, NULL)) != DB_OK)
 		return rc;
 	if (res->nrows > 0 && (*v = calloc(res->nrows, sizeof **v)) == NULL) {
 		dbres_free(res);

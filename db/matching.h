@@ -73,12 +73,16 @@ enum db_rc db_match_load(struct db *, int64_t after, struct match_row **v, float
 enum db_rc db_match_change_start(struct db *, int64_t before, int64_t *seq);
 
 /*
- * The changes numbered above s->hw or inside one of its holes, in number
- * order, at most DB_MATCH_PAGE, each with the study's state read by the
- * same statement.  *v malloc'd (caller frees).
+ * The changes numbered above `after` and above s->hw or inside one of its
+ * holes, in number order, at most DB_MATCH_PAGE, each with the study's
+ * state read by the same statement.  A reader pages with `after` (0, then
+ * the last number of the page before): merged holes may hold numbers
+ * already seen, which come back on every read until the hole is forgotten,
+ * so paging by what was seen alone could read the same page forever.  *v
+ * malloc'd (caller frees).
  */
-enum db_rc db_match_changes(struct db *, const struct match_seq *s, struct match_change **v,
-    size_t *n);
+enum db_rc db_match_changes(struct db *, const struct match_seq *s, int64_t after,
+    struct match_change **v, size_t *n);
 
 /*
  * Of ids[0..n), which studies agent_id may accept at now (active, a free

@@ -420,11 +420,22 @@ out:
 	return rc;
 }
 
-/* Bring this worker's index up to date at now. */
+static int64_t
+mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Bring this worker's index up to date at now; until (monotonic
+ * microseconds, 0: none): stop between pages of changes once past it. */
 static enum db_rc
-ix_refresh(struct db *db, int64_t now)
+ix_refresh(struct db *db, int64_t now, int64_t until)
 {
 	struct match_change *c;
+	int64_t after = 0;
 	size_t i, n;
 	enum db_rc rc;
 
@@ -434,45 +445,56 @@ ix_refresh(struct db *db, int64_t now)
 	}
 	do {
 		match_seq_expire(&ix.seq, now, IX_GAP_WAIT);
-		if ((rc = db_match_changes(db, &ix.seq, &c, &n)) != DB_OK)
+		if ((rc = db_match_changes(db, &ix.seq, after, &c, &n)) != DB_OK)
 			return rc;
 		rc = ix_apply(db, c, n);
 		for (i = 0; rc == DB_OK && i < n; i++)
 			match_seq_see(&ix.seq, c[i].seq, now);
+		if (n > 0)
+			after = c[n - 1].seq;	/* every page moves on */
 		free(c);
 		if (rc != DB_OK)
 			return rc;
+		if (n == DB_MATCH_PAGE && until != 0 && mono_usec() > until)
+			return DB_OK;	/* the rest next time (ix.last unchanged) */
 	} while (n == DB_MATCH_PAGE);
 	ix.last = now;
 	return DB_OK;
 }
 
 /*
- * The master must never wait on the database: it is what respawns a killed
- * worker.  Its connection gives up after PREFORK_TMO seconds, and after a
- * failed refresh it does not try again for PREFORK_BACKOFF seconds (the
- * workers forked meanwhile read what they miss themselves, design.md §9.12).
+ * The master must never wait on the database: it is what reaps and
+ * respawns workers.  Its connection gives up after PREFORK_TMO seconds;
+ * after a failed refresh it does not try again for PREFORK_BACKOFF
+ * seconds; and only the first call (the pool's start) may load the whole
+ * index: later ones read the changes since, stopping between pages after
+ * PREFORK_BUDGET_MS, and leave a stale or missing index to the workers,
+ * which then read what they miss themselves (design.md §9.12).
  */
-#define PREFORK_TMO	1
-#define PREFORK_BACKOFF	30
+#define PREFORK_TMO		1
+#define PREFORK_BACKOFF		30
+#define PREFORK_BUDGET_MS	100
 
 void
 match_prefork(const struct config *cfg)
 {
 	static int64_t retry_at;
-	struct timespec ts;
+	static int started;
+	int64_t now = (int64_t)time(NULL), t = mono_usec();
 	struct db *db;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if ((int64_t)ts.tv_sec < retry_at)
+	if (t < retry_at)
+		return;
+	if (started && (ix.last == 0 || now - ix.last > IX_STALE))
 		return;
 	if ((db = db_open_bounded(cfg, PREFORK_TMO)) == NULL)
 		return;
-	if (ix_refresh(db, (int64_t)time(NULL)) != DB_OK) {
+	if (ix_refresh(db, now, started ? t + PREFORK_BUDGET_MS * 1000 : 0) != DB_OK) {
 		log_msg("match: the master's index of open studies is not ready: %s",
 		    db_error(db));
-		retry_at = (int64_t)ts.tv_sec + PREFORK_BACKOFF;
+		retry_at = mono_usec() + (int64_t)PREFORK_BACKOFF * 1000000;
 	}
+	started = 1;
 	db_close(db);
 }
 
@@ -988,7 +1010,7 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 	*top = NULL;
 	*n = 0;
 	(void)match_centre(cbio, bio, mapped ? model.enc.mean_bio : NULL);
-	if ((rc = ix_refresh(db, now)) != DB_OK)
+	if ((rc = ix_refresh(db, now, 0)) != DB_OK)
 		return rc;
 	page = tier == REP_TIER_BASIC && p->basic_max_studies < p->limit ? p->basic_max_studies :
 	    p->limit;
