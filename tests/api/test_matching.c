@@ -509,8 +509,10 @@ index_follows_changes(void **state)
 /*
  * A new bio re-ranks at once on every worker (each keeps an agent's bio
  * vector and ranking, named by the hash of the bio's text, fcgi/match.c):
- * with the bees bio the bees study ranks above the clocks study; with the
- * clocks bio, once embedded, every answer ranks it the other way round.
+ * with the bees bio the bees study is listed (among the first 100 of
+ * every open study of the suites: a text equal to the bio, the newest of
+ * its ties) above the clocks study, if that is listed at all; with the
+ * clocks bio, once embedded, every answer the other way round.
  */
 static void
 new_bio_reranks(void **state)
@@ -532,16 +534,16 @@ new_bio_reranks(void **state)
 	criteria_ready(&u, 2);
 	for (i = 0; i < EVERY_WORKER; i++) {
 		r = available(&a, 1.0);
-		assert_true(position(&r, bees) >= 0 && position(&r, clocks) >= 0);
-		assert_true(position(&r, bees) < position(&r, clocks));
+		assert_true(position(&r, bees) >= 0);
+		assert_true(position(&r, clocks) < 0 || position(&r, bees) < position(&r, clocks));
 		resp_free(&r);
 	}
 	agent_bio_set(&a, CLOCKS_BIO);
 	bios_ready(&a, 1);
 	for (i = 0; i < EVERY_WORKER; i++) {
 		r = available(&a, 1.0);
-		assert_true(position(&r, bees) >= 0 && position(&r, clocks) >= 0);
-		assert_true(position(&r, clocks) < position(&r, bees));
+		assert_true(position(&r, clocks) >= 0);
+		assert_true(position(&r, bees) < 0 || position(&r, clocks) < position(&r, bees));
 		resp_free(&r);
 	}
 }
