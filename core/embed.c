@@ -796,6 +796,7 @@ int embed_init(struct embed_model *m, const void *blob, size_t len)
 	for (uint32_t i = 0; i < hs; i++)
 		if (m->hash[i] >= (int32_t)vocab)
 			return EMBED_EFORMAT;
+	m->chars_closed = tokenize_chars_closed(m);
 #undef F
 #define T(i, unit, dst, cnt)                                           \
 	do {                                                           \

@@ -132,6 +132,7 @@ struct embed_model {
 	const uint32_t *piece_off, *piece_cps;
 	const int32_t *hash;
 	uint32_t vocab, hash_mask, max_piece;
+	int chars_closed;  /* tokenize_chars_closed(): tokenize's shortcut */
 	const uint32_t *nfkd_idx, *nfkd_data, *ccc, *compose, *second;
 	size_t n_nfkd, n_ccc, n_compose, n_second;
 	int kernel;        /* matmul kernel chosen by embed_init (cpu features,

@@ -233,6 +233,7 @@ struct tok {
 	double best[SEG_MAX + 1];
 	int32_t words[SEG_MAX + 1];
 	int32_t rev[SEG_MAX];
+	int32_t one[SEG_MAX];	/* the one-code-point piece of seg[i], or -1 */
 	int32_t *ids;
 	size_t max, count;
 	int last_unk;
@@ -288,13 +289,23 @@ static void seg_flush(struct tok *t)
 		t->best[e] = 0;
 		t->words[e] = 0;
 	}
+	/* When every code point of every piece is a piece of its own
+	 * (m->chars_closed, checked by embed_init), no piece holds a code
+	 * point that is not one: the candidates from s stop before the first
+	 * such code point, with the same result as trying them all.  A text
+	 * of code points outside the vocabulary (random bytes: U+FFFD) took
+	 * max_piece lookups per code point. */
+	for (size_t i = 0; i < L; i++)
+		t->one[i] = piece_lookup(m, fnv_step(0x811c9dc5u, t->seg[i]), t->seg + i, 1);
 	for (size_t s = 0; s < L; s++) {
 		uint32_t h = 0x811c9dc5u;
 		int matched = 0;
 		size_t lim = L - s < m->max_piece ? L - s : m->max_piece;
 		for (size_t k = 1; k <= lim; k++) {
+			if (m->chars_closed && t->one[s + k - 1] < 0)
+				break;
 			h = fnv_step(h, t->seg[s + k - 1]);
-			int32_t id = piece_lookup(m, h, t->seg + s, k);
+			int32_t id = k == 1 ? t->one[s] : piece_lookup(m, h, t->seg + s, k);
 			if (id >= 0) {
 				matched = 1;
 				relax(t, s, s + k, m->scores[id], id);
@@ -331,6 +342,20 @@ static void tok_sink(void *ctx, uint32_t cp)
 		seg_push(t, SEP);
 	}
 	seg_push(t, cp == 0x20 ? SEP : cp);
+}
+
+int tokenize_chars_closed(const struct embed_model *m)
+{
+	for (uint32_t i = 0; i <= m->hash_mask; i++) {
+		int32_t id = m->hash[i];
+		if (id < 0)
+			continue;
+		for (uint32_t o = m->piece_off[id]; o < m->piece_off[id + 1]; o++)
+			if (piece_lookup(m, fnv_step(0x811c9dc5u, m->piece_cps[o]),
+					 m->piece_cps + o, 1) < 0)
+				return 0;
+	}
+	return 1;
 }
 
 int tokenize(const struct embed_model *m, const char *utf8, size_t len,

@@ -37,4 +37,10 @@ int tokenize(const struct embed_model *m, const char *utf8, size_t len,
 size_t tokenize_nfkc(const struct embed_model *m, const char *utf8, size_t len,
 		     uint32_t *out, size_t max);
 
+/* 1 when every code point of every piece in m's hash is itself a one-code-
+ * point piece (then a code point that is no piece ends every candidate
+ * piece: tokenize skips the lookups that cannot match), else 0.  Set once
+ * by embed_init as m->chars_closed. */
+int tokenize_chars_closed(const struct embed_model *m);
+
 #endif

@@ -13,14 +13,20 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -std=c11 -D_GNU_SOURCE -I.
 FUZZ_DIR     := $(B)/fuzz
 FUZZ_NAMES   := fuzz_core fuzz_route fuzz_body fuzz_mcp fuzz_oidc fuzz_config fuzz_tokenize \
-                fuzz_embed
+                fuzz_embed fuzz_embed_full
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_DIR)/%)
 # Longest input per harness: a token up to past its 8 KiB limit; the
-# encoder takes milliseconds a text, so its inputs stay short.
+# whole encoder takes milliseconds a text, so its inputs stay short; its
+# input side takes ids of 2 bytes up to past EMBED_MAX_TOKENS (4096); the
+# tokenizer has no length-dependent branch past 2048 bytes (a word is split
+# at 1024 code points, a run of decomposed code points at 256, the
+# harness's id buffer holds 512: all reached under 2048 bytes).
 FUZZ_MAXLEN_fuzz_oidc  := 12000
 FUZZ_MAXLEN_fuzz_body  := 8192
 FUZZ_MAXLEN_fuzz_mcp   := 8192
-FUZZ_MAXLEN_fuzz_embed := 512
+FUZZ_MAXLEN_fuzz_tokenize := 2048
+FUZZ_MAXLEN_fuzz_embed := 8448
+FUZZ_MAXLEN_fuzz_embed_full := 512
 fuzz_maxlen = $(or $(FUZZ_MAXLEN_$(1)),4096)
 
 # Objects once, with coverage for libFuzzer (no main), shared by harnesses.
@@ -52,6 +58,8 @@ $(FUZZ_DIR)/fuzz_config: $(call FUZZ_OBJ,tests/fuzz/fuzz_config.c lib/config.c l
 $(FUZZ_DIR)/fuzz_tokenize: $(call FUZZ_OBJ,tests/fuzz/fuzz_tokenize.c lib/model.c $(CORE_SRC))
 	$(FUZZ_LINK) -lm
 $(FUZZ_DIR)/fuzz_embed: $(call FUZZ_OBJ,tests/fuzz/fuzz_embed.c lib/model.c $(CORE_SRC))
+	$(FUZZ_LINK) -lm
+$(FUZZ_DIR)/fuzz_embed_full: $(call FUZZ_OBJ,tests/fuzz/fuzz_embed_full.c lib/model.c $(CORE_SRC))
 	$(FUZZ_LINK) -lm
 
 # $(call fuzz_run,NAME,SECONDS): fuzz from a fresh copy of the seeds (the
