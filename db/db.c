@@ -162,6 +162,12 @@ db_open_bounded(const struct config *cfg, unsigned seconds)
 	return db;
 }
 
+int
+db_up(const struct db *db)
+{
+	return db != NULL && db->up;
+}
+
 void
 db_close(struct db *db)
 {

@@ -84,6 +84,9 @@ struct db *db_open(const struct config *cfg);
  * per call): for a process that must never wait on the database, such as
  * the pool's master. */
 struct db *db_open_bounded(const struct config *cfg, unsigned seconds);
+/* 1 when the connection is up (the last connect worked and nothing has
+ * dropped it since), else 0; never connects. */
+int db_up(const struct db *db);
 void db_close(struct db *db);
 /* Make sure the connection is up, reconnecting if needed: DB_OK or DB_GONE. */
 enum db_rc db_ensure(struct db *db);

@@ -6,9 +6,6 @@
 
 #define Q4	"?, ?, ?, ?"
 #define Q32	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4
-#define Q30	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", ?, ?"
-/* Ids per re-check (two more parameters: a statement takes 32 at most). */
-#define RECHECK_BATCH	DB_MATCH_RECHECK
 
 /* Whether the agent has a bio, and its embedding. */
 #define BIO_COLUMNS(X, L) \
@@ -52,7 +49,8 @@ static const char q_load[] =
     " ORDER BY s.seq LIMIT ?";
 /* The newest change before a time, by the study_changes_at key. */
 static const char q_chg_start[] =
-    "SELECT seq FROM study_changes WHERE changed_at < ? ORDER BY changed_at DESC, seq DESC"
+    "SELECT seq FROM study_changes WHERE changed_at < UNIX_TIMESTAMP() - ?"
+    " ORDER BY changed_at DESC, seq DESC"
     " LIMIT 1";
 #define GAP1	" OR c.seq BETWEEN ? AND ?"
 #define GAP4	GAP1 GAP1 GAP1 GAP1
@@ -62,12 +60,6 @@ static const char q_changes[] =
     " LEFT JOIN embeddings e ON e.subject_id = c.study_id"
     " WHERE c.seq > ? AND (c.seq > ?" GAP4 GAP4 ") ORDER BY c.seq LIMIT ?";
 _Static_assert(MATCH_GAPS_MAX == 8, "q_changes has 8 BETWEEN pairs");
-static const char q_recheck[] =
-    "SELECT s.id FROM studies s WHERE s.id IN (" Q30 ")"
-    " AND s.status = 'active' AND s.occupied < s.max_participants"
-    " AND (s.deadline IS NULL OR s.deadline > ?)"
-    " AND NOT EXISTS (SELECT 1 FROM participations p WHERE p.study_id = s.id"
-    " AND p.agent_id = ?)";
 static const char q_vectors[] =
     "SELECT " DB_COLS_SQL(VEC_COLUMNS) " FROM embeddings WHERE status = 'ready'"
     " AND subject_id IN (" Q32 ")";
@@ -159,13 +151,13 @@ db_match_load(struct db *db, int64_t after, struct match_row **v, float **vec, s
 }
 
 enum db_rc
-db_match_change_start(struct db *db, int64_t before, int64_t *seq)
+db_match_change_start(struct db *db, int64_t back, int64_t *seq)
 {
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
 	*seq = 0;
-	if ((rc = DB_Q(db, q_chg_start, &res, NULL, P_I64(before))) != DB_OK)
+	if ((rc = DB_Q(db, q_chg_start, &res, NULL, P_I64(back))) != DB_OK)
 		return rc;
 	if (res->nrows > 0)
 		*seq = dbres_i64(res, 0, DB_COL_ONLY);
@@ -211,38 +203,6 @@ db_match_changes(struct db *db, const struct match_seq *s, int64_t after,
 	}
 	*n = k;
 	dbres_free(res);
-	return DB_OK;
-}
-
-enum db_rc
-db_match_recheck(struct db *db, const char *agent_id, int64_t now, const char *const *ids,
-    size_t n, int *ok)
-{
-	struct dbp p[RECHECK_BATCH + 2];
-	struct dbres *res = NULL;
-	const char *id;
-	size_t at, m, i, j;
-	enum db_rc rc;
-
-	memset(ok, 0, n * sizeof *ok);
-	for (at = 0; at < n; at += m) {
-		m = n - at < RECHECK_BATCH ? n - at : RECHECK_BATCH;
-		for (i = 0; i < RECHECK_BATCH; i++)
-			p[i] = i < m ? P_STR(ids[at + i]) : P_NULL;
-		p[RECHECK_BATCH] = P_I64(now);
-		p[RECHECK_BATCH + 1] = P_STR(agent_id);
-		if ((rc = db_exec(db, q_recheck, p, RECHECK_BATCH + 2, &res, NULL)) != DB_OK)
-			return rc;
-		for (i = 0; i < res->nrows; i++) {
-			if ((id = dbres_str(res, i, DB_COL_ONLY)) == NULL)
-				continue;
-			for (j = at; j < at + m; j++)
-				if (strcmp(ids[j], id) == 0)
-					ok[j] = 1;
-		}
-		dbres_free(res);
-		res = NULL;
-	}
 	return DB_OK;
 }
 

@@ -21,7 +21,7 @@
 #define DB_MATCH_BATCH		32
 /* Rows per page of db_match_load and db_match_changes. */
 #define DB_MATCH_PAGE		2000
-/* ids db_match_recheck confirms per statement */
+/* ids db_study_open_for confirms per statement (db/studies.c) */
 #define DB_MATCH_RECHECK	30
 
 enum db_bio_state {
@@ -65,12 +65,13 @@ enum db_rc db_match_load(struct db *, int64_t after, struct match_row **v, float
 
 /*
  * Where a full load starts reading the change sequence: the number of the
- * newest change written before `before` (0 when none).  Every change with
+ * newest change written more than `back` seconds ago by the database's own
+ * clock, which writes changed_at (0 when none).  Every change with
  * a number up to it was handed out before then, so (with transactions
  * bounded in time, design.md §9.5) committed long before a load that
  * starts a while later; see fcgi/match.c.
  */
-enum db_rc db_match_change_start(struct db *, int64_t before, int64_t *seq);
+enum db_rc db_match_change_start(struct db *, int64_t back, int64_t *seq);
 
 /*
  * The changes numbered above `after` and above s->hw or inside one of its
@@ -83,14 +84,6 @@ enum db_rc db_match_change_start(struct db *, int64_t before, int64_t *seq);
  */
 enum db_rc db_match_changes(struct db *, const struct match_seq *s, int64_t after,
     struct match_change **v, size_t *n);
-
-/*
- * Of ids[0..n), which studies agent_id may accept at now (active, a free
- * slot, deadline not passed, never taken part in): ok[i] = 1 or 0, read
- * 30 ids per query.
- */
-enum db_rc db_match_recheck(struct db *, const char *agent_id, int64_t now,
-    const char *const *ids, size_t n, int *ok);
 
 /*
  * Ready criteria vectors of ids[0..n), read DB_MATCH_BATCH ids per query:

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/matching.h"
 #include "db/studies.h"
 
 /* A study row (alias s), read at the STUDY_C_* positions. */
@@ -100,7 +101,8 @@ static const char q_study_open_for[] =
     " AND (s.deadline IS NULL OR s.deadline > ?)"
     " AND NOT EXISTS (SELECT 1 FROM participations p WHERE p.study_id = s.id"
     " AND p.agent_id = ?)";
-#define STUDY_OPEN_BATCH 30
+#define STUDY_OPEN_BATCH DB_MATCH_RECHECK
+_Static_assert(DB_MATCH_RECHECK == 30, "q_study_open_for has 30 id placeholders");
 
 static const char q_part_get[] = PART_ALONE " FROM participations p WHERE p.id = ?";
 static const char q_part_lock[] = PART_ALONE " FROM participations p WHERE p.id = ? FOR UPDATE";

@@ -147,6 +147,7 @@ static struct {
 	size_t		 tabsz, used;	/* used: slots and IX_GONE marks */
 	struct match_seq seq;
 	int64_t		 last;	/* last refresh, 0: not loaded */
+	int		 partial;	/* the last refresh stopped at its `until` */
 	struct match_cand *cand;	/* ranking scratch, ccap entries each */
 	float		*ap, *bd;	/* first pass: approximate cosine, bound */
 	uint32_t	*vi;		/* first pass: the slot */
@@ -353,7 +354,7 @@ ix_load(struct db *db, int64_t now)
 	if (ix.tab != NULL)
 		ix_clear();
 	ix.epoch++;
-	if ((rc = db_match_change_start(db, now - IX_START_BACK, &start)) != DB_OK)
+	if ((rc = db_match_change_start(db, IX_START_BACK, &start)) != DB_OK)
 		return rc;
 	do {
 		if ((rc = db_match_load(db, after, &rows, &vec, &n, &after, &nread)) != DB_OK)
@@ -439,12 +440,12 @@ ix_refresh(struct db *db, int64_t now, int64_t until)
 	size_t i, n;
 	enum db_rc rc;
 
+	ix.partial = 0;
 	if ((ix.last == 0 || now - ix.last > IX_STALE) && (rc = ix_load(db, now)) != DB_OK) {
 		ix.last = 0;
 		return rc;
 	}
 	do {
-		match_seq_expire(&ix.seq, now, IX_GAP_WAIT);
 		if ((rc = db_match_changes(db, &ix.seq, after, &c, &n)) != DB_OK)
 			return rc;
 		rc = ix_apply(db, c, n);
@@ -455,41 +456,60 @@ ix_refresh(struct db *db, int64_t now, int64_t until)
 		free(c);
 		if (rc != DB_OK)
 			return rc;
-		if (n == DB_MATCH_PAGE && until != 0 && mono_usec() > until)
-			return DB_OK;	/* the rest next time (ix.last unchanged) */
+		if (n == DB_MATCH_PAGE && until != 0 && mono_usec() > until) {
+			ix.partial = 1;	/* the rest next time (ix.last unchanged) */
+			return DB_OK;
+		}
 	} while (n == DB_MATCH_PAGE);
+	/* Only now, each hole having just been asked for: one older than any
+	 * transaction lasts can no longer fill. */
+	match_seq_expire(&ix.seq, now, IX_GAP_WAIT);
 	ix.last = now;
 	return DB_OK;
 }
 
 /*
  * The master must never wait on the database: it is what reaps and
- * respawns workers.  Its connection gives up after PREFORK_TMO seconds;
- * after a failed refresh it does not try again for PREFORK_BACKOFF
- * seconds; and only the first call (the pool's start) may load the whole
- * index: later ones read the changes since, stopping between pages after
- * PREFORK_BUDGET_MS, and leave a stale or missing index to the workers,
- * which then read what they miss themselves (design.md §9.12).
+ * respawns workers.  Its connection gives up after PREFORK_TMO seconds (one
+ * connect: a failed one is not tried again); after a failure it does not
+ * try again for PREFORK_BACKOFF seconds; and only the first call (the
+ * pool's start) may load the whole index: later ones read the changes
+ * since, stopping between pages after PREFORK_BUDGET_MS, while
+ * study_changes still holds them (PREFORK_CATCHUP; it keeps an hour), even
+ * past IX_STALE.  A missing or older index is left to the workers, which
+ * then read what they miss themselves (design.md §9.12).
  */
 #define PREFORK_TMO		1
 #define PREFORK_BACKOFF		30
 #define PREFORK_BUDGET_MS	100
+#define PREFORK_CATCHUP		3000
 
 void
 match_prefork(const struct config *cfg)
 {
 	static int64_t retry_at;
 	static int started;
-	int64_t now = (int64_t)time(NULL), t = mono_usec();
+	int64_t now = (int64_t)time(NULL), t = mono_usec(), last = ix.last;
 	struct db *db;
+	enum db_rc rc;
 
 	if (t < retry_at)
 		return;
-	if (started && (ix.last == 0 || now - ix.last > IX_STALE))
+	if (started && (ix.last == 0 || now - ix.last > PREFORK_CATCHUP))
 		return;
 	if ((db = db_open_bounded(cfg, PREFORK_TMO)) == NULL)
 		return;
-	if (ix_refresh(db, now, started ? t + PREFORK_BUDGET_MS * 1000 : 0) != DB_OK) {
+	if (!db_up(db))
+		rc = DB_GONE;
+	else if (!started)
+		rc = ix_refresh(db, now, 0);
+	else {
+		ix.last = now;	/* read the changes, never a whole load */
+		rc = ix_refresh(db, now, t + PREFORK_BUDGET_MS * 1000);
+		if (rc != DB_OK || ix.partial)
+			ix.last = last;	/* not caught up: as of before */
+	}
+	if (rc != DB_OK) {
 		log_msg("match: the master's index of open studies is not ready: %s",
 		    db_error(db));
 		retry_at = mono_usec() + (int64_t)PREFORK_BACKOFF * 1000000;
@@ -734,7 +754,7 @@ rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
 {
 	struct rank *k = NULL;
 	uint64_t g;
-	size_t i;
+	size_t i, j;
 
 	if (ranks == NULL && (ranks = calloc(RANK_SLOTS, sizeof *ranks)) == NULL)
 		return NULL;
@@ -763,7 +783,14 @@ rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
 				break;
 		if (g > ix.gen) {
 			k->gen = ix.gen;
-			return k;
+			/* entries gone from the index leave the list; an
+			 * incomplete list left empty is ranked afresh */
+			for (i = j = 0; i < k->k.n; i++)
+				if (rank_slot(&k->e[i]) >= 0)
+					k->e[j++] = k->e[i];
+			k->k.n = j;
+			if (j > 0 || k->k.complete)
+				return k;
 		}
 	}
 	(void)rank_build(k, cbio);
@@ -1004,7 +1031,7 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 	struct rank *k;
 	float cbio[EMBED_DIM];
 	size_t page, got = 0;
-	int done = 0;
+	int done = 0, tries;
 	enum db_rc rc;
 
 	*top = NULL;
@@ -1018,14 +1045,25 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 		return DB_OK;
 	if (ix_scratch() != 0 || (*top = calloc(page, sizeof **top)) == NULL)
 		return DB_ERR;
-	if ((k = rank_get(agent_id, bio, tier, cbio)) != NULL &&
-	    (rc = top_from_rank(db, k, agent_id, now, p, page, *top, &got, &done)) != DB_OK)
-		goto fail;
-	if (!done && (rc = top_full(db, agent_id, cbio, tier, now, p, page, *top, &got)) != DB_OK)
-		goto fail;
-	if (done && selfcheck && (rc = check_rank(db, agent_id, cbio, tier, now, p, page, *top,
-	    got)) != DB_OK)
-		goto fail;
+	/* the self-check reads the database twice: a concurrent change
+	 * between the reads is told from a wrong list by a second try */
+	for (tries = selfcheck ? 2 : 1; tries > 0; tries--) {
+		if ((k = rank_get(agent_id, bio, tier, cbio)) != NULL &&
+		    (rc = top_from_rank(db, k, agent_id, now, p, page, *top, &got, &done)) != DB_OK)
+			goto fail;
+		if (!done && (rc = top_full(db, agent_id, cbio, tier, now, p, page, *top, &got)) !=
+		    DB_OK)
+			goto fail;
+		if (!done || !selfcheck || (rc = check_rank(db, agent_id, cbio, tier, now, p, page,
+		    *top, got)) == DB_OK)
+			break;
+		if (tries == 1)
+			goto fail;
+		match_top_free(*top, got);
+		got = 0;
+		if ((*top = calloc(page, sizeof **top)) == NULL)
+			return DB_ERR;
+	}
 	*n = got;
 	return DB_OK;
 fail:
