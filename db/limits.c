@@ -83,9 +83,15 @@ db_rate_take(struct db *db, const char *bucket, int64_t window, int64_t max,
  * meets the first's row and rolls back.  While a request runs, its key is
  * held by a MariaDB named lock on the request's connection, which MariaDB
  * frees when that connection dies: "still in flight" is answered only
- * while the first try is really alive.
+ * while the first try is really alive.  The lock is waited for up to
+ * IDEM_LOCK_WAIT seconds: a killed worker's session ends only once the
+ * server's thread for it notices the closed socket (at the end of the
+ * statement it runs), and a retry that arrives before then must not be
+ * told "in flight"; a live duplicate waits for the first try's answer and
+ * replays it.
  */
-static const char q_idem_lock[] = "SELECT GET_LOCK(?, 0)";
+#define IDEM_LOCK_WAIT "2"
+static const char q_idem_lock[] = "SELECT GET_LOCK(?, " IDEM_LOCK_WAIT ")";
 static const char q_idem_unlock[] = "SELECT RELEASE_LOCK(?)";
 static const char q_idem_ins[] =
     "INSERT INTO idempotency_keys (principal, idem_key, request_hash, state, status, body,"

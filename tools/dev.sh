@@ -405,7 +405,20 @@ db-start)
 db-freeze|db-thaw)
     # A MariaDB that hangs (SIGSTOP) rather than stops (tests/api/test_faults.c).
     VAR=${ARPS_VAR:?}
-    kill "-$([ "$1" = db-freeze ] && echo STOP || echo CONT)" "$(cat "$VAR/run/mysqld.pid")"
+    # SIGSTOP takes effect in each thread asynchronously: the freeze waits
+    # until every thread of the server is stopped (state T), so the caller's
+    # next request meets a server that cannot answer, and fails loudly if it
+    # does not stop within 2 s.
+    p=$(cat "$VAR/run/mysqld.pid")
+    if [ "$1" = db-thaw ]; then kill -CONT "$p"; exit 0; fi
+    kill -STOP "$p"
+    for i in $(seq 1 200); do
+        states=$(cat /proc/"$p"/task/*/stat 2>/dev/null | sed 's/^.*) \(.\).*$/\1/' | sort -u | tr -d '\n')
+        [ "$states" = T ] && exit 0
+        sleep 0.01
+    done
+    say "db-freeze: MariaDB ($p) did not stop: thread states '$states'"
+    exit 1
     ;;
 bench)
     VAR=${ARPS_TEST_VAR:-$ROOT/var/bench}
