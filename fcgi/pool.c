@@ -36,6 +36,46 @@ on_signal(int sig)
 		got_term = 1;
 }
 
+/*
+ * The request watchdog (design.md §1.2): a request that runs past
+ * request_watchdog seconds (its database work ends within 30 s,
+ * design.md §9.5, so only a hang outside the database gets here) ends its
+ * worker, which the master respawns; nginx answers the client 503, and MariaDB rolls back
+ * whatever the request had begun and frees its Idempotency-Key when the
+ * connection closes, so a retry runs anew.  The line is formatted when the
+ * request starts: the handler only writes it and exits.
+ */
+static char wd_line[512];
+static size_t wd_len;
+
+static void
+on_watchdog(int sig)
+{
+	(void)sig;
+	if (wd_len > 0)
+		(void)!write(STDERR_FILENO, wd_line, wd_len);
+	_exit(70);
+}
+
+static void
+watchdog_arm(const struct config *cfg, const char *what)
+{
+	char ts[32], at[32];
+	struct tm tm;
+	time_t now = time(NULL), end = now + (time_t)cfg->request_watchdog;
+	int n;
+
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	gmtime_r(&end, &tm);	/* the line is written then */
+	strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	n = snprintf(wd_line, sizeof wd_line, "%s arps-fcgi[%d]: worker: %.300s ran past the"
+	    " request watchdog (%lld s, started %s), exiting\n", at, (int)getpid(), what,
+	    (long long)cfg->request_watchdog, ts);
+	wd_len = n > 0 && (size_t)n < sizeof wd_line ? (size_t)n : 0;
+	alarm((unsigned)cfg->request_watchdog);
+}
+
 static int64_t
 mono_usec(void)
 {
@@ -137,6 +177,7 @@ static void
 handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 {
 	int64_t t0 = mono_usec();
+	char what[320];
 	struct req r;
 
 	memset(&r, 0, sizeof r);
@@ -159,6 +200,9 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	r.apikey = credential(fx, "HTTP_X_API_KEY");
 	r.authz = credential(fx, "HTTP_AUTHORIZATION");
 	r.idem = env(fx, "HTTP_IDEMPOTENCY_KEY");
+	snprintf(what, sizeof what, "request %s %s %.200s", r.reqid ? r.reqid : "-",
+	    r.method ? r.method : "-", r.path ? r.path : "-");
+	watchdog_arm(cfg, what);
 	if (r.method == NULL || r.path == NULL)
 		reply_err(&r, ARPS_E_BAD_REQUEST, "missing request line");
 	else if (read_body_or_reply(&r, fx) == 0)
@@ -193,8 +237,13 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	FCGX_Finish_r(fx);
 	log_msg("%s %lldus", logline, (long long)(mono_usec() - t0));
 	db_set_deadline(db, 0);	/* deferred work belongs to no request */
-	if (r.after != NULL)
+	if (r.after != NULL) {
+		/* the request's fields are gone: name the work by its line */
+		snprintf(what, sizeof what, "deferred work of %s", logline);
+		watchdog_arm(cfg, what);
 		r.after(&r, r.after_arg);
+	}
+	alarm(0);
 	if (r.json != NULL)
 		json_object_put(r.json);
 	free(r.body);
@@ -220,6 +269,8 @@ worker(const struct config *cfg, int sock)
 	sigaction(SIGHUP, &sa, NULL);	/* the master's: a request is never cut */
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_handler = on_watchdog;
+	sigaction(SIGALRM, &sa, NULL);
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);

@@ -37,6 +37,7 @@ struct config {
 	int64_t workers;
 	int64_t max_requests;		/* recycle a worker after this many; 0 = never */
 	int64_t shutdown_timeout;	/* seconds to let in-flight requests finish */
+	int64_t request_watchdog;	/* seconds a request may run before its worker exits */
 	/* MariaDB */
 	char db_socket[CONFIG_STR];	/* unix socket; empty = TCP db_host:db_port */
 	char db_host[CONFIG_STR];

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include <sys/un.h>
@@ -525,6 +526,91 @@ config_reload(void **state)
 	assert_int_equal(na, nb);
 }
 
+/* SIGHUP after appending `line` (NULL: the saved original back) to the
+ * config: waits until no worker of before[] is left and nb are running. */
+static void
+reload_with(int master, const char *line, const int *before, int nb)
+{
+	const char *conf = getenv("ARPS_CONFIG");
+	int after[64], na = 0, same = 0, i, j, k;
+
+	if (line != NULL)
+		assert_int_equal(sh("cp %s %s.wd && echo '%s' >> %s", conf, conf, line, conf), 0);
+	else
+		assert_int_equal(sh("mv %s.wd %s", conf, conf), 0);
+	assert_int_equal(kill(master, SIGHUP), 0);
+	for (i = 0; i < 100; i++) {
+		na = workers(master, after, 64);
+		for (j = 0, same = 0; j < na; j++)
+			for (k = 0; k < nb; k++)
+				same += after[j] == before[k];
+		if (na == nb && same == 0)
+			break;
+		usleep(100000);
+	}
+	assert_int_equal(na, nb);
+	assert_int_equal(same, 0);
+}
+
+/* design.md §1.2: a request that runs past `request_watchdog` seconds ends
+ * its worker; the client gets 503, the master respawns the worker, the
+ * request's transaction is rolled back, and the pool serves on.  The
+ * request is held by a row lock another session keeps for 6 s, under a
+ * watchdog of 2 s (the database's own deadline is 30 s, so without the
+ * watchdog the request would answer 200 when the lock goes). */
+static void
+request_watchdog(void **state)
+{
+	int master = read_pid("arps-fcgi.pid"), before[64], mid[64], nb, i;
+	struct test_agent a;
+	struct timespec t0, t1;
+	struct resp r;
+	double secs;
+
+	(void)state;
+	assert_true(master > 0);
+	nb = workers(master, before, 64);
+	assert_true(nb > 0);
+	reload_with(master, "request_watchdog = 2", before, nb);
+	workers(master, mid, 64);
+	agent_new(&a, "Watched");
+	assert_int_equal(sh("(mariadb --no-defaults -S %s/run/mysqld.sock -u \"$(id -un)\" arps -e "
+	    "\"START TRANSACTION; SELECT id FROM agents WHERE id = '%s' FOR UPDATE; SELECT SLEEP(6);"
+	    " COMMIT;\" >/dev/null &)", getenv("ARPS_VAR"), a.id), 0);
+	usleep(500000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = http_req("PATCH", "/api/v1/agents/me", "{\"name\":\"Never\"}", HDRS(a.hdr), NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	fprintf(stderr, "foundation: PATCH held by a row lock: %ld after %.2f s\n", r.status, secs);
+	assert_error(&r, 503, "SERVICE_UNAVAILABLE");
+	resp_free(&r);
+	/* the watchdog, not the lock's end (5.5 s from here) or a deadline */
+	assert_true(secs >= 1.5 && secs < 5.0);
+	assert_int_equal(sh("grep 'ran past the request watchdog (2 s' %s/log/arps.log | "
+	    "grep -q 'request [^ ]* PATCH /api/v1/agents/me'", getenv("ARPS_VAR")), 0);
+	assert_int_equal(sh("grep -q 'worker [0-9]* exited 70, respawning' %s/log/arps.log",
+	    getenv("ARPS_VAR")), 0);
+	/* the master kept, the worker replaced */
+	assert_int_equal(read_pid("arps-fcgi.pid"), master);
+	for (i = 0; i < 50 && workers(master, before, 64) != nb; i++)
+		usleep(100000);
+	assert_int_equal(workers(master, before, 64), nb);
+	/* once the lock is gone: nothing of the killed request was written,
+	 * and the same change goes through */
+	sleep(6);
+	r = http_get("/api/v1/agents/me", HDRS(a.hdr));
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "name"), "Watched");
+	resp_free(&r);
+	r = http_req("PATCH", "/api/v1/agents/me", "{\"name\":\"Later\"}", HDRS(a.hdr), NULL);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "name"), "Later");
+	resp_free(&r);
+	nb = workers(master, before, 64);
+	reload_with(master, NULL, before, nb);
+}
+
 static void
 sigterm_finishes_in_flight(void **state)
 {
@@ -647,6 +733,7 @@ main(void)
 		cmocka_unit_test(workers_recycled),
 		cmocka_unit_test(database_outage_503),
 		cmocka_unit_test(config_reload),
+		cmocka_unit_test(request_watchdog),
 		cmocka_unit_test(sigterm_finishes_in_flight),
 		cmocka_unit_test(systemd_socket_fd0),
 	};
