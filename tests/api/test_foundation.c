@@ -458,13 +458,32 @@ claim_bonus(void)
 	return v;
 }
 
+/* After a reload: waits until no worker of before[] is left and nb run. */
+static void
+workers_replaced(int master, const int *before, int nb)
+{
+	int after[64], na = 0, same = 0, i, j, k;
+
+	for (i = 0; i < 100; i++) {
+		na = workers(master, after, 64);
+		for (j = 0, same = 0; j < na; j++)
+			for (k = 0; k < nb; k++)
+				same += after[j] == before[k];
+		if (na == nb && same == 0)
+			break;
+		usleep(100000);
+	}
+	assert_int_equal(na, nb);
+	assert_int_equal(same, 0);
+}
+
 /* SIGHUP: a file that does not load changes nothing; one that loads
  * replaces every worker with the new values, the pid of the master kept. */
 static void
 config_reload(void **state)
 {
 	const char *conf = getenv("ARPS_CONFIG");
-	int master = read_pid("arps-fcgi.pid"), i, before[64], after[64], nb, na, same;
+	int master = read_pid("arps-fcgi.pid"), i, before[64], after[64], nb, na;
 	long long bonus = 0;
 	struct resp r;
 
@@ -487,18 +506,7 @@ config_reload(void **state)
 	/* a good file: new workers, new values */
 	assert_int_equal(sh("cp %s.orig %s && echo 'signup_bonus_cents = 250' >> %s", conf, conf, conf), 0);
 	assert_int_equal(kill(master, SIGHUP), 0);
-	for (i = 0; i < 50; i++) {
-		na = workers(master, after, 64);
-		same = 0;
-		for (int j = 0; j < na; j++)
-			for (int k = 0; k < nb; k++)
-				same += after[j] == before[k];
-		if (na == nb && same == 0)
-			break;
-		usleep(100000);
-	}
-	assert_int_equal(na, nb);
-	assert_int_equal(same, 0);
+	workers_replaced(master, before, nb);
 	assert_int_equal(read_pid("arps-fcgi.pid"), master);
 	assert_int_equal(claim_bonus(), 250);
 	/* fewer workers, then more again: every slot is filled */
@@ -532,24 +540,13 @@ static void
 reload_with(int master, const char *line, const int *before, int nb)
 {
 	const char *conf = getenv("ARPS_CONFIG");
-	int after[64], na = 0, same = 0, i, j, k;
 
 	if (line != NULL)
 		assert_int_equal(sh("cp %s %s.wd && echo '%s' >> %s", conf, conf, line, conf), 0);
 	else
 		assert_int_equal(sh("mv %s.wd %s", conf, conf), 0);
 	assert_int_equal(kill(master, SIGHUP), 0);
-	for (i = 0; i < 100; i++) {
-		na = workers(master, after, 64);
-		for (j = 0, same = 0; j < na; j++)
-			for (k = 0; k < nb; k++)
-				same += after[j] == before[k];
-		if (na == nb && same == 0)
-			break;
-		usleep(100000);
-	}
-	assert_int_equal(na, nb);
-	assert_int_equal(same, 0);
+	workers_replaced(master, before, nb);
 }
 
 /* design.md §1.2: a request that runs past `request_watchdog` seconds ends
