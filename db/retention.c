@@ -6,32 +6,42 @@
 
 #define DAY	(24 * 3600)
 
-/* One rule: delete up to ? rows whose time is at or before now - age. */
+/*
+ * One rule: delete up to ? rows whose time is at or before now - age, now
+ * being the instant the jobs run as (arps-sweep --now); a rule marked
+ * `own_clock` binds the age alone and compares with the database's clock.
+ */
 static const struct rule {
 	const char *table;
 	const char *sql;
 	int64_t age;
+	int own_clock;
 } rules[] = {
 	{ "idempotency_keys",
-	  "DELETE FROM idempotency_keys WHERE created_at <= ? ORDER BY created_at LIMIT ?", DAY },
+	  "DELETE FROM idempotency_keys WHERE created_at <= ? ORDER BY created_at LIMIT ?", DAY, 0 },
 	{ "rate_events",
-	  "DELETE FROM rate_events WHERE at <= ? ORDER BY at LIMIT ?", DAY },
+	  "DELETE FROM rate_events WHERE at <= ? ORDER BY at LIMIT ?", DAY, 0 },
 	{ "login_codes",
-	  "DELETE FROM login_codes WHERE expires_at <= ? ORDER BY expires_at LIMIT ?", 0 },
+	  "DELETE FROM login_codes WHERE expires_at <= ? ORDER BY expires_at LIMIT ?", 0, 0 },
 	{ "access_tokens (expired)",
-	  "DELETE FROM access_tokens WHERE expires_at <= ? ORDER BY expires_at LIMIT ?", 30 * DAY },
+	  "DELETE FROM access_tokens WHERE expires_at <= ? ORDER BY expires_at LIMIT ?", 30 * DAY, 0 },
 	{ "access_tokens (revoked)",
-	  "DELETE FROM access_tokens WHERE revoked_at <= ? ORDER BY revoked_at LIMIT ?", 30 * DAY },
+	  "DELETE FROM access_tokens WHERE revoked_at <= ? ORDER BY revoked_at LIMIT ?", 30 * DAY, 0 },
 	{ "outbox (sent)",
 	  "DELETE FROM outbox WHERE state = 'sent' AND sent_at <= ? ORDER BY sent_at LIMIT ?",
-	  30 * DAY },
+	  30 * DAY, 0 },
 	{ "outbox (dead)",
 	  "DELETE FROM outbox WHERE state = 'dead' AND dead_at <= ? ORDER BY dead_at LIMIT ?",
-	  30 * DAY },
+	  30 * DAY, 0 },
 	/* the change sequence of open studies (008_study_changes.sql): a
-	 * worker more than half of this behind reloads (fcgi/match.c) */
+	 * worker more than half of this behind reloads (fcgi/match.c).  Its
+	 * rows are stamped by the database's clock and read by workers on
+	 * theirs: a sweep run as of a later instant (--now) must not delete
+	 * what no worker has read yet, or a study it reopened, or one just
+	 * published, would never be listed (design.md §9.10). */
 	{ "study_changes",
-	  "DELETE FROM study_changes WHERE changed_at <= ? ORDER BY changed_at LIMIT ?", 3600 },
+	  "DELETE FROM study_changes WHERE changed_at <= UNIX_TIMESTAMP() - ?"
+	  " ORDER BY changed_at LIMIT ?", 3600, 1 },
 };
 
 /*
@@ -101,7 +111,9 @@ retention_run(struct db *db, int64_t now, size_t batch, uint64_t *deleted)
 		size_t batches = 0;
 
 		do {
-			rc = DB_Q(db, rules[i].sql, NULL, &aff, P_I64(now - rules[i].age), P_I64(batch));
+			rc = DB_Q(db, rules[i].sql, NULL, &aff,
+			    P_I64(rules[i].own_clock ? rules[i].age : now - rules[i].age),
+			    P_I64(batch));
 			if (rc != DB_OK)
 				break;
 			n += aff;

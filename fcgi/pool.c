@@ -234,6 +234,11 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	 * once, and the worker takes the next request without the wait. */
 	if (FCGX_HasSeenEOF(fx->in) == EOF)
 		FCGX_Detach(fx);
+	/* nginx asks to keep the connection only so that it reads the answer
+	 * to its END_REQUEST record (nginx/arps-api.inc): it never sends a
+	 * second request on it, so close it now, not after a read that waits
+	 * for nginx to close first. */
+	fx->keepConnection = 0;
 	FCGX_Finish_r(fx);
 	log_msg("%s %lldus", logline, (long long)(mono_usec() - t0));
 	db_set_deadline(db, 0);	/* deferred work belongs to no request */

@@ -180,6 +180,7 @@ worker(int sock)
 		FCGX_PutStr(body, (int)strlen(body), fx.out);
 		if (FCGX_HasSeenEOF(fx.in) == EOF)
 			FCGX_Detach(&fx);	/* as arps-fcgi: no lingering close */
+		fx.keepConnection = 0;		/* as arps-fcgi: closed after the answer */
 		FCGX_Finish_r(&fx);
 	}
 	mysql_stmt_close(s.st);

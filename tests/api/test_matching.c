@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "core/timefmt.h"
 #include "tests/api/study_helpers.h"
 #include "tests/matching/match_common.h"
 
@@ -507,6 +508,52 @@ index_follows_changes(void **state)
 }
 
 /*
+ * A sweep run as of a later instant (arps-sweep --now, design.md §9.10)
+ * neither hides a study it reopens nor one just published: retention must
+ * not delete changes of the sequence that no worker has read yet.  The
+ * workers have the one-slot study (taken, so not listed) before the sweep;
+ * the new study and the reopening are read only after it.
+ */
+static void
+index_survives_time_travel(void **state)
+{
+	struct test_user u, o1, o2;
+	struct test_agent pri, taker;
+	char one[IDS_BUFSZ], late[IDS_BUFSZ], prt[IDS_BUFSZ], iso[TIMEFMT_BUFSZ];
+	struct resp r;
+	int64_t t;
+
+	(void)state;
+	researcher(&u, 100000);
+	study_with(&u, "Bees, one slot, time travel", ROOFTOP_BEES, 1, one);
+	agent_claimed(&pri, &o1, "bees-traveller");
+	agent_claimed(&taker, &o2, "bees-sleeper");
+	agent_set_reputation(pri.id, 80);
+	agent_bio_set(&pri, ROOFTOP_BEES);
+	bios_ready(&pri, 1);
+	criteria_ready(&u, 1);
+	listed_everywhere(&pri, one, 1);
+	r = post_as(taker.hdr, NULL, "/api/v1/studies/%s/accept", one);
+	assert_int_equal(r.status, 200);
+	snprintf(prt, sizeof prt, "%s", jstr(&r, "participation_id"));
+	resp_free(&r);
+	listed_everywhere(&pri, one, 0);
+	/* published, embedded, and not yet asked for by any worker */
+	study_with(&u, "Bees, late, time travel", ROOFTOP_BEES, 2, late);
+	criteria_ready(&u, 2);
+	/* 25 hours on: the taker's participation times out, the slot reopens */
+	t = sql_int("SELECT accepted_at FROM participations WHERE id = '%s'", prt);
+	assert_true(t > 0);
+	assert_int_equal(timefmt_format(t + 25 * 3600, iso), 0);
+	assert_int_equal(sh("%s/build/arps-sweep --config %s --now %s 2>>%s/log/sweep-test.log",
+	    getenv("ARPS_ROOT"), getenv("ARPS_CONFIG"), iso, getenv("ARPS_VAR")), 0);
+	assert_int_equal(sql_int("SELECT status = 'timed_out' FROM participations WHERE id = '%s'",
+	    prt), 1);
+	listed_everywhere(&pri, late, 1);
+	listed_everywhere(&pri, one, 1);
+}
+
+/*
  * A new bio re-ranks at once on every worker (each keeps an agent's bio
  * vector and ranking, named by the hash of the bio's text, fcgi/match.c):
  * with the bees bio the bees study is listed (among the first 100 of
@@ -558,6 +605,7 @@ main(void)
 		cmocka_unit_test(rank_by_meaning),
 		cmocka_unit_test(index_follows_changes),
 		cmocka_unit_test(new_bio_reranks),
+		cmocka_unit_test(index_survives_time_travel),
 	};
 
 	return cmocka_run_group_tests_name("api_matching", tests, NULL, NULL);
