@@ -385,8 +385,9 @@ workers_recycled(void **state)
 	}
 	assert_int_equal(ok, 4400);
 	/* a worker recycled at the very end is respawned shortly (slower
-	 * under ASan and load): wait for the pool to be whole again */
-	for (i = 0; i < 50; i++) {
+	 * under ASan and load: the master refreshes its index of open
+	 * studies before each fork): wait for the pool to be whole again */
+	for (i = 0; i < 150; i++) {
 		usleep(100000);
 		if ((na = workers(master, after, 64)) == nb)
 			break;
