@@ -63,6 +63,23 @@ static const char q_agent_by_cur_with_current[] =
     DB_COLS_SQL(KEY_COLUMNS) " FROM agents WHERE api_key_hash = ?) k"
     " LEFT JOIN participations p ON p.active_agent = k.id"
     " LEFT JOIN embeddings e ON e.subject_id = k.id";
+/* The same with two heads, numbered on after the participation columns:
+ * the newest number of the change sequence of open studies and of the
+ * agent's participations, as this statement sees them (GET
+ * /studies/available: fcgi/match.c, design.md §9.12).  Each is one
+ * descent of a key. */
+#define KEYHEAD_COLUMNS(X, L) \
+	X(KEYHEAD_C_CHANGES,		"(SELECT COALESCE(MAX(c.seq), 0) FROM study_changes c)") \
+	L(KEYHEAD_C_PAST,		"(SELECT COALESCE(MAX(q.seq), 0) FROM participations q" \
+					" WHERE q.agent_id = k.id)")
+enum keyhead_col { KEYHEAD_C__BEFORE = KEYCUR_C__END - 1, DB_COLS_ENUM(KEYHEAD_COLUMNS)
+	KEYHEAD_C__END };
+static const char q_agent_by_cur_with_heads[] =
+    "SELECT k.*, " DB_COLS_SQL(KEYCUR_COLUMNS) ", " DB_COLS_SQL(KEYHEAD_COLUMNS)
+    " FROM (SELECT " AGENT_COLS ", " DB_COLS_SQL(KEY_COLUMNS) " FROM agents"
+    " WHERE api_key_hash = ?) k"
+    " LEFT JOIN participations p ON p.active_agent = k.id"
+    " LEFT JOIN embeddings e ON e.subject_id = k.id";
 static const char q_agent_by_prev[] =
     "SELECT " AGENT_COLS " FROM agents WHERE api_key_prev_hash = ? AND api_key_prev_until > ?";
 static const char q_agent_prev_drop[] =
@@ -215,9 +232,26 @@ db_agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct ag
 	return db_agent_by_key_current(db, h, now, a, NULL);
 }
 
+static enum db_rc agent_by_key(struct db *db, const unsigned char h[32], int64_t now,
+    struct agent *a, struct agent_current *cur, int heads);
+
 enum db_rc
 db_agent_by_key_current(struct db *db, const unsigned char h[32], int64_t now, struct agent *a,
     struct agent_current *cur)
+{
+	return agent_by_key(db, h, now, a, cur, 0);
+}
+
+enum db_rc
+db_agent_by_key_heads(struct db *db, const unsigned char h[32], int64_t now, struct agent *a,
+    struct agent_current *cur)
+{
+	return agent_by_key(db, h, now, a, cur, 1);
+}
+
+static enum db_rc
+agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct agent *a,
+    struct agent_current *cur, int heads)
 {
 	struct dbres *res = NULL;
 	const char *st;
@@ -227,7 +261,8 @@ db_agent_by_key_current(struct db *db, const unsigned char h[32], int64_t now, s
 	int has_prev;
 
 	if (cur != NULL)
-		rc = DB_ONE(db, q_agent_by_cur_with_current, &res, P_BLOB(h, 32));
+		rc = DB_ONE(db, heads ? q_agent_by_cur_with_heads : q_agent_by_cur_with_current, &res,
+		    P_BLOB(h, 32));
 	else
 		rc = DB_ONE(db, q_agent_by_cur, &res, P_BLOB(h, 32));
 	if (rc == DB_NOTFOUND) {
@@ -257,6 +292,11 @@ db_agent_by_key_current(struct db *db, const unsigned char h[32], int64_t now, s
 		    len == sizeof cur->bio_hash) {
 			memcpy(cur->bio_hash, b, len);
 			cur->bio_ready = 1;
+		}
+		if (heads) {
+			cur->heads = 1;
+			cur->change_head = dbres_i64(res, 0, KEYHEAD_C_CHANGES);
+			cur->past_head = dbres_i64(res, 0, KEYHEAD_C_PAST);
 		}
 	}
 	dbres_free(res);

@@ -32,6 +32,11 @@ struct agent_current {
 	 * the hash of the text it embeds (which names the vector) */
 	int bio_ready;
 	unsigned char bio_hash[32];
+	/* db_agent_by_key_heads only (heads 1): the newest number of the
+	 * change sequence of open studies and of the agent's participations
+	 * as the look-up saw them, 0 when none (fcgi/match.c) */
+	int heads;
+	int64_t change_head, past_head;
 };
 
 struct account {
@@ -54,6 +59,10 @@ enum db_rc db_agent_by_keyhash(struct db *, const unsigned char h[32], struct ag
  * db_agent_current: for the current key in the same statement, one round
  * trip (design.md §15). */
 enum db_rc db_agent_by_key_current(struct db *, const unsigned char h[32], int64_t now,
+    struct agent *, struct agent_current *cur);
+/* db_agent_by_key_current, and cur's heads in the same statement (GET
+ * /studies/available, design.md §9.12). */
+enum db_rc db_agent_by_key_heads(struct db *, const unsigned char h[32], int64_t now,
     struct agent *, struct agent_current *cur);
 /* db_agent_by_key_current without the participation. */
 enum db_rc db_agent_by_key(struct db *, const unsigned char h[32], int64_t now, struct agent *);

@@ -20,6 +20,8 @@ enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
 	X(LOAD_C_SEQ,		"s.seq") \
 	X(LOAD_C_CREATED_AT,	"s.created_at") \
 	X(LOAD_C_DEADLINE,	"COALESCE(s.deadline, 0)") \
+	X(LOAD_C_OCCUPIED,	"s.occupied") \
+	X(LOAD_C_MAX,		"s.max_participants") \
 	L(LOAD_C_VECTOR,	"e.vector")
 enum load_col { DB_COLS_ENUM(LOAD_COLUMNS) LOAD_C__END };
 /* A change with the study's state (NULLs when the study is gone). */
@@ -30,13 +32,26 @@ enum load_col { DB_COLS_ENUM(LOAD_COLUMNS) LOAD_C__END };
 				" AND e.status = 'ready', 0)") \
 	X(CHG_C_STUDY_SEQ,	"COALESCE(s.seq, 0)") \
 	X(CHG_C_CREATED_AT,	"COALESCE(s.created_at, 0)") \
-	L(CHG_C_DEADLINE,	"COALESCE(s.deadline, 0)")
+	X(CHG_C_DEADLINE,	"COALESCE(s.deadline, 0)") \
+	X(CHG_C_OCCUPIED,	"COALESCE(s.occupied, 0)") \
+	L(CHG_C_MAX,		"COALESCE(s.max_participants, 0)")
 enum chg_col { DB_COLS_ENUM(CHG_COLUMNS) CHG_C__END };
 /* A ready embedding. */
 #define VEC_COLUMNS(X, L) \
 	X(VEC_C_SUBJECT,	"subject_id") \
 	L(VEC_C_VECTOR,		"vector")
 enum vec_col { DB_COLS_ENUM(VEC_COLUMNS) VEC_C__END };
+/* A study the agent took part in. */
+#define PAST_COLUMNS(X, L) \
+	X(PAST_C_SEQ,		"seq") \
+	L(PAST_C_STUDY,		"study_id")
+enum past_col { DB_COLS_ENUM(PAST_COLUMNS) PAST_C__END };
+/* The heads of db_agent_by_key_heads (db/accounts.c), the same subqueries. */
+#define HEAD_COLUMNS(X, L) \
+	X(HEAD_C_CHANGES,	"(SELECT COALESCE(MAX(c.seq), 0) FROM study_changes c)") \
+	L(HEAD_C_PAST,		"(SELECT COALESCE(MAX(q.seq), 0) FROM participations q" \
+				" WHERE q.agent_id = ?)")
+enum head_col { DB_COLS_ENUM(HEAD_COLUMNS) HEAD_C__END };
 
 static const char q_bio[] =
     "SELECT " DB_COLS_SQL(BIO_COLUMNS) " FROM agents a"
@@ -65,6 +80,9 @@ static const char q_vectors[] =
     " AND subject_id IN (" Q32 ")";
 
 _Static_assert(DB_MATCH_BATCH == 32, "q_vectors has 32 placeholders");
+static const char q_past[] =
+    "SELECT " DB_COLS_SQL(PAST_COLUMNS) " FROM participations WHERE agent_id = ?";
+static const char q_heads[] = "SELECT " DB_COLS_SQL(HEAD_COLUMNS);
 
 enum db_rc
 db_match_bio(struct db *db, const char *agent_id, enum db_bio_state *state,
@@ -141,6 +159,8 @@ db_match_load(struct db *db, int64_t after, struct match_row **v, float **vec, s
 			continue;
 		(*v)[k].created_at = dbres_i64(res, i, LOAD_C_CREATED_AT);
 		(*v)[k].deadline = dbres_i64(res, i, LOAD_C_DEADLINE);
+		(*v)[k].occupied = dbres_i64(res, i, LOAD_C_OCCUPIED);
+		(*v)[k].max_participants = dbres_i64(res, i, LOAD_C_MAX);
 		memcpy(*vec + k * EMBED_DIM, b, len);
 		k++;
 	}
@@ -199,6 +219,8 @@ db_match_changes(struct db *db, const struct match_seq *s, int64_t after,
 		c->row.seq = dbres_i64(res, i, CHG_C_STUDY_SEQ);
 		c->row.created_at = dbres_i64(res, i, CHG_C_CREATED_AT);
 		c->row.deadline = dbres_i64(res, i, CHG_C_DEADLINE);
+		c->row.occupied = dbres_i64(res, i, CHG_C_OCCUPIED);
+		c->row.max_participants = dbres_i64(res, i, CHG_C_MAX);
 		k++;
 	}
 	*n = k;
@@ -237,5 +259,56 @@ db_match_vectors(struct db *db, const char *const *ids, size_t n, float *vec, in
 		dbres_free(res);
 		res = NULL;
 	}
+	return DB_OK;
+}
+
+static int
+id_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+enum db_rc
+db_match_past(struct db *db, const char *agent_id, char (**ids)[IDS_BUFSZ], size_t *n,
+    int64_t *head)
+{
+	struct dbres *res = NULL;
+	size_t i, k = 0;
+	int64_t seq;
+	enum db_rc rc;
+
+	*ids = NULL;
+	*n = 0;
+	*head = 0;
+	if ((rc = DB_Q(db, q_past, &res, NULL, P_STR(agent_id))) != DB_OK)
+		return rc;
+	if ((*ids = malloc((res->nrows ? res->nrows : 1) * sizeof **ids)) == NULL) {
+		dbres_free(res);
+		return DB_ERR;
+	}
+	for (i = 0; i < res->nrows; i++) {
+		if ((seq = dbres_i64(res, i, PAST_C_SEQ)) > *head)
+			*head = seq;
+		if (copy_id((*ids)[k], dbres_str(res, i, PAST_C_STUDY)))
+			k++;
+	}
+	dbres_free(res);
+	qsort(*ids, k, sizeof **ids, id_cmp);
+	*n = k;
+	return DB_OK;
+}
+
+enum db_rc
+db_match_heads(struct db *db, const char *agent_id, int64_t *change_head, int64_t *past_head)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	*change_head = *past_head = 0;
+	if ((rc = DB_ONE(db, q_heads, &res, P_STR(agent_id))) != DB_OK)
+		return rc;
+	*change_head = dbres_i64(res, 0, HEAD_C_CHANGES);
+	*past_head = dbres_i64(res, 0, HEAD_C_PAST);
+	dbres_free(res);
 	return DB_OK;
 }

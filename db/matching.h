@@ -37,6 +37,7 @@ struct match_row {
 	int64_t	 seq;		/* studies.seq: ties of equal score, newest first */
 	int64_t	 created_at;
 	int64_t	 deadline;	/* 0: none */
+	int64_t	 occupied, max_participants;	/* slots held, and of the study */
 };
 
 /* One row of the change sequence (008_study_changes.sql) with the study's
@@ -92,5 +93,19 @@ enum db_rc db_match_changes(struct db *, const struct match_seq *s, int64_t afte
  */
 enum db_rc db_match_vectors(struct db *, const char *const *ids, size_t n, float *vec,
     int *found);
+
+/*
+ * The studies agent_id has (or had) a participation in: *ids malloc'd
+ * (caller frees), *n of them, sorted by strcmp; *head the newest
+ * participation's number (participations.seq, 0: none), which the key's
+ * look-up reports as past_head (db_agent_by_key_heads).
+ */
+enum db_rc db_match_past(struct db *, const char *agent_id, char (**ids)[IDS_BUFSZ], size_t *n,
+    int64_t *head);
+
+/* The two heads of db_agent_by_key_heads, read now (the self-check of
+ * fcgi/match.c). */
+enum db_rc db_match_heads(struct db *, const char *agent_id, int64_t *change_head,
+    int64_t *past_head);
 
 #endif

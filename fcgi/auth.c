@@ -36,7 +36,8 @@ key_auth_or_reply(struct req *r)
 	if (!apikey_check(r->apikey))
 		return reply_unauthorized(r, "invalid API key");
 	secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), r->who.token_hash);
-	rc = db_agent_by_key_current(r->db, r->who.token_hash, r->now, &key_agent, &key_cur);
+	rc = (r->want_heads ? db_agent_by_key_heads : db_agent_by_key_current)(r->db,
+	    r->who.token_hash, r->now, &key_agent, &key_cur);
 	if (rc == DB_NOTFOUND)
 		return reply_unauthorized(r, "invalid API key");
 	if (rc != DB_OK)

@@ -99,6 +99,7 @@ req_dispatch(struct req *r)
 	}
 	/* Matching again re-captures this route's parameters. */
 	match(r, hit->pattern, r->path);
+	r->want_heads = (hit->flags & ROUTE_HEADS) != 0;
 	if (hit->auth != AUTH_NONE && auth_resolve_or_reply(r, hit->auth, hit->roles) != 0)
 		return;
 	if (r->idem != NULL && strcmp(r->method, "POST") == 0 && idem_begin_or_reply(r) != 0)

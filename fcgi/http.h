@@ -84,6 +84,7 @@ struct req {
 	 * handler that writes the agent reads it again. */
 	const struct agent *agent;
 	const struct agent_current *agent_cur;
+	int want_heads;			/* the route's ROUTE_HEADS: set before authentication */
 	/* the buffered answer */
 	int status;
 	char *out;
@@ -111,7 +112,12 @@ struct route {
 	enum auth_kind auth;
 	handler_fn fn;		/* NULL: served above the table (fcgi/mcp.c) */
 	unsigned roles;		/* required role bits for accounts, 0 = none */
+	unsigned flags;		/* ROUTE_* */
 };
+
+/* The key's look-up also reads the heads of GET /studies/available's
+ * fast path (db_agent_by_key_heads, fcgi/match.c). */
+#define ROUTE_HEADS	0x1
 
 /* The routing table (fcgi/routes.c). */
 extern const struct route routes[];

@@ -16,13 +16,12 @@ static int mapped;
 static void *scratch;
 static int selfcheck;	/* config match_selfcheck (test stacks) */
 static size_t rank_keep;	/* see struct rank */
+static void selfcheck_set(int on);
 
 int
 match_init(const struct config *cfg)
 {
-	selfcheck = cfg->match_selfcheck;
-	if (selfcheck)
-		rank_keep = 3;
+	selfcheck_set(cfg->match_selfcheck);
 	if (cfg->model_path[0] == '\0') {
 		log_msg("match: no model_path: embeddings wait for the sweep");
 		return -1;
@@ -36,8 +35,9 @@ match_init(const struct config *cfg)
 }
 
 void
-match_worker_init(void)
+match_worker_init(const struct config *cfg)
 {
+	selfcheck_set(cfg->match_selfcheck);	/* a reload's value */
 	if (mapped && (scratch = malloc(embed_scratch_size(&model.enc))) == NULL) {
 		log_msg("match: no memory for the encoder's scratch");
 		mapped = 0;
@@ -675,6 +675,13 @@ static uint64_t rank_clock;
  * suites run lists that overflow, drop their last and run out, all checked */
 static size_t rank_keep = RANK_KEEP;
 
+static void
+selfcheck_set(int on)
+{
+	selfcheck = on;
+	rank_keep = on ? 3 : RANK_KEEP;
+}
+
 /* The index slot of list entry x, or -1 when it left the index. */
 static long
 rank_slot(struct match_kent *x)
@@ -798,10 +805,229 @@ rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
 }
 
 /*
+ * The fast path (design.md §9.12).  The key's look-up of GET
+ * /studies/available also reads two heads (db_agent_by_key_heads): the
+ * newest number of the change sequence and of the agent's participations.
+ * When the index has seen every change up to the first (no hole waited
+ * for, nothing left of a partial refresh), it is the database's state of
+ * the open studies as of that statement, and the page needs no read of
+ * its own: the index holds each open study's slots (a change re-reads
+ * them), the agent's past comes from a set kept per agent and valid while
+ * its participations' head is unchanged (an agent's participations are
+ * inserted one at a time: the active one's unique key serialises them, so
+ * a later one never commits with a lower number), and the texts a page
+ * shows, which never change after a study is created, from a small cache
+ * read by id on a miss.  A poll where nothing changed is then the key's
+ * one statement.  Otherwise (other heads, a request without them: MCP, a
+ * key in its grace period) the index is refreshed and the page confirmed
+ * by the database as before.  Under match_selfcheck every fast page is
+ * compared with the database's (check_fast).
+ */
+#define PAST_SLOTS	32
+#define SHOWN_SLOTS	256
+
+static struct past {
+	char	 agent[IDS_BUFSZ];
+	int64_t	 head;		/* the newest participation the set holds */
+	char	(*ids)[IDS_BUFSZ];	/* sorted (strcmp) */
+	size_t	 n;
+	uint64_t used;
+} *pasts;
+static uint64_t past_clock;
+
+/* The agent's past as of head (read when the kept one is older), or NULL
+ * (*rc set) when it cannot be read. */
+static const struct past *
+past_get(struct db *db, const char *agent_id, int64_t head, enum db_rc *rc)
+{
+	struct past *pa;
+	char (*ids)[IDS_BUFSZ];
+	size_t i, n;
+	int64_t h;
+
+	*rc = DB_OK;
+	if (pasts == NULL && (pasts = calloc(PAST_SLOTS, sizeof *pasts)) == NULL) {
+		*rc = DB_ERR;
+		return NULL;
+	}
+	for (pa = &pasts[0], i = 0; i < PAST_SLOTS; i++) {
+		if (strcmp(pasts[i].agent, agent_id) == 0) {
+			pa = &pasts[i];
+			break;
+		}
+		if (pasts[i].used < pa->used)
+			pa = &pasts[i];
+	}
+	if (strcmp(pa->agent, agent_id) == 0 && pa->head >= head && pa->ids != NULL) {
+		pa->used = ++past_clock;
+		return pa;
+	}
+	if ((*rc = db_match_past(db, agent_id, &ids, &n, &h)) != DB_OK)
+		return NULL;
+	free(pa->ids);
+	snprintf(pa->agent, sizeof pa->agent, "%s", agent_id);
+	pa->ids = ids;
+	pa->n = n;
+	pa->head = h;
+	pa->used = ++past_clock;
+	return pa;
+}
+
+static int
+id_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static int
+past_has(const struct past *pa, const char *study_id)
+{
+	return bsearch(study_id, pa->ids, pa->n, sizeof *pa->ids, id_cmp) != NULL;
+}
+
+/* The texts a page shows of the studies listed lately (title,
+ * description, reward, duration and URL never change after a study is
+ * created), by the hash of the id. */
+static struct shown {
+	uint64_t	 h;
+	uint64_t	 used;
+	struct study	 s;	/* s.id "": free; criteria and completion code not kept */
+} *shown;
+static uint64_t shown_clock;
+
+static struct shown *
+shown_find(const char *id, uint64_t h)
+{
+	size_t i;
+
+	for (i = 0; shown != NULL && i < SHOWN_SLOTS; i++)
+		if (shown[i].h == h && shown[i].s.id[0] != '\0' && strcmp(shown[i].s.id, id) == 0)
+			return &shown[i];
+	return NULL;
+}
+
+/* Keep s (taken over: the caller no longer owns its strings). */
+static void
+shown_keep(struct study *s)
+{
+	struct shown *e;
+	size_t i;
+
+	free(s->criteria);
+	free(s->completion_code);
+	s->criteria = s->completion_code = NULL;
+	if (shown == NULL && (shown = calloc(SHOWN_SLOTS, sizeof *shown)) == NULL) {
+		db_study_clear(s);
+		return;
+	}
+	for (e = &shown[0], i = 0; i < SHOWN_SLOTS; i++) {
+		if (shown[i].s.id[0] == '\0') {
+			e = &shown[i];
+			break;
+		}
+		if (shown[i].used < e->used)
+			e = &shown[i];
+	}
+	db_study_clear(&e->s);
+	e->s = *s;
+	e->h = ix_hash(s->id);
+	e->used = ++shown_clock;
+	memset(s, 0, sizeof *s);
+}
+
+/* out: what the page shows of e, with the slots and deadline of the
+ * index's row r.  0, or -1 out of memory. */
+static int
+shown_copy(struct study *out, const struct study *e, const struct match_row *r)
+{
+	*out = *e;
+	out->title = out->description = out->study_url = NULL;
+	out->criteria = out->completion_code = NULL;
+	out->state = STUDY_ACTIVE;
+	out->occupied = r->occupied;
+	out->max_participants = r->max_participants;
+	out->has_deadline = r->deadline != 0;
+	out->deadline = r->deadline;
+	if ((out->title = strdup(e->title ? e->title : "")) == NULL ||
+	    (out->description = strdup(e->description ? e->description : "")) == NULL ||
+	    (out->study_url = strdup(e->study_url ? e->study_url : "")) == NULL) {
+		db_study_clear(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* The past of the page being built on the fast path, NULL otherwise. */
+static const struct past *fast_past;
+
+/* confirm() on the fast path: from the index, the agent's past and the
+ * texts kept, reading only the texts not kept (one statement). */
+static enum db_rc
+confirm_kept(struct db *db, int64_t now, const char **ids, const double *sim,
+    const double *score, size_t n, struct match_top *top, size_t page, size_t *got)
+{
+	const char **miss;
+	struct study *rows = NULL;
+	struct shown *e;
+	int *found = NULL, in;
+	size_t i, k = 0;
+	enum db_rc rc = DB_OK;
+	const struct match_row *r;
+
+	if ((miss = malloc((n ? n : 1) * sizeof *miss)) == NULL)
+		return DB_ERR;
+	for (i = 0; i < n; i++)
+		if (!past_has(fast_past, ids[i]) && shown_find(ids[i], ix_hash(ids[i])) == NULL)
+			miss[k++] = ids[i];
+	if (k > 0) {
+		if ((rows = calloc(k, sizeof *rows)) == NULL ||
+		    (found = malloc(k * sizeof *found)) == NULL) {
+			rc = DB_ERR;
+			goto out;
+		}
+		if ((rc = db_study_get_many(db, miss, k, rows, found)) != DB_OK)
+			goto out;
+		for (i = 0; i < k; i++)
+			if (found[i])
+				shown_keep(&rows[i]);
+	}
+	for (i = 0; i < n && *got < page; i++) {
+		if (past_has(fast_past, ids[i]))
+			continue;
+		in = 0;
+		if (ix.tab != NULL)
+			(void)ix_pos(ids[i], &in);
+		if (!in || (e = shown_find(ids[i], ix_hash(ids[i]))) == NULL)
+			continue;	/* gone from the index, or no longer in the database */
+		r = &ix.row[ix.tab[ix_pos(ids[i], &in)]];
+		if ((r->deadline != 0 && r->deadline <= now) || r->occupied >= r->max_participants)
+			continue;
+		if (shown_copy(&top[*got].study, &e->s, r) != 0) {
+			rc = DB_ERR;
+			break;
+		}
+		e->used = ++shown_clock;
+		memcpy(top[*got].id, ids[i], IDS_BUFSZ);
+		top[*got].similarity = sim[i];
+		top[*got].score = score[i];
+		(*got)++;
+	}
+out:
+	if (rows != NULL)
+		for (i = 0; i < k; i++)
+			db_study_clear(&rows[i]);
+	free(rows);
+	free(found);
+	free(miss);
+	return rc;
+}
+
+/*
  * Confirm ids[0..n) (a free slot, not taken part in: the index cannot know
  * the agent's own past, and a row may have changed since the refresh),
  * reading their rows, and append the confirmed ones in order to
- * top[*got..page), with their similarity and score.
+ * top[*got..page), with their similarity and score.  On the fast path,
+ * confirm_kept.
  */
 static enum db_rc
 confirm(struct db *db, const char *agent_id, int64_t now, const char **ids,
@@ -815,6 +1041,8 @@ confirm(struct db *db, const char *agent_id, int64_t now, const char **ids,
 
 	if (n == 0)
 		return DB_OK;
+	if (fast_past != NULL)
+		return confirm_kept(db, now, ids, sim, score, n, top, page, got);
 	rows = calloc(n, sizeof *rows);
 	ok = malloc(n * sizeof *ok);
 	if (rows != NULL && ok != NULL &&
@@ -959,17 +1187,26 @@ check_rank(struct db *db, const char *agent_id, const float cbio[EMBED_DIM], enu
 	size_t n = 0, i;
 	enum db_rc rc;
 
+	const struct past *fast = fast_past;
+
 	if ((full = calloc(page, sizeof *full)) == NULL)
 		return DB_ERR;
+	fast_past = NULL;	/* the database confirms the full ranking */
 	rc = top_full(db, agent_id, cbio, tier, now, p, page, full, &n);
+	fast_past = fast;
 	if (rc == DB_OK) {
 		for (i = 0; i < n && i < got && strcmp(full[i].id, top[i].id) == 0 &&
-		    full[i].similarity == top[i].similarity && full[i].score == top[i].score; i++)
+		    full[i].similarity == top[i].similarity && full[i].score == top[i].score &&
+		    full[i].study.occupied == top[i].study.occupied &&
+		    full[i].study.max_participants == top[i].study.max_participants &&
+		    full[i].study.reward == top[i].study.reward &&
+		    strcmp(full[i].study.title, top[i].study.title) == 0; i++)
 			;
 		if (n != got || i != n) {
-			log_msg("match: selfcheck: agent %s: the kept ranking gave %zu studies, "
+			log_msg("match: selfcheck: agent %s: the kept ranking gave %zu studies%s, "
 			    "a full one %zu; first difference at %zu (%s against %s)", agent_id, got,
-			    n, i, i < got ? top[i].id : "-", i < n ? full[i].id : "-");
+			    fast != NULL ? " on the fast path" : "", n, i, i < got ? top[i].id : "-",
+			    i < n ? full[i].id : "-");
 			rc = DB_ERR;
 		}
 	}
@@ -1024,9 +1261,38 @@ match_bio_keep(const char *agent_id, const unsigned char hash[32], const float v
 	b->used = ++bio_clock;
 }
 
+/* Whether the index has seen every change up to change_head (the fast
+ * path, see above). */
+static int
+ix_current(int64_t change_head, int64_t now)
+{
+	return ix.last != 0 && now - ix.last <= IX_STALE && !ix.partial && ix.seq.ngap == 0 &&
+	    change_head <= ix.seq.hw;
+}
+
+/* Under match_selfcheck, a fast page that differs from the database's:
+ * DB_OK when something changed since the key's look-up (the next try
+ * takes the database's path), else DB_ERR (logged). */
+static enum db_rc
+fast_differs(struct db *db, const char *agent_id, const struct match_heads *hd)
+{
+	int64_t ch, ph;
+	enum db_rc rc;
+
+	if ((rc = db_match_heads(db, agent_id, &ch, &ph)) != DB_OK)
+		return rc;
+	if (ch != hd->change_head || ph != hd->past_head)
+		return DB_OK;
+	log_msg("match: selfcheck: agent %s: the fast path's page is not the database's, "
+	    "nothing having changed (change head %lld, past head %lld)", agent_id,
+	    (long long)ch, (long long)ph);
+	return DB_ERR;
+}
+
 enum db_rc
 match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
-    int64_t now, const struct match_params *p, struct match_top **top, size_t *n)
+    int64_t now, const struct match_params *p, const struct match_heads *hd,
+    struct match_top **top, size_t *n)
 {
 	struct rank *k;
 	float cbio[EMBED_DIM];
@@ -1036,15 +1302,24 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 
 	*top = NULL;
 	*n = 0;
+	fast_past = NULL;
 	(void)match_centre(cbio, bio, mapped ? model.enc.mean_bio : NULL);
-	if ((rc = ix_refresh(db, now, 0)) != DB_OK)
+	if (hd != NULL && ix_current(hd->change_head, now)) {
+		if ((fast_past = past_get(db, agent_id, hd->past_head, &rc)) == NULL)
+			return rc;
+		ix.last = now;	/* nothing after what it has seen exists */
+	} else if ((rc = ix_refresh(db, now, 0)) != DB_OK)
 		return rc;
 	page = tier == REP_TIER_BASIC && p->basic_max_studies < p->limit ? p->basic_max_studies :
 	    p->limit;
-	if (page == 0 || ix.n == 0)
+	if (page == 0 || ix.n == 0) {
+		fast_past = NULL;
 		return DB_OK;
-	if (ix_scratch() != 0 || (*top = calloc(page, sizeof **top)) == NULL)
+	}
+	if (ix_scratch() != 0 || (*top = calloc(page, sizeof **top)) == NULL) {
+		fast_past = NULL;
 		return DB_ERR;
+	}
 	/* the self-check reads the database twice: a concurrent change
 	 * between the reads is told from a wrong list by a second try */
 	for (tries = selfcheck ? 2 : 1; tries > 0; tries--) {
@@ -1054,19 +1329,30 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 		if (!done && (rc = top_full(db, agent_id, cbio, tier, now, p, page, *top, &got)) !=
 		    DB_OK)
 			goto fail;
-		if (!done || !selfcheck || (rc = check_rank(db, agent_id, cbio, tier, now, p, page,
-		    *top, got)) == DB_OK)
+		if (!selfcheck || (!done && fast_past == NULL) || (rc = check_rank(db, agent_id,
+		    cbio, tier, now, p, page, *top, got)) == DB_OK)
 			break;
 		if (tries == 1)
 			goto fail;
+		if (fast_past != NULL) {	/* the second try takes the database's path */
+			if ((rc = fast_differs(db, agent_id, hd)) != DB_OK)
+				goto fail;
+			fast_past = NULL;
+			if ((rc = ix_refresh(db, now, 0)) != DB_OK)
+				goto fail;
+		}
 		match_top_free(*top, got);
 		got = 0;
-		if ((*top = calloc(page, sizeof **top)) == NULL)
+		if ((*top = calloc(page, sizeof **top)) == NULL) {
+			fast_past = NULL;
 			return DB_ERR;
+		}
 	}
+	fast_past = NULL;
 	*n = got;
 	return DB_OK;
 fail:
+	fast_past = NULL;
 	match_top_free(*top, got);
 	*top = NULL;
 	return rc;

@@ -28,13 +28,14 @@ struct match_top {
 /* Map cfg->model_path (master, before fork).  0, or -1 when the model
  * cannot be used (logged; embeddings then wait for the sweep). */
 int match_init(const struct config *cfg);
-/* Master, before each fork: bring the master's copy of the open-studies
- * index up to date (its own connection, closed again), so the worker
- * inherits it copy-on-write.  Failures are logged; the worker then loads
- * its own. */
+/* Master, before each fork and every few seconds between: bring the
+ * master's copy of the open-studies index up to date (its own connection,
+ * closed again; at most 100 ms of changes a call), so a worker inherits it
+ * copy-on-write.  Failures are logged; the worker then loads its own. */
 void match_prefork(const struct config *cfg);
-/* Allocate this worker's scratch (after fork). */
-void match_worker_init(void);
+/* Allocate this worker's scratch (after fork); take cfg's match_selfcheck
+ * (a reload's). */
+void match_worker_init(const struct config *cfg);
 /* The encoder, or NULL when no model is mapped. */
 const struct embed_model *match_encoder(void);
 void *match_scratch(void);
@@ -53,12 +54,19 @@ void match_embed_after(struct req *r, const char *subject, const char *text);
  * free slot, not taken part in) in rank order, ranking further when some
  * drop out, until p->limit (basic: also basic_max_studies) are confirmed
  * or none is left; the confirmation reads the listed rows whole (one
- * statement, db_study_open_for).  *top is malloc'd (match_top_free), *n
+ * statement, db_study_open_for), or on the fast path comes from what the
+ * worker keeps.  *top is malloc'd (match_top_free), *n
  * entries.  enum db_rc.
  */
+/* The heads the key's look-up read (db_agent_by_key_heads): with them,
+ * when nothing changed since the index's last look, the page needs no
+ * statement of its own (the fast path, fcgi/match.c); NULL: none. */
+struct match_heads {
+	int64_t	 change_head, past_head;
+};
 enum db_rc match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM],
-    enum rep_tier tier, int64_t now, const struct match_params *p, struct match_top **top,
-    size_t *n);
+    enum rep_tier tier, int64_t now, const struct match_params *p,
+    const struct match_heads *hd, struct match_top **top, size_t *n);
 void match_top_free(struct match_top *top, size_t n);
 
 /*

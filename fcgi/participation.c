@@ -128,6 +128,7 @@ handler_rc
 h_available(struct req *r)
 {
 	struct match_params mp;
+	struct match_heads hd;
 	struct match_top *top = NULL;
 	struct agent a_own;
 	struct agent_current cur_own;
@@ -184,7 +185,10 @@ h_available(struct req *r)
 	mp.first_access_minutes = r->cfg->first_access_minutes;
 	mp.basic_max_studies = (size_t)r->cfg->basic_max_studies;
 	mp.limit = (size_t)limit;
-	if ((rc = match_top(r->db, r->who.id, bio, tier, r->now, &mp, &top, &n)) != DB_OK)
+	hd.change_head = cur->change_head;
+	hd.past_head = cur->past_head;
+	if ((rc = match_top(r->db, r->who.id, bio, tier, r->now, &mp, cur->heads ? &hd : NULL,
+	    &top, &n)) != DB_OK)
 		return reply_db(r, rc);
 	o = json_object_new_object();
 	arr = json_object_new_array();

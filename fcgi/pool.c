@@ -25,6 +25,8 @@
 
 static volatile sig_atomic_t got_term, got_chld, got_hup;
 
+#define MASTER_REFRESH	2	/* seconds between the master's index refreshes */
+
 static void
 on_signal(int sig)
 {
@@ -282,7 +284,7 @@ worker(const struct config *cfg, int sock)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &term, NULL);
 
-	match_worker_init();
+	match_worker_init(cfg);
 	if ((db = db_open(cfg)) == NULL)
 		_exit(1);
 	db_set_limit(db, REQUEST_DB_SECONDS);
@@ -423,7 +425,7 @@ pool_run(struct config *cfg)
 	sigset_t blocked, none;
 	int sock, status;
 	pid_t pid;
-	int64_t deadline;
+	int64_t deadline, refresh_at = 0;
 
 	cloexec_inherited();
 	if (FCGX_Init() != 0) {
@@ -483,7 +485,15 @@ pool_run(struct config *cfg)
 				kill(pids[i], SIGTERM);
 				alive++;
 			}
-		alarm(alive > 0 ? 1 : 0);
+		alarm(alive > 0 ? 1 : MASTER_REFRESH);
+		/* Its copy of the index kept up between forks too: a worker
+		 * forked after many changes (a bulk of new studies) would
+		 * otherwise read them at its first listing, a stall of that
+		 * request (design.md §9.12). */
+		if (mono_usec() >= refresh_at) {
+			match_prefork(cfg);
+			refresh_at = mono_usec() + (int64_t)MASTER_REFRESH * 1000000;
+		}
 		if (!got_chld)
 			continue;
 		got_chld = 0;

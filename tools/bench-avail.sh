@@ -15,6 +15,7 @@
 # the same agent before the rows), match_embed60_ms, match_rank10k_ms.
 #
 #   BENCH_AVAIL_SIZES   the sizes (default "1000 10000 100000")
+#   BENCH_AVAIL_SETTLE  seconds after seeding before the warm-up (default 10)
 #   BENCH_SECONDS, BENCH_WARMUP, BENCH_CONNECTIONS as tools/bench.sh
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,9 +61,14 @@ open_count() {
 }
 
 # warm: parallel requests until every worker has answered after the change
-# (the first answer of each applies the new studies to its index).
+# (the first answer of each applies the new studies to its index), then
+# BENCH_AVAIL_SETTLE seconds (default 10) for the pool's master to take the
+# bulk of new studies into its own copy, which it reads at most 100 ms each
+# 2 s (fcgi/pool.c): until then each worker recycled after max_requests
+# starts behind and reads the rest at its first answer (design.md §9.12).
 warm() {
     local i
+    sleep "${BENCH_AVAIL_SETTLE:-10}"
     for i in 1 2 3; do
         seq 1 16 | xargs -P 8 -I{} curl -s -o /dev/null --max-time 120 -H "$HDR" \
             "$B/api/v1/studies/available" || true

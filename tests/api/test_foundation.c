@@ -20,6 +20,7 @@
 #include <curl/curl.h>
 
 #include "tests/api/flows.h"
+#include "tests/api/pool_helpers.h"
 
 static void
 health_ok(void **state)
@@ -280,39 +281,6 @@ health_within(int secs)
 	fail_msg("the pool did not answer /health within %d s", secs);
 }
 
-static int
-read_pid(const char *name)
-{
-	char path[1024];
-	FILE *f;
-	int pid = -1;
-
-	snprintf(path, sizeof path, "%s/run/%s", getenv("ARPS_VAR"), name);
-	if ((f = fopen(path, "r")) != NULL) {
-		if (fscanf(f, "%d", &pid) != 1)
-			pid = -1;
-		fclose(f);
-	}
-	return pid;
-}
-
-/* The worker pids, children of the master. */
-static int
-workers(int master, int *out, int max)
-{
-	char cmd[128];
-	FILE *p;
-	int n = 0;
-
-	snprintf(cmd, sizeof cmd, "pgrep -P %d", master);
-	if ((p = popen(cmd, "r")) == NULL)
-		return 0;
-	while (n < max && fscanf(p, "%d", &out[n]) == 1)
-		n++;
-	pclose(p);
-	return n;
-}
-
 static void
 worker_killed_under_load(void **state)
 {
@@ -459,25 +427,6 @@ claim_bonus(void)
 	return v;
 }
 
-/* After a reload: waits until no worker of before[] is left and nb run. */
-static void
-workers_replaced(int master, const int *before, int nb)
-{
-	int after[64], na = 0, same = 0, i, j, k;
-
-	for (i = 0; i < 100; i++) {
-		na = workers(master, after, 64);
-		for (j = 0, same = 0; j < na; j++)
-			for (k = 0; k < nb; k++)
-				same += after[j] == before[k];
-		if (na == nb && same == 0)
-			break;
-		usleep(100000);
-	}
-	assert_int_equal(na, nb);
-	assert_int_equal(same, 0);
-}
-
 /* SIGHUP: a file that does not load changes nothing; one that loads
  * replaces every worker with the new values, the pid of the master kept. */
 static void
@@ -535,20 +484,6 @@ config_reload(void **state)
 	assert_int_equal(na, nb);
 }
 
-/* SIGHUP after appending `line` (NULL: the saved original back) to the
- * config: waits until no worker of before[] is left and nb are running. */
-static void
-reload_with(int master, const char *line, const int *before, int nb)
-{
-	const char *conf = getenv("ARPS_CONFIG");
-
-	if (line != NULL)
-		assert_int_equal(sh("cp %s %s.wd && echo '%s' >> %s", conf, conf, line, conf), 0);
-	else
-		assert_int_equal(sh("mv %s.wd %s", conf, conf), 0);
-	assert_int_equal(kill(master, SIGHUP), 0);
-	workers_replaced(master, before, nb);
-}
 
 /* design.md §1.2: a request that runs past `request_watchdog` seconds ends
  * its worker; the client gets 503, the master respawns the worker, the
@@ -569,7 +504,7 @@ request_watchdog(void **state)
 	assert_true(master > 0);
 	nb = workers(master, before, 64);
 	assert_true(nb > 0);
-	reload_with(master, "request_watchdog = 2", before, nb);
+	pool_reload_with(master, "request_watchdog = 2", before, nb);
 	workers(master, mid, 64);
 	agent_new(&a, "Watched");
 	assert_int_equal(sh("(mariadb --no-defaults -S %s/run/mysqld.sock -u \"$(id -un)\" arps -e "
@@ -606,7 +541,7 @@ request_watchdog(void **state)
 	assert_string_equal(jstr(&r, "name"), "Later");
 	resp_free(&r);
 	nb = workers(master, before, 64);
-	reload_with(master, NULL, before, nb);
+	pool_reload_with(master, NULL, before, nb);
 }
 
 static void
