@@ -6,6 +6,7 @@
 
 #include "db/accounts.h"
 #include "db/ledger.h"
+#include "db/matching.h"
 #include "lib/secret.h"
 
 /* An agent row, read at the AGENT_C_* positions. */
@@ -64,12 +65,12 @@ static const char q_agent_by_cur_with_current[] =
     " LEFT JOIN participations p ON p.active_agent = k.id"
     " LEFT JOIN embeddings e ON e.subject_id = k.id";
 /* The same with two heads, numbered on after the participation columns:
- * the newest number of the change sequence of open studies and of the
- * agent's participations, as this statement sees them (GET
- * /studies/available: fcgi/match.c, design.md §9.12).  Each is one
- * descent of a key. */
+ * whether the change sequence of open studies holds a row the worker's
+ * index has not read (its placeholders come first), and the agent's newest
+ * participation, as this statement sees them (GET /studies/available:
+ * fcgi/match.c, design.md §9.12).  Each is a few descents of a key. */
 #define KEYHEAD_COLUMNS(X, L) \
-	X(KEYHEAD_C_CHANGES,		"(SELECT COALESCE(MAX(c.seq), 0) FROM study_changes c)") \
+	X(KEYHEAD_C_PENDING,		DB_MATCH_PENDING_SQL) \
 	L(KEYHEAD_C_PAST,		"(SELECT COALESCE(MAX(q.seq), 0) FROM participations q" \
 					" WHERE q.agent_id = k.id)")
 enum keyhead_col { KEYHEAD_C__BEFORE = KEYCUR_C__END - 1, DB_COLS_ENUM(KEYHEAD_COLUMNS)
@@ -233,26 +234,27 @@ db_agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct ag
 }
 
 static enum db_rc agent_by_key(struct db *db, const unsigned char h[32], int64_t now,
-    struct agent *a, struct agent_current *cur, int heads);
+    struct agent *a, struct agent_current *cur, const struct match_seq *seq);
 
 enum db_rc
 db_agent_by_key_current(struct db *db, const unsigned char h[32], int64_t now, struct agent *a,
     struct agent_current *cur)
 {
-	return agent_by_key(db, h, now, a, cur, 0);
+	return agent_by_key(db, h, now, a, cur, NULL);
 }
 
 enum db_rc
 db_agent_by_key_heads(struct db *db, const unsigned char h[32], int64_t now, struct agent *a,
-    struct agent_current *cur)
+    struct agent_current *cur, const struct match_seq *seq)
 {
-	return agent_by_key(db, h, now, a, cur, 1);
+	return agent_by_key(db, h, now, a, cur, seq);
 }
 
 static enum db_rc
 agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct agent *a,
-    struct agent_current *cur, int heads)
+    struct agent_current *cur, const struct match_seq *seq)
 {
+	struct dbp p[DB_MATCH_PENDING_NP + 1];
 	struct dbres *res = NULL;
 	const char *st;
 	const void *b;
@@ -260,9 +262,12 @@ agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct agent
 	enum db_rc rc;
 	int has_prev;
 
-	if (cur != NULL)
-		rc = DB_ONE(db, heads ? q_agent_by_cur_with_heads : q_agent_by_cur_with_current, &res,
-		    P_BLOB(h, 32));
+	if (cur != NULL && seq != NULL) {
+		db_match_pending_params(p, seq);
+		p[DB_MATCH_PENDING_NP] = P_BLOB(h, 32);
+		rc = db_exec_one(db, q_agent_by_cur_with_heads, p, DB_MATCH_PENDING_NP + 1, &res);
+	} else if (cur != NULL)
+		rc = DB_ONE(db, q_agent_by_cur_with_current, &res, P_BLOB(h, 32));
 	else
 		rc = DB_ONE(db, q_agent_by_cur, &res, P_BLOB(h, 32));
 	if (rc == DB_NOTFOUND) {
@@ -293,9 +298,9 @@ agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct agent
 			memcpy(cur->bio_hash, b, len);
 			cur->bio_ready = 1;
 		}
-		if (heads) {
+		if (seq != NULL) {
 			cur->heads = 1;
-			cur->change_head = dbres_i64(res, 0, KEYHEAD_C_CHANGES);
+			cur->change_pending = dbres_i64(res, 0, KEYHEAD_C_PENDING) != 0;
 			cur->past_head = dbres_i64(res, 0, KEYHEAD_C_PAST);
 		}
 	}

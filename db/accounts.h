@@ -32,11 +32,13 @@ struct agent_current {
 	 * the hash of the text it embeds (which names the vector) */
 	int bio_ready;
 	unsigned char bio_hash[32];
-	/* db_agent_by_key_heads only (heads 1): the newest number of the
-	 * change sequence of open studies and of the agent's participations
-	 * as the look-up saw them, 0 when none (fcgi/match.c) */
+	/* db_agent_by_key_heads only (heads 1), as the look-up saw them:
+	 * whether the change sequence of open studies holds a row a reader
+	 * at its match_seq would read, and the number of the agent's newest
+	 * participation, 0 when none (fcgi/match.c) */
 	int heads;
-	int64_t change_head, past_head;
+	int change_pending;
+	int64_t past_head;
 };
 
 struct account {
@@ -60,10 +62,12 @@ enum db_rc db_agent_by_keyhash(struct db *, const unsigned char h[32], struct ag
  * trip (design.md §15). */
 enum db_rc db_agent_by_key_current(struct db *, const unsigned char h[32], int64_t now,
     struct agent *, struct agent_current *cur);
-/* db_agent_by_key_current, and cur's heads in the same statement (GET
- * /studies/available, design.md §9.12). */
+/* db_agent_by_key_current, and cur's heads for a reader of the change
+ * sequence at seq in the same statement (GET /studies/available,
+ * design.md §9.12). */
+struct match_seq;
 enum db_rc db_agent_by_key_heads(struct db *, const unsigned char h[32], int64_t now,
-    struct agent *, struct agent_current *cur);
+    struct agent *, struct agent_current *cur, const struct match_seq *seq);
 /* db_agent_by_key_current without the participation. */
 enum db_rc db_agent_by_key(struct db *, const unsigned char h[32], int64_t now, struct agent *);
 /* Replace the agent's key: prevhash (may be NULL: none) keeps working

@@ -48,7 +48,7 @@ enum vec_col { DB_COLS_ENUM(VEC_COLUMNS) VEC_C__END };
 enum past_col { DB_COLS_ENUM(PAST_COLUMNS) PAST_C__END };
 /* The heads of db_agent_by_key_heads (db/accounts.c), the same subqueries. */
 #define HEAD_COLUMNS(X, L) \
-	X(HEAD_C_CHANGES,	"(SELECT COALESCE(MAX(c.seq), 0) FROM study_changes c)") \
+	X(HEAD_C_PENDING,	DB_MATCH_PENDING_SQL) \
 	L(HEAD_C_PAST,		"(SELECT COALESCE(MAX(q.seq), 0) FROM participations q" \
 				" WHERE q.agent_id = ?)")
 enum head_col { DB_COLS_ENUM(HEAD_COLUMNS) HEAD_C__END };
@@ -74,7 +74,7 @@ static const char q_changes[] =
     " LEFT JOIN studies s ON s.id = c.study_id"
     " LEFT JOIN embeddings e ON e.subject_id = c.study_id"
     " WHERE c.seq > ? AND (c.seq > ?" GAP4 GAP4 ") ORDER BY c.seq LIMIT ?";
-_Static_assert(MATCH_GAPS_MAX == 8, "q_changes has 8 BETWEEN pairs");
+_Static_assert(MATCH_GAPS_MAX == 8, "q_changes and DB_MATCH_PENDING_SQL have 8 BETWEEN pairs");
 static const char q_vectors[] =
     "SELECT " DB_COLS_SQL(VEC_COLUMNS) " FROM embeddings WHERE status = 'ready'"
     " AND subject_id IN (" Q32 ")";
@@ -298,16 +298,33 @@ db_match_past(struct db *db, const char *agent_id, char (**ids)[IDS_BUFSZ], size
 	return DB_OK;
 }
 
-enum db_rc
-db_match_heads(struct db *db, const char *agent_id, int64_t *change_head, int64_t *past_head)
+void
+db_match_pending_params(struct dbp p[DB_MATCH_PENDING_NP], const struct match_seq *s)
 {
+	size_t i;
+
+	p[0] = P_I64(s->hw);
+	for (i = 0; i < MATCH_GAPS_MAX; i++) {
+		p[1 + 2 * i] = i < s->ngap ? P_I64(s->gap[i].lo) : P_NULL;
+		p[2 + 2 * i] = i < s->ngap ? P_I64(s->gap[i].hi) : P_NULL;
+	}
+}
+
+enum db_rc
+db_match_heads(struct db *db, const struct match_seq *s, const char *agent_id, int *pending,
+    int64_t *past_head)
+{
+	struct dbp p[DB_MATCH_PENDING_NP + 1];
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
-	*change_head = *past_head = 0;
-	if ((rc = DB_ONE(db, q_heads, &res, P_STR(agent_id))) != DB_OK)
+	*pending = 0;
+	*past_head = 0;
+	db_match_pending_params(p, s);
+	p[DB_MATCH_PENDING_NP] = P_STR(agent_id);
+	if ((rc = db_exec_one(db, q_heads, p, DB_MATCH_PENDING_NP + 1, &res)) != DB_OK)
 		return rc;
-	*change_head = dbres_i64(res, 0, HEAD_C_CHANGES);
+	*pending = dbres_i64(res, 0, HEAD_C_PENDING) != 0;
 	*past_head = dbres_i64(res, 0, HEAD_C_PAST);
 	dbres_free(res);
 	return DB_OK;

@@ -103,9 +103,25 @@ enum db_rc db_match_vectors(struct db *, const char *const *ids, size_t n, float
 enum db_rc db_match_past(struct db *, const char *agent_id, char (**ids)[IDS_BUFSZ], size_t *n,
     int64_t *head);
 
+/*
+ * Whether the change sequence holds a row a reader at s would read (above
+ * s->hw or inside one of its holes; db_match_changes with after 0): an SQL
+ * expression of DB_MATCH_PENDING_NP placeholders, which
+ * db_match_pending_params fills from s.  The key's look-up of GET
+ * /studies/available selects it (db_agent_by_key_heads).
+ */
+#define DB_MATCH_PENDING_SQL \
+	"EXISTS(SELECT 1 FROM study_changes c WHERE c.seq > ?" \
+	" OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ?" \
+	" OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ?" \
+	" OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ?)"
+#define DB_MATCH_PENDING_NP	(1 + 2 * MATCH_GAPS_MAX)
+void db_match_pending_params(struct dbp p[DB_MATCH_PENDING_NP], const struct match_seq *s);
+
 /* The two heads of db_agent_by_key_heads, read now (the self-check of
- * fcgi/match.c). */
-enum db_rc db_match_heads(struct db *, const char *agent_id, int64_t *change_head,
-    int64_t *past_head);
+ * fcgi/match.c): a change pending for a reader at s, and the agent's
+ * newest participation. */
+enum db_rc db_match_heads(struct db *, const struct match_seq *s, const char *agent_id,
+    int *pending, int64_t *past_head);
 
 #endif

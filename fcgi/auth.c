@@ -6,6 +6,7 @@
 #include "core/ids.h"
 #include "db/accounts.h"
 #include "fcgi/auth.h"
+#include "fcgi/match.h"
 #include "lib/config.h"
 #include "lib/secret.h"
 
@@ -31,13 +32,18 @@ static struct agent_current key_cur;
 static int
 key_auth_or_reply(struct req *r)
 {
+	const struct match_seq *seq;
 	enum db_rc rc;
 
 	if (!apikey_check(r->apikey))
 		return reply_unauthorized(r, "invalid API key");
 	secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), r->who.token_hash);
-	rc = (r->want_heads ? db_agent_by_key_heads : db_agent_by_key_current)(r->db,
-	    r->who.token_hash, r->now, &key_agent, &key_cur);
+	if (r->want_heads && (seq = match_seq_now()) != NULL)
+		rc = db_agent_by_key_heads(r->db, r->who.token_hash, r->now, &key_agent, &key_cur,
+		    seq);
+	else
+		rc = db_agent_by_key_current(r->db, r->who.token_hash, r->now, &key_agent,
+		    &key_cur);
 	if (rc == DB_NOTFOUND)
 		return reply_unauthorized(r, "invalid API key");
 	if (rc != DB_OK)

@@ -806,12 +806,13 @@ rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
 
 /*
  * The fast path (design.md §9.12).  The key's look-up of GET
- * /studies/available also reads two heads (db_agent_by_key_heads): the
- * newest number of the change sequence and of the agent's participations.
- * When the index has seen every change up to the first (no hole waited
- * for, nothing left of a partial refresh), it is the database's state of
- * the open studies as of that statement, and the page needs no read of
- * its own: the index holds each open study's slots (a change re-reads
+ * /studies/available also reads two heads (db_agent_by_key_heads):
+ * whether the change sequence holds a row this worker's index would read
+ * (above its highest number or inside one of its holes: the worker passes
+ * them, match_seq_now), and the newest number of the agent's
+ * participations.  When none is pending (and nothing is left of a partial
+ * refresh), the index is the database's state of the open studies as of
+ * that statement, and the page needs no read of its own: the index holds each open study's slots (a change re-reads
  * them), the agent's past comes from a set kept per agent and valid while
  * its participations' head is unchanged (an agent's participations are
  * inserted one at a time: the active one's unique key serialises them, so
@@ -1261,13 +1262,18 @@ match_bio_keep(const char *agent_id, const unsigned char hash[32], const float v
 	b->used = ++bio_clock;
 }
 
-/* Whether the index has seen every change up to change_head (the fast
- * path, see above). */
-static int
-ix_current(int64_t change_head, int64_t now)
+const struct match_seq *
+match_seq_now(void)
 {
-	return ix.last != 0 && now - ix.last <= IX_STALE && !ix.partial && ix.seq.ngap == 0 &&
-	    change_head <= ix.seq.hw;
+	return ix.last != 0 ? &ix.seq : NULL;
+}
+
+/* Whether the index is current when the look-up found no change pending
+ * for it (the fast path, see above). */
+static int
+ix_current(int pending, int64_t now)
+{
+	return ix.last != 0 && now - ix.last <= IX_STALE && !ix.partial && !pending;
 }
 
 /* Under match_selfcheck, a fast page that differs from the database's:
@@ -1276,16 +1282,16 @@ ix_current(int64_t change_head, int64_t now)
 static enum db_rc
 fast_differs(struct db *db, const char *agent_id, const struct match_heads *hd)
 {
-	int64_t ch, ph;
+	int64_t ph;
+	int pending;
 	enum db_rc rc;
 
-	if ((rc = db_match_heads(db, agent_id, &ch, &ph)) != DB_OK)
+	if ((rc = db_match_heads(db, &ix.seq, agent_id, &pending, &ph)) != DB_OK)
 		return rc;
-	if (ch != hd->change_head || ph != hd->past_head)
+	if (pending || ph != hd->past_head)
 		return DB_OK;
 	log_msg("match: selfcheck: agent %s: the fast path's page is not the database's, "
-	    "nothing having changed (change head %lld, past head %lld)", agent_id,
-	    (long long)ch, (long long)ph);
+	    "nothing having changed (past head %lld)", agent_id, (long long)ph);
 	return DB_ERR;
 }
 
@@ -1304,10 +1310,13 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 	*n = 0;
 	fast_past = NULL;
 	(void)match_centre(cbio, bio, mapped ? model.enc.mean_bio : NULL);
-	if (hd != NULL && ix_current(hd->change_head, now)) {
+	if (hd != NULL && ix_current(hd->change_pending, now)) {
 		if ((fast_past = past_get(db, agent_id, hd->past_head, &rc)) == NULL)
 			return rc;
-		ix.last = now;	/* nothing after what it has seen exists */
+		/* The look-up asked for every hole and found none filled: as
+		 * after a read of the sequence (ix_refresh). */
+		match_seq_expire(&ix.seq, now, IX_GAP_WAIT);
+		ix.last = now;
 	} else if ((rc = ix_refresh(db, now, 0)) != DB_OK)
 		return rc;
 	page = tier == REP_TIER_BASIC && p->basic_max_studies < p->limit ? p->basic_max_studies :

@@ -62,8 +62,12 @@ void match_embed_after(struct req *r, const char *subject, const char *text);
  * when nothing changed since the index's last look, the page needs no
  * statement of its own (the fast path, fcgi/match.c); NULL: none. */
 struct match_heads {
-	int64_t	 change_head, past_head;
+	int	 change_pending;
+	int64_t	 past_head;
 };
+/* What the key's look-up passes for the heads: the change sequence as this
+ * worker's index has read it, NULL before its first load. */
+const struct match_seq *match_seq_now(void);
 enum db_rc match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM],
     enum rep_tier tier, int64_t now, const struct match_params *p,
     const struct match_heads *hd, struct match_top **top, size_t *n);

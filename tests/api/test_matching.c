@@ -605,6 +605,23 @@ statements(void)
 	    " WHERE VARIABLE_NAME = 'COM_STMT_EXECUTE'");
 }
 
+/* n polls of a's list, each listing id: the prepared statements MariaDB
+ * ran meanwhile. */
+static long long
+polls(const struct test_agent *a, const char *id, int n)
+{
+	long long s0 = statements();
+	struct resp r;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		r = available(a, 1.0);
+		assert_true(position(&r, id) >= 0);
+		resp_free(&r);
+	}
+	return statements() - s0;
+}
+
 /*
  * A poll where nothing changed is the key's one statement (the fast
  * path, design.md §9.12).  With match_selfcheck off (it reads the database
@@ -622,8 +639,7 @@ poll_is_one_statement(void **state)
 	struct test_user u, o;
 	struct test_agent pri;
 	char one[IDS_BUFSZ], two[IDS_BUFSZ];
-	long long s0, s1;
-	struct resp r;
+	long long n;
 
 	(void)state;
 	assert_true(master > 0);
@@ -638,16 +654,14 @@ poll_is_one_statement(void **state)
 	bios_ready(&pri, 1);
 	criteria_ready(&u, 1);
 	listed_everywhere(&pri, one, 1);
-	listed_everywhere(&pri, one, 1);
-	s0 = statements();
-	for (i = 0; i < 200; i++) {
-		r = available(&pri, 1.0);
-		assert_true(position(&r, one) >= 0);
-		resp_free(&r);
-	}
-	s1 = statements();
-	print_message("200 polls: %lld prepared statements\n", s1 - s0);
-	assert_in_range(s1 - s0, 200, 260);
+	/* A worker whose holes were merged (more than 8 open at once: other
+	 * suites' rolled-back changes) reads the sequence on every poll until
+	 * they are forgotten, 90 s after they opened: wait for that. */
+	for (i = 0; i < 100 && polls(&pri, one, 20) > 26; i++)
+		sleep(1);
+	n = polls(&pri, one, 200);
+	print_message("200 polls: %lld prepared statements\n", n);
+	assert_in_range(n, 200, 260);
 	/* published: listed at once */
 	study_with(&u, "Bees, polled, late", ROOFTOP_BEES, 2, two);
 	criteria_ready(&u, 2);
