@@ -64,19 +64,29 @@ static const char q_agent_by_cur_with_current[] =
     DB_COLS_SQL(KEY_COLUMNS) " FROM agents WHERE api_key_hash = ?) k"
     " LEFT JOIN participations p ON p.active_agent = k.id"
     " LEFT JOIN embeddings e ON e.subject_id = k.id";
-/* The same with two heads, numbered on after the participation columns:
- * whether the change sequence of open studies holds a row the worker's
- * index has not read (its placeholders come first), and the agent's newest
- * participation, as this statement sees them (GET /studies/available:
- * fcgi/match.c, design.md §9.12).  Each is a few descents of a key. */
+/* The same with the head of the change sequence, numbered on after the
+ * participation columns: whether it holds a row the worker's index has not
+ * read (its placeholders come first), as this statement sees it (GET
+ * /studies/available: fcgi/match.c, design.md §9.12). */
 #define KEYHEAD_COLUMNS(X, L) \
-	X(KEYHEAD_C_PENDING,		DB_MATCH_PENDING_SQL) \
-	L(KEYHEAD_C_PAST,		"(SELECT COALESCE(MAX(q.seq), 0) FROM participations q" \
-					" WHERE q.agent_id = k.id)")
+	L(KEYHEAD_C_PENDING,		DB_MATCH_PENDING_SQL)
 enum keyhead_col { KEYHEAD_C__BEFORE = KEYCUR_C__END - 1, DB_COLS_ENUM(KEYHEAD_COLUMNS)
 	KEYHEAD_C__END };
 static const char q_agent_by_cur_with_heads[] =
     "SELECT k.*, " DB_COLS_SQL(KEYCUR_COLUMNS) ", " DB_COLS_SQL(KEYHEAD_COLUMNS)
+    " FROM (SELECT " AGENT_COLS ", " DB_COLS_SQL(KEY_COLUMNS) " FROM agents"
+    " WHERE api_key_hash = ?) k"
+    " LEFT JOIN participations p ON p.active_agent = k.id"
+    " LEFT JOIN embeddings e ON e.subject_id = k.id";
+/* The same for a reader without holes (its one placeholder first). */
+#define KEYHEAD1_COLUMNS(X, L) \
+	L(KEYHEAD1_C_PENDING,		DB_MATCH_PENDING1_SQL)
+enum keyhead1_col { KEYHEAD1_C__BEFORE = KEYCUR_C__END - 1, DB_COLS_ENUM(KEYHEAD1_COLUMNS)
+	KEYHEAD1_C__END };
+_Static_assert((int)KEYHEAD1_C_PENDING == (int)KEYHEAD_C_PENDING,
+    "the two forms read the head at the same position");
+static const char q_agent_by_cur_with_heads1[] =
+    "SELECT k.*, " DB_COLS_SQL(KEYCUR_COLUMNS) ", " DB_COLS_SQL(KEYHEAD1_COLUMNS)
     " FROM (SELECT " AGENT_COLS ", " DB_COLS_SQL(KEY_COLUMNS) " FROM agents"
     " WHERE api_key_hash = ?) k"
     " LEFT JOIN participations p ON p.active_agent = k.id"
@@ -262,7 +272,9 @@ agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct agent
 	enum db_rc rc;
 	int has_prev;
 
-	if (cur != NULL && seq != NULL) {
+	if (cur != NULL && seq != NULL && seq->ngap == 0)
+		rc = DB_ONE(db, q_agent_by_cur_with_heads1, &res, P_I64(seq->hw), P_BLOB(h, 32));
+	else if (cur != NULL && seq != NULL) {
 		db_match_pending_params(p, seq);
 		p[DB_MATCH_PENDING_NP] = P_BLOB(h, 32);
 		rc = db_exec_one(db, q_agent_by_cur_with_heads, p, DB_MATCH_PENDING_NP + 1, &res);
@@ -301,7 +313,6 @@ agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct agent
 		if (seq != NULL) {
 			cur->heads = 1;
 			cur->change_pending = dbres_i64(res, 0, KEYHEAD_C_PENDING) != 0;
-			cur->past_head = dbres_i64(res, 0, KEYHEAD_C_PAST);
 		}
 	}
 	dbres_free(res);

@@ -32,13 +32,11 @@ struct agent_current {
 	 * the hash of the text it embeds (which names the vector) */
 	int bio_ready;
 	unsigned char bio_hash[32];
-	/* db_agent_by_key_heads only (heads 1), as the look-up saw them:
+	/* db_agent_by_key_heads only (heads 1), as the look-up saw it:
 	 * whether the change sequence of open studies holds a row a reader
-	 * at its match_seq would read, and the number of the agent's newest
-	 * participation, 0 when none (fcgi/match.c) */
+	 * at its match_seq would read (fcgi/match.c) */
 	int heads;
 	int change_pending;
-	int64_t past_head;
 };
 
 struct account {
@@ -62,7 +60,7 @@ enum db_rc db_agent_by_keyhash(struct db *, const unsigned char h[32], struct ag
  * trip (design.md §15). */
 enum db_rc db_agent_by_key_current(struct db *, const unsigned char h[32], int64_t now,
     struct agent *, struct agent_current *cur);
-/* db_agent_by_key_current, and cur's heads for a reader of the change
+/* db_agent_by_key_current, and cur's head for a reader of the change
  * sequence at seq in the same statement (GET /studies/available,
  * design.md §9.12). */
 struct match_seq;

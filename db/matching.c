@@ -43,15 +43,8 @@ enum chg_col { DB_COLS_ENUM(CHG_COLUMNS) CHG_C__END };
 enum vec_col { DB_COLS_ENUM(VEC_COLUMNS) VEC_C__END };
 /* A study the agent took part in. */
 #define PAST_COLUMNS(X, L) \
-	X(PAST_C_SEQ,		"seq") \
 	L(PAST_C_STUDY,		"study_id")
 enum past_col { DB_COLS_ENUM(PAST_COLUMNS) PAST_C__END };
-/* The heads of db_agent_by_key_heads (db/accounts.c), the same subqueries. */
-#define HEAD_COLUMNS(X, L) \
-	X(HEAD_C_PENDING,	DB_MATCH_PENDING_SQL) \
-	L(HEAD_C_PAST,		"(SELECT COALESCE(MAX(q.seq), 0) FROM participations q" \
-				" WHERE q.agent_id = ?)")
-enum head_col { DB_COLS_ENUM(HEAD_COLUMNS) HEAD_C__END };
 
 static const char q_bio[] =
     "SELECT " DB_COLS_SQL(BIO_COLUMNS) " FROM agents a"
@@ -82,7 +75,7 @@ static const char q_vectors[] =
 _Static_assert(DB_MATCH_BATCH == 32, "q_vectors has 32 placeholders");
 static const char q_past[] =
     "SELECT " DB_COLS_SQL(PAST_COLUMNS) " FROM participations WHERE agent_id = ?";
-static const char q_heads[] = "SELECT " DB_COLS_SQL(HEAD_COLUMNS);
+static const char q_pending[] = "SELECT " DB_MATCH_PENDING_SQL;
 
 enum db_rc
 db_match_bio(struct db *db, const char *agent_id, enum db_bio_state *state,
@@ -269,29 +262,23 @@ id_cmp(const void *a, const void *b)
 }
 
 enum db_rc
-db_match_past(struct db *db, const char *agent_id, char (**ids)[IDS_BUFSZ], size_t *n,
-    int64_t *head)
+db_match_past(struct db *db, const char *agent_id, char (**ids)[IDS_BUFSZ], size_t *n)
 {
 	struct dbres *res = NULL;
 	size_t i, k = 0;
-	int64_t seq;
 	enum db_rc rc;
 
 	*ids = NULL;
 	*n = 0;
-	*head = 0;
 	if ((rc = DB_Q(db, q_past, &res, NULL, P_STR(agent_id))) != DB_OK)
 		return rc;
 	if ((*ids = malloc((res->nrows ? res->nrows : 1) * sizeof **ids)) == NULL) {
 		dbres_free(res);
 		return DB_ERR;
 	}
-	for (i = 0; i < res->nrows; i++) {
-		if ((seq = dbres_i64(res, i, PAST_C_SEQ)) > *head)
-			*head = seq;
+	for (i = 0; i < res->nrows; i++)
 		if (copy_id((*ids)[k], dbres_str(res, i, PAST_C_STUDY)))
 			k++;
-	}
 	dbres_free(res);
 	qsort(*ids, k, sizeof **ids, id_cmp);
 	*n = k;
@@ -311,21 +298,17 @@ db_match_pending_params(struct dbp p[DB_MATCH_PENDING_NP], const struct match_se
 }
 
 enum db_rc
-db_match_heads(struct db *db, const struct match_seq *s, const char *agent_id, int *pending,
-    int64_t *past_head)
+db_match_pending(struct db *db, const struct match_seq *s, int *pending)
 {
-	struct dbp p[DB_MATCH_PENDING_NP + 1];
+	struct dbp p[DB_MATCH_PENDING_NP];
 	struct dbres *res = NULL;
 	enum db_rc rc;
 
 	*pending = 0;
-	*past_head = 0;
 	db_match_pending_params(p, s);
-	p[DB_MATCH_PENDING_NP] = P_STR(agent_id);
-	if ((rc = db_exec_one(db, q_heads, p, DB_MATCH_PENDING_NP + 1, &res)) != DB_OK)
+	if ((rc = db_exec_one(db, q_pending, p, DB_MATCH_PENDING_NP, &res)) != DB_OK)
 		return rc;
-	*pending = dbres_i64(res, 0, HEAD_C_PENDING) != 0;
-	*past_head = dbres_i64(res, 0, HEAD_C_PAST);
+	*pending = dbres_i64(res, 0, DB_COL_ONLY) != 0;
 	dbres_free(res);
 	return DB_OK;
 }

@@ -96,12 +96,9 @@ enum db_rc db_match_vectors(struct db *, const char *const *ids, size_t n, float
 
 /*
  * The studies agent_id has (or had) a participation in: *ids malloc'd
- * (caller frees), *n of them, sorted by strcmp; *head the newest
- * participation's number (participations.seq, 0: none), which the key's
- * look-up reports as past_head (db_agent_by_key_heads).
+ * (caller frees), *n of them, sorted by strcmp.
  */
-enum db_rc db_match_past(struct db *, const char *agent_id, char (**ids)[IDS_BUFSZ], size_t *n,
-    int64_t *head);
+enum db_rc db_match_past(struct db *, const char *agent_id, char (**ids)[IDS_BUFSZ], size_t *n);
 
 /*
  * Whether the change sequence holds a row a reader at s would read (above
@@ -116,12 +113,14 @@ enum db_rc db_match_past(struct db *, const char *agent_id, char (**ids)[IDS_BUF
 	" OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ?" \
 	" OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ?)"
 #define DB_MATCH_PENDING_NP	(1 + 2 * MATCH_GAPS_MAX)
+/* The same for a reader without holes (s->ngap 0), one placeholder: half
+ * the optimiser's work of the whole form. */
+#define DB_MATCH_PENDING1_SQL \
+	"EXISTS(SELECT 1 FROM study_changes c WHERE c.seq > ?)"
 void db_match_pending_params(struct dbp p[DB_MATCH_PENDING_NP], const struct match_seq *s);
 
-/* The two heads of db_agent_by_key_heads, read now (the self-check of
- * fcgi/match.c): a change pending for a reader at s, and the agent's
- * newest participation. */
-enum db_rc db_match_heads(struct db *, const struct match_seq *s, const char *agent_id,
-    int *pending, int64_t *past_head);
+/* The head of db_agent_by_key_heads, read now (the self-check of
+ * fcgi/match.c): whether a change is pending for a reader at s. */
+enum db_rc db_match_pending(struct db *, const struct match_seq *s, int *pending);
 
 #endif

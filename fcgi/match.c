@@ -164,6 +164,10 @@ static struct {
 
 #define IX_LOG	4096	/* changes an agent's ranking can catch up on */
 
+/* +1 whenever the index loads or applies a change: the agents' pasts kept
+ * for the fast path (below) are read again after it. */
+static uint64_t past_epoch;
+
 /* Note entry r as added or re-dated (it may now rank elsewhere). */
 static void
 ix_note(const struct match_row *r)
@@ -354,6 +358,7 @@ ix_load(struct db *db, int64_t now)
 	if (ix.tab != NULL)
 		ix_clear();
 	ix.epoch++;
+	past_epoch++;
 	if ((rc = db_match_change_start(db, IX_START_BACK, &start)) != DB_OK)
 		return rc;
 	do {
@@ -382,6 +387,8 @@ ix_apply(struct db *db, const struct match_change *c, size_t n)
 	size_t i, k = 0;
 	enum db_rc rc = DB_ERR;
 
+	if (n > 0)
+		past_epoch++;
 	if ((want = malloc((n ? n : 1) * sizeof *want)) == NULL ||
 	    (wrow = malloc((n ? n : 1) * sizeof *wrow)) == NULL)
 		goto out;
@@ -806,45 +813,45 @@ rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
 
 /*
  * The fast path (design.md §9.12).  The key's look-up of GET
- * /studies/available also reads two heads (db_agent_by_key_heads):
- * whether the change sequence holds a row this worker's index would read
- * (above its highest number or inside one of its holes: the worker passes
- * them, match_seq_now), and the newest number of the agent's
- * participations.  When none is pending (and nothing is left of a partial
+ * /studies/available also asks (db_agent_by_key_heads) whether the change
+ * sequence holds a row this worker's index would read (above its highest
+ * number or inside one of its holes: the worker passes them,
+ * match_seq_now).  When none is pending (and nothing is left of a partial
  * refresh), the index is the database's state of the open studies as of
- * that statement, and the page needs no read of its own: the index holds each open study's slots (a change re-reads
- * them), the agent's past comes from a set kept per agent and valid while
- * its participations' head is unchanged (an agent's participations are
- * inserted one at a time: the active one's unique key serialises them, so
- * a later one never commits with a lower number), and the texts a page
- * shows, which never change after a study is created, from a small cache
- * read by id on a miss.  A poll where nothing changed is then the key's
- * one statement.  Otherwise (other heads, a request without them: MCP, a
- * key in its grace period) the index is refreshed and the page confirmed
- * by the database as before.  Under match_selfcheck every fast page is
- * compared with the database's (check_fast).
+ * that statement, and the page needs no read of its own: the index holds
+ * each open study's slots (a change re-reads them); the agent's past is a
+ * set kept per agent, valid until the index applies any change (a
+ * participation is only ever inserted with its study's slot taken, in the
+ * same transaction, which writes a change: so a past read before an
+ * agent's new participation is dropped before any fast page can use it);
+ * and the texts a page shows, which never change after a study is
+ * created, come from a small cache read by id on a miss.  A poll where
+ * nothing changed is then the key's one statement.  Otherwise (a change
+ * pending, a request without the head: MCP, a key in its grace period) the
+ * index is refreshed and the page confirmed by the database as before.
+ * Under match_selfcheck every fast page is compared with the database's
+ * (check_rank, fast_differs).
  */
 #define PAST_SLOTS	32
 #define SHOWN_SLOTS	256
 
 static struct past {
 	char	 agent[IDS_BUFSZ];
-	int64_t	 head;		/* the newest participation the set holds */
+	uint64_t epoch;		/* past_epoch when read */
 	char	(*ids)[IDS_BUFSZ];	/* sorted (strcmp) */
 	size_t	 n;
 	uint64_t used;
 } *pasts;
 static uint64_t past_clock;
 
-/* The agent's past as of head (read when the kept one is older), or NULL
- * (*rc set) when it cannot be read. */
+/* The agent's past (read unless kept since the index last applied a
+ * change), or NULL (*rc set) when it cannot be read. */
 static const struct past *
-past_get(struct db *db, const char *agent_id, int64_t head, enum db_rc *rc)
+past_get(struct db *db, const char *agent_id, enum db_rc *rc)
 {
 	struct past *pa;
 	char (*ids)[IDS_BUFSZ];
 	size_t i, n;
-	int64_t h;
 
 	*rc = DB_OK;
 	if (pasts == NULL && (pasts = calloc(PAST_SLOTS, sizeof *pasts)) == NULL) {
@@ -859,17 +866,17 @@ past_get(struct db *db, const char *agent_id, int64_t head, enum db_rc *rc)
 		if (pasts[i].used < pa->used)
 			pa = &pasts[i];
 	}
-	if (strcmp(pa->agent, agent_id) == 0 && pa->head >= head && pa->ids != NULL) {
+	if (strcmp(pa->agent, agent_id) == 0 && pa->epoch == past_epoch && pa->ids != NULL) {
 		pa->used = ++past_clock;
 		return pa;
 	}
-	if ((*rc = db_match_past(db, agent_id, &ids, &n, &h)) != DB_OK)
+	if ((*rc = db_match_past(db, agent_id, &ids, &n)) != DB_OK)
 		return NULL;
 	free(pa->ids);
 	snprintf(pa->agent, sizeof pa->agent, "%s", agent_id);
 	pa->ids = ids;
 	pa->n = n;
-	pa->head = h;
+	pa->epoch = past_epoch;
 	pa->used = ++past_clock;
 	return pa;
 }
@@ -1277,21 +1284,20 @@ ix_current(int pending, int64_t now)
 }
 
 /* Under match_selfcheck, a fast page that differs from the database's:
- * DB_OK when something changed since the key's look-up (the next try
- * takes the database's path), else DB_ERR (logged). */
+ * DB_OK when a change is pending now (the next try takes the database's
+ * path), else DB_ERR (logged). */
 static enum db_rc
-fast_differs(struct db *db, const char *agent_id, const struct match_heads *hd)
+fast_differs(struct db *db, const char *agent_id)
 {
-	int64_t ph;
 	int pending;
 	enum db_rc rc;
 
-	if ((rc = db_match_heads(db, &ix.seq, agent_id, &pending, &ph)) != DB_OK)
+	if ((rc = db_match_pending(db, &ix.seq, &pending)) != DB_OK)
 		return rc;
-	if (pending || ph != hd->past_head)
+	if (pending)
 		return DB_OK;
 	log_msg("match: selfcheck: agent %s: the fast path's page is not the database's, "
-	    "nothing having changed (past head %lld)", agent_id, (long long)ph);
+	    "nothing having changed", agent_id);
 	return DB_ERR;
 }
 
@@ -1311,7 +1317,7 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 	fast_past = NULL;
 	(void)match_centre(cbio, bio, mapped ? model.enc.mean_bio : NULL);
 	if (hd != NULL && ix_current(hd->change_pending, now)) {
-		if ((fast_past = past_get(db, agent_id, hd->past_head, &rc)) == NULL)
+		if ((fast_past = past_get(db, agent_id, &rc)) == NULL)
 			return rc;
 		/* The look-up asked for every hole and found none filled: as
 		 * after a read of the sequence (ix_refresh). */
@@ -1344,7 +1350,7 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 		if (tries == 1)
 			goto fail;
 		if (fast_past != NULL) {	/* the second try takes the database's path */
-			if ((rc = fast_differs(db, agent_id, hd)) != DB_OK)
+			if ((rc = fast_differs(db, agent_id)) != DB_OK)
 				goto fail;
 			fast_past = NULL;
 			if ((rc = ix_refresh(db, now, 0)) != DB_OK)

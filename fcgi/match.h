@@ -58,12 +58,11 @@ void match_embed_after(struct req *r, const char *subject, const char *text);
  * worker keeps.  *top is malloc'd (match_top_free), *n
  * entries.  enum db_rc.
  */
-/* The heads the key's look-up read (db_agent_by_key_heads): with them,
+/* The head the key's look-up read (db_agent_by_key_heads): with it,
  * when nothing changed since the index's last look, the page needs no
  * statement of its own (the fast path, fcgi/match.c); NULL: none. */
 struct match_heads {
 	int	 change_pending;
-	int64_t	 past_head;
 };
 /* What the key's look-up passes for the heads: the change sequence as this
  * worker's index has read it, NULL before its first load. */

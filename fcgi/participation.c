@@ -186,7 +186,6 @@ h_available(struct req *r)
 	mp.basic_max_studies = (size_t)r->cfg->basic_max_studies;
 	mp.limit = (size_t)limit;
 	hd.change_pending = cur->change_pending;
-	hd.past_head = cur->past_head;
 	if ((rc = match_top(r->db, r->who.id, bio, tier, r->now, &mp, cur->heads ? &hd : NULL,
 	    &top, &n)) != DB_OK)
 		return reply_db(r, rc);
