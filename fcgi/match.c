@@ -16,6 +16,11 @@ static int mapped;
 static void *scratch;
 static int selfcheck;	/* config match_selfcheck (test stacks) */
 static size_t rank_keep;	/* see struct rank */
+/* the slots of the cache of texts used (see struct shown): 256, or 8 under
+ * match_selfcheck, so that the test suites' pages push texts out and are
+ * confirmed in batches all the time */
+#define SHOWN_SLOTS	256
+static size_t shown_cap = SHOWN_SLOTS;
 static void selfcheck_set(int on);
 
 int
@@ -687,6 +692,7 @@ selfcheck_set(int on)
 {
 	selfcheck = on;
 	rank_keep = on ? 3 : RANK_KEEP;
+	shown_cap = on ? 8 : SHOWN_SLOTS;
 }
 
 /* The index slot of list entry x, or -1 when it left the index. */
@@ -833,7 +839,7 @@ rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
  * (check_rank, fast_differs).
  */
 #define PAST_SLOTS	32
-#define SHOWN_SLOTS	256
+#define SHOWN_BATCH	(shown_cap / 2)	/* ids confirm_kept looks at a time */
 
 static struct past {
 	char	 agent[IDS_BUFSZ];
@@ -908,7 +914,7 @@ shown_find(const char *id, uint64_t h)
 {
 	size_t i;
 
-	for (i = 0; shown != NULL && i < SHOWN_SLOTS; i++)
+	for (i = 0; shown != NULL && i < shown_cap; i++)
 		if (shown[i].h == h && shown[i].s.id[0] != '\0' && strcmp(shown[i].s.id, id) == 0)
 			return &shown[i];
 	return NULL;
@@ -928,7 +934,7 @@ shown_keep(struct study *s)
 		db_study_clear(s);
 		return;
 	}
-	for (e = &shown[0], i = 0; i < SHOWN_SLOTS; i++) {
+	for (e = &shown[0], i = 0; i < shown_cap; i++) {
 		if (shown[i].s.id[0] == '\0') {
 			e = &shown[i];
 			break;
@@ -968,10 +974,9 @@ shown_copy(struct study *out, const struct study *e, const struct match_row *r)
 /* The past of the page being built on the fast path, NULL otherwise. */
 static const struct past *fast_past;
 
-/* confirm() on the fast path: from the index, the agent's past and the
- * texts kept, reading only the texts not kept (one statement). */
+/* confirm_kept for at most SHOWN_BATCH ids. */
 static enum db_rc
-confirm_kept(struct db *db, int64_t now, const char **ids, const double *sim,
+confirm_kept_some(struct db *db, int64_t now, const char **ids, const double *sim,
     const double *score, size_t n, struct match_top *top, size_t page, size_t *got)
 {
 	const char **miss;
@@ -984,9 +989,16 @@ confirm_kept(struct db *db, int64_t now, const char **ids, const double *sim,
 
 	if ((miss = malloc((n ? n : 1) * sizeof *miss)) == NULL)
 		return DB_ERR;
-	for (i = 0; i < n; i++)
-		if (!past_has(fast_past, ids[i]) && shown_find(ids[i], ix_hash(ids[i])) == NULL)
+	/* the kept ones marked used first, so that keeping the missing ones
+	 * (n <= SHOWN_BATCH < SHOWN_SLOTS) never pushes out one of these */
+	for (i = 0; i < n; i++) {
+		if (past_has(fast_past, ids[i]))
+			continue;
+		if ((e = shown_find(ids[i], ix_hash(ids[i]))) != NULL)
+			e->used = ++shown_clock;
+		else
 			miss[k++] = ids[i];
+	}
 	if (k > 0) {
 		if ((rows = calloc(k, sizeof *rows)) == NULL ||
 		    (found = malloc(k * sizeof *found)) == NULL) {
@@ -1014,7 +1026,6 @@ confirm_kept(struct db *db, int64_t now, const char **ids, const double *sim,
 			rc = DB_ERR;
 			break;
 		}
-		e->used = ++shown_clock;
 		memcpy(top[*got].id, ids[i], IDS_BUFSZ);
 		top[*got].similarity = sim[i];
 		top[*got].score = score[i];
@@ -1027,6 +1038,22 @@ out:
 	free(rows);
 	free(found);
 	free(miss);
+	return rc;
+}
+
+/* confirm() on the fast path: from the index, the agent's past and the
+ * texts kept, reading only the texts not kept (one statement a batch). */
+static enum db_rc
+confirm_kept(struct db *db, int64_t now, const char **ids, const double *sim,
+    const double *score, size_t n, struct match_top *top, size_t page, size_t *got)
+{
+	size_t at, m;
+	enum db_rc rc = DB_OK;
+
+	for (at = 0; at < n && *got < page && rc == DB_OK; at += m) {
+		m = n - at < SHOWN_BATCH ? n - at : SHOWN_BATCH;
+		rc = confirm_kept_some(db, now, ids + at, sim + at, score + at, m, top, page, got);
+	}
 	return rc;
 }
 
