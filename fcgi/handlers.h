@@ -17,6 +17,19 @@ void jadd_time(struct json_object *o, const char *key, int64_t t);
 /* Append {action, endpoint, description?} to a nextActions array. */
 void jadd_action(struct json_object *arr, const char *action, const char *endpoint,
     const char *desc);
+/*
+ * A JSON text built by hand, where json-c's objects cost more than the
+ * answer itself (GET /studies/available's page, design.md §15.2): the
+ * same text json-c writes with JSON_C_TO_STRING_PLAIN |
+ * JSON_C_TO_STRING_NOSLASHESCAPE.  jb_str: a string (NULL: null), jb_time
+ * an ISO 8601 time (<= 0: null), jb_double a finite double.
+ */
+struct printbuf;
+void jb_raw(struct printbuf *pb, const char *s);
+void jb_str(struct printbuf *pb, const char *s);
+void jb_int(struct printbuf *pb, int64_t v);
+void jb_double(struct printbuf *pb, double d);
+void jb_time(struct printbuf *pb, int64_t t);
 /* "next_cursor": the cursor string, or null when next <= 0. */
 void jadd_cursor(struct json_object *o, int64_t next);
 

@@ -134,7 +134,8 @@ h_available(struct req *r)
 	struct agent_current cur_own;
 	const struct agent *ag = r->agent;
 	const struct agent_current *cur = r->agent_cur;
-	struct json_object *o, *arr, *it, *m, *next;
+	struct json_object *next;
+	struct printbuf *pb;
 	float bio[EMBED_DIM];
 	unsigned char hash[32];
 	char ep[ENDPOINT_MAX], ep2[ENDPOINT_MAX];
@@ -189,31 +190,42 @@ h_available(struct req *r)
 	if ((rc = match_top(r->db, r->who.id, bio, tier, r->now, &mp, cur->heads ? &hd : NULL,
 	    &top, &n)) != DB_OK)
 		return reply_db(r, rc);
-	o = json_object_new_object();
-	arr = json_object_new_array();
+	/* by hand: json-c's objects for a page cost more than the rest of
+	 * the poll (design.md §15.2) */
+	if ((pb = printbuf_new()) == NULL) {
+		match_top_free(top, n);
+		return reply_err(r, ARPS_E_INTERNAL, "out of memory");
+	}
+	jb_raw(pb, "{\"studies\":[");
 	for (i = 0; i < n; i++) {
 		const struct study *s = &top[i].study;	/* confirmed open by match_top */
 
-		it = json_object_new_object();
-		jadd_str(it, "id", s->id);
-		jadd_str(it, "title", s->title);
-		jadd_str(it, "description", s->description);
-		jadd_int(it, "reward_per_participant", s->reward);
-		jadd_int(it, "estimated_duration_minutes", s->duration_minutes);
-		json_object_object_add(it, "match_score", json_object_new_double(top[i].score));
-		jadd_int(it, "spots_remaining", s->max_participants - s->occupied);
-		jadd_time(it, "deadline", s->has_deadline ? s->deadline : 0);
-		jadd_str(it, "study_url", s->study_url);
-		m = json_object_new_object();
-		json_object_object_add(m, "similarity", json_object_new_double(top[i].similarity));
-		json_object_object_add(m, "tier_weight",
-		    json_object_new_double(match_tier_weight(tier)));
-		json_object_object_add(it, "match", m);
-		json_object_array_add(arr, it);
+		jb_raw(pb, i > 0 ? ",{\"id\":" : "{\"id\":");
+		jb_str(pb, s->id);
+		jb_raw(pb, ",\"title\":");
+		jb_str(pb, s->title);
+		jb_raw(pb, ",\"description\":");
+		jb_str(pb, s->description);
+		jb_raw(pb, ",\"reward_per_participant\":");
+		jb_int(pb, s->reward);
+		jb_raw(pb, ",\"estimated_duration_minutes\":");
+		jb_int(pb, s->duration_minutes);
+		jb_raw(pb, ",\"match_score\":");
+		jb_double(pb, top[i].score);
+		jb_raw(pb, ",\"spots_remaining\":");
+		jb_int(pb, s->max_participants - s->occupied);
+		jb_raw(pb, ",\"deadline\":");
+		jb_time(pb, s->has_deadline ? s->deadline : 0);
+		jb_raw(pb, ",\"study_url\":");
+		jb_str(pb, s->study_url);
+		jb_raw(pb, ",\"match\":{\"similarity\":");
+		jb_double(pb, top[i].similarity);
+		jb_raw(pb, ",\"tier_weight\":");
+		jb_double(pb, match_tier_weight(tier));
+		jb_raw(pb, "}}");
 		if (best == NULL)
 			best = s->id;
 	}
-	json_object_object_add(o, "studies", arr);
 	next = json_object_new_array();
 	if (best != NULL) {
 		endpoint(ep, "POST", best, "accept");
@@ -221,9 +233,13 @@ h_available(struct req *r)
 	} else
 		jadd_action(next, "check_later", "GET /studies/available",
 		    "No study is open to you right now; check again later.");
-	json_object_object_add(o, "nextActions", next);
-	reply_json(r, 200, o);
+	jb_raw(pb, "],\"nextActions\":");
+	jb_raw(pb, json_object_to_json_string_ext(next,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	jb_raw(pb, "}");
+	json_object_put(next);
 	match_top_free(top, n);
+	reply_text(r, 200, pb);
 	return 0;
 }
 

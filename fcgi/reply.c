@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/printbuf.h>
+
 #include "core/validate.h"
 #include "db/db.h"
 #include "fcgi/http.h"
@@ -31,6 +33,25 @@ reply_json(struct req *r, int status, struct json_object *obj)
 	r->outlen = n;
 	r->status = status;
 	json_object_put(obj);
+	return 0;
+}
+
+int
+reply_text(struct req *r, int status, struct printbuf *pb)
+{
+	free(r->out);
+	r->out = NULL;
+	r->outlen = 0;
+	if (pb == NULL || pb->buf == NULL) {
+		if (pb != NULL)
+			printbuf_free(pb);
+		r->status = 500;
+		return -1;
+	}
+	r->out = pb->buf;	/* malloc'd by json-c's printbuf */
+	r->outlen = (size_t)pb->bpos;
+	r->status = status;
+	free(pb);
 	return 0;
 }
 

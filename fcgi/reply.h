@@ -21,6 +21,9 @@ struct req;
 
 /* Set a JSON answer; takes ownership of obj (may be NULL for "{}"). */
 int reply_json(struct req *r, int status, struct json_object *obj);
+/* Answer the JSON text in pb (taken: freed here), as reply_json. */
+struct printbuf;
+int reply_text(struct req *r, int status, struct printbuf *pb);
 /* Set the error answer {detail, error_code, status}; returns -1. */
 int reply_err(struct req *r, enum arps_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

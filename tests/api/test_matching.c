@@ -597,6 +597,65 @@ new_bio_reranks(void **state)
 }
 
 
+/*
+ * The listing's answer is written by hand (design.md §15.2): byte for
+ * byte what json-c writes for the same object, escapes included.  A study
+ * whose title and description hold quotes, backslashes, slashes, tab, CR,
+ * LF and characters beyond ASCII comes back exactly as sent.
+ */
+static void
+listed_text_exact(void **state)
+{
+	static const char title[] = "Quotes \"q\", back\\slash, a/b, \xc3\xa9 \xe2\x80\x94 \xf0\x9f\x90\x9d";
+	static const char desc[] = "Line one\r\n\tLine two \"x\" \\ / end";
+	struct test_user u, o;
+	struct test_agent pri;
+	struct json_object *b = json_object_new_object(), *arr, *it = NULL;
+	char id[IDS_BUFSZ];
+	struct resp r;
+	size_t i;
+
+	(void)state;
+	researcher(&u, 100000);
+	json_object_object_add(b, "title", json_object_new_string(title));
+	json_object_object_add(b, "description", json_object_new_string(desc));
+	json_object_object_add(b, "study_url",
+	    json_object_new_string("https://survey.example.org/s/exact?a=1&b=%222%22"));
+	json_object_object_add(b, "reward_per_participant", json_object_new_int(1));
+	json_object_object_add(b, "max_participants", json_object_new_int(2));
+	json_object_object_add(b, "screening_criteria", json_object_new_string(ROOFTOP_BEES));
+	json_object_object_add(b, "estimated_duration_minutes", json_object_new_int(10));
+	r = post_as(u.hdr, json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN),
+	    "/api/v1/studies");
+	json_object_put(b);
+	assert_int_equal(r.status, 201);
+	snprintf(id, sizeof id, "%s", jstr(&r, "id"));
+	resp_free(&r);
+	agent_claimed(&pri, &o, "bees-reader");
+	agent_set_reputation(pri.id, 80);
+	agent_bio_set(&pri, ROOFTOP_BEES);
+	bios_ready(&pri, 1);
+	criteria_ready(&u, 1);
+	listed_everywhere(&pri, id, 1);
+	r = available(&pri, 1.0);
+	assert_string_equal(r.body, json_object_to_json_string_ext(r.json,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	arr = jget(r.json, "studies");
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		it = json_object_array_get_idx(arr, i);
+		if (strcmp(json_object_get_string(jget(it, "id")), id) == 0)
+			break;
+	}
+	assert_true(i < json_object_array_length(arr));
+	assert_string_equal(json_object_get_string(jget(it, "title")), title);
+	assert_string_equal(json_object_get_string(jget(it, "description")), desc);
+	assert_string_equal(json_object_get_string(jget(it, "study_url")),
+	    "https://survey.example.org/s/exact?a=1&b=%222%22");
+	assert_int_equal(json_object_get_int64(jget(it, "spots_remaining")), 2);
+	assert_true(json_object_is_type(jget(it, "deadline"), json_type_null));
+	resp_free(&r);
+}
+
 /* MariaDB's count of prepared statements executed. */
 static long long
 statements(void)
@@ -701,6 +760,7 @@ main(void)
 		cmocka_unit_test(new_bio_reranks),
 		cmocka_unit_test(index_survives_time_travel),
 		cmocka_unit_test_teardown(poll_is_one_statement, config_back),
+		cmocka_unit_test(listed_text_exact),
 	};
 
 	return cmocka_run_group_tests_name("api_matching", tests, NULL, NULL);
