@@ -59,11 +59,14 @@ static const char q_agent_by_cur[] =
 	X(KEYCUR_C_BIO_STATUS,		"e.status") \
 	L(KEYCUR_C_BIO_HASH,		"e.text_hash")
 enum keycur_col { KEYCUR_C__BEFORE = KEY_C__END - 1, DB_COLS_ENUM(KEYCUR_COLUMNS) KEYCUR_C__END };
-static const char q_agent_by_cur_with_current[] =
-    "SELECT k.*, " DB_COLS_SQL(KEYCUR_COLUMNS) " FROM (SELECT " AGENT_COLS ", "
-    DB_COLS_SQL(KEY_COLUMNS) " FROM agents WHERE api_key_hash = ?) k"
-    " LEFT JOIN participations p ON p.active_agent = k.id"
-    " LEFT JOIN embeddings e ON e.subject_id = k.id";
+/* The key's look-up with the participation columns, then `more` (a
+ * string literal: "" or ", " and further columns). */
+#define Q_BY_KEY_CURRENT(more) \
+    "SELECT k.*, " DB_COLS_SQL(KEYCUR_COLUMNS) more " FROM (SELECT " AGENT_COLS ", " \
+    DB_COLS_SQL(KEY_COLUMNS) " FROM agents WHERE api_key_hash = ?) k" \
+    " LEFT JOIN participations p ON p.active_agent = k.id" \
+    " LEFT JOIN embeddings e ON e.subject_id = k.id"
+static const char q_agent_by_cur_with_current[] = Q_BY_KEY_CURRENT("");
 /* The same with the head of the change sequence, numbered on after the
  * participation columns: whether it holds a row the worker's index has not
  * read (its placeholders come first), as this statement sees it (GET
@@ -73,11 +76,7 @@ static const char q_agent_by_cur_with_current[] =
 enum keyhead_col { KEYHEAD_C__BEFORE = KEYCUR_C__END - 1, DB_COLS_ENUM(KEYHEAD_COLUMNS)
 	KEYHEAD_C__END };
 static const char q_agent_by_cur_with_heads[] =
-    "SELECT k.*, " DB_COLS_SQL(KEYCUR_COLUMNS) ", " DB_COLS_SQL(KEYHEAD_COLUMNS)
-    " FROM (SELECT " AGENT_COLS ", " DB_COLS_SQL(KEY_COLUMNS) " FROM agents"
-    " WHERE api_key_hash = ?) k"
-    " LEFT JOIN participations p ON p.active_agent = k.id"
-    " LEFT JOIN embeddings e ON e.subject_id = k.id";
+    Q_BY_KEY_CURRENT(", " DB_COLS_SQL(KEYHEAD_COLUMNS));
 /* The same for a reader without holes (its one placeholder first). */
 #define KEYHEAD1_COLUMNS(X, L) \
 	L(KEYHEAD1_C_PENDING,		DB_MATCH_PENDING1_SQL)
@@ -86,11 +85,7 @@ enum keyhead1_col { KEYHEAD1_C__BEFORE = KEYCUR_C__END - 1, DB_COLS_ENUM(KEYHEAD
 _Static_assert((int)KEYHEAD1_C_PENDING == (int)KEYHEAD_C_PENDING,
     "the two forms read the head at the same position");
 static const char q_agent_by_cur_with_heads1[] =
-    "SELECT k.*, " DB_COLS_SQL(KEYCUR_COLUMNS) ", " DB_COLS_SQL(KEYHEAD1_COLUMNS)
-    " FROM (SELECT " AGENT_COLS ", " DB_COLS_SQL(KEY_COLUMNS) " FROM agents"
-    " WHERE api_key_hash = ?) k"
-    " LEFT JOIN participations p ON p.active_agent = k.id"
-    " LEFT JOIN embeddings e ON e.subject_id = k.id";
+    Q_BY_KEY_CURRENT(", " DB_COLS_SQL(KEYHEAD1_COLUMNS));
 static const char q_agent_by_prev[] =
     "SELECT " AGENT_COLS " FROM agents WHERE api_key_prev_hash = ? AND api_key_prev_until > ?";
 static const char q_agent_prev_drop[] =
