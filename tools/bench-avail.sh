@@ -10,8 +10,9 @@
 # template's vector copied as ready) until the open count reaches each size.
 # Each size: a warm-up (every worker's index takes the new studies from the
 # change sequence), GET /agents/me for reference, then wrk at
-# BENCH_CONNECTIONS on the listing.  Keys: http_avail1k_* / 10k / 100k
-# (_rps _p50 _p99 _errors _studies), http_availme_rps (GET /agents/me of
+# BENCH_CONNECTIONS on the listing, with the prepared statements MariaDB
+# ran per poll meanwhile.  Keys: http_avail1k_* / 10k / 100k
+# (_rps _p50 _p99 _errors _studies _statements), http_availme_rps (GET /agents/me of
 # the same agent before the rows), match_embed60_ms, match_rank10k_ms.
 #
 #   BENCH_AVAIL_SIZES   the sizes (default "1000 10000 100000")
@@ -77,6 +78,12 @@ warm() {
     return 0
 }
 
+# MariaDB's count of prepared statements executed (the statements a poll
+# costs: 1 when nothing changed since the worker's last look, design.md §9.12).
+stmts() {
+    sqlq "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'COM_STMT_EXECUTE'"
+}
+
 label() { awk -v n="$1" 'BEGIN { if (n % 1000 == 0) printf "%dk", n / 1000; else printf "%d", n }'; }
 
 # GET /agents/me of the same agent, the reference of the targets (issue 16)
@@ -105,13 +112,17 @@ for n in $SIZES; do
     body=$(curl -s --max-time 30 -H "$HDR" "$B/api/v1/studies/available")
     listed=$(jq '.studies | length' <<<"$body" 2>/dev/null || echo 0)
     [ "$listed" -eq 20 ] || { echo "  FAIL the listing has $listed studies, not 20"; FAIL=1; }
+    st0=$(stmts)
     wrk_cmd "$BENCH_DIR/wrk-$k.txt" "$CONN" "$DUR" "$B/api/v1/studies/available" "$HDR"
     wrk_parse "$BENCH_DIR/wrk-$k.txt"
+    st1=$(stmts)
+    spp=$(awk -v a="$st0" -v b="$st1" -v n="$W_REQ" 'BEGIN { printf "%.2f", (n > 0 ? (b - a) / n : 0) }')
+    result "${k}_statements" "$spp"
     err=$((W_NON2XX + W_SOCKERR))
     [ "$err" -eq 0 ] || { echo "  FAIL $k: $W_NON2XX non-2xx, $W_SOCKERR socket errors"; FAIL=1; }
     result "${k}_rps" "$W_RPS"; result "${k}_p50" "$W_P50"; result "${k}_p99" "$W_P99"
     result "${k}_errors" "$err"; result "${k}_studies" "$open"
-    ROWS+=("GET /studies/available, $open open|$W_RPS|$W_P50|$W_P99|$err|seeded ${seeded} s, warm-up ${warmed} s")
+    ROWS+=("GET /studies/available, $open open|$W_RPS|$W_P50|$W_P99|$err|seeded ${seeded} s, warm-up ${warmed} s, $spp statements a poll")
     printf 'bench: %-40s %.0f req/s\n' "available over $open" "$W_RPS" >&2
 done
 printf '%-44s %9s %8s %8s %7s  %s\n' row req/s "p50 ms" "p99 ms" errors note
