@@ -60,14 +60,12 @@ static const char q_chg_start[] =
     "SELECT seq FROM study_changes WHERE changed_at < UNIX_TIMESTAMP() - ?"
     " ORDER BY changed_at DESC, seq DESC"
     " LIMIT 1";
-#define GAP1	" OR c.seq BETWEEN ? AND ?"
-#define GAP4	GAP1 GAP1 GAP1 GAP1
 static const char q_changes[] =
     "SELECT " DB_COLS_SQL(CHG_COLUMNS) " FROM study_changes c"
     " LEFT JOIN studies s ON s.id = c.study_id"
     " LEFT JOIN embeddings e ON e.subject_id = c.study_id"
-    " WHERE c.seq > ? AND (c.seq > ?" GAP4 GAP4 ") ORDER BY c.seq LIMIT ?";
-_Static_assert(MATCH_GAPS_MAX == 8, "q_changes and DB_MATCH_PENDING_SQL have 8 BETWEEN pairs");
+    " WHERE c.seq > ? AND " DB_MATCH_UNREAD_SQL " ORDER BY c.seq LIMIT ?";
+_Static_assert(MATCH_GAPS_MAX == 8, "DB_MATCH_UNREAD_SQL has 8 BETWEEN pairs");
 static const char q_vectors[] =
     "SELECT " DB_COLS_SQL(VEC_COLUMNS) " FROM embeddings WHERE status = 'ready'"
     " AND subject_id IN (" Q32 ")";
@@ -182,7 +180,7 @@ enum db_rc
 db_match_changes(struct db *db, const struct match_seq *s, int64_t after,
     struct match_change **v, size_t *n)
 {
-	struct dbp p[3 + 2 * MATCH_GAPS_MAX];
+	struct dbp p[2 + DB_MATCH_PENDING_NP];
 	struct dbres *res = NULL;
 	struct match_change *c;
 	size_t i, k = 0;
@@ -191,13 +189,9 @@ db_match_changes(struct db *db, const struct match_seq *s, int64_t after,
 	*v = NULL;
 	*n = 0;
 	p[0] = P_I64(after);
-	p[1] = P_I64(s->hw);
-	for (i = 0; i < MATCH_GAPS_MAX; i++) {
-		p[2 + 2 * i] = i < s->ngap ? P_I64(s->gap[i].lo) : P_NULL;
-		p[3 + 2 * i] = i < s->ngap ? P_I64(s->gap[i].hi) : P_NULL;
-	}
-	p[2 + 2 * MATCH_GAPS_MAX] = P_I64(DB_MATCH_PAGE);
-	if ((rc = db_exec(db, q_changes, p, 3 + 2 * MATCH_GAPS_MAX, &res, NULL)) != DB_OK)
+	db_match_pending_params(p + 1, s);
+	p[1 + DB_MATCH_PENDING_NP] = P_I64(DB_MATCH_PAGE);
+	if ((rc = db_exec(db, q_changes, p, 2 + DB_MATCH_PENDING_NP, &res, NULL)) != DB_OK)
 		return rc;
 	if (res->nrows > 0 && (*v = calloc(res->nrows, sizeof **v)) == NULL) {
 		dbres_free(res);

@@ -107,11 +107,15 @@ enum db_rc db_match_past(struct db *, const char *agent_id, char (**ids)[IDS_BUF
  * db_match_pending_params fills from s.  The key's look-up of GET
  * /studies/available selects it (db_agent_by_key_heads).
  */
+/* What a reader at s reads of study_changes c: above hw (the first
+ * placeholder) or inside one of MATCH_GAPS_MAX holes (a pair each, NULL
+ * when unused); db_match_pending_params fills them. */
+#define DB_MATCH_GAP1_SQL	" OR c.seq BETWEEN ? AND ?"
+#define DB_MATCH_GAP4_SQL	DB_MATCH_GAP1_SQL DB_MATCH_GAP1_SQL DB_MATCH_GAP1_SQL \
+				DB_MATCH_GAP1_SQL
+#define DB_MATCH_UNREAD_SQL	"(c.seq > ?" DB_MATCH_GAP4_SQL DB_MATCH_GAP4_SQL ")"
 #define DB_MATCH_PENDING_SQL \
-	"EXISTS(SELECT 1 FROM study_changes c WHERE c.seq > ?" \
-	" OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ?" \
-	" OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ?" \
-	" OR c.seq BETWEEN ? AND ? OR c.seq BETWEEN ? AND ?)"
+	"EXISTS(SELECT 1 FROM study_changes c WHERE " DB_MATCH_UNREAD_SQL ")"
 #define DB_MATCH_PENDING_NP	(1 + 2 * MATCH_GAPS_MAX)
 /* The same for a reader without holes (s->ngap 0), one placeholder: half
  * the optimiser's work of the whole form. */

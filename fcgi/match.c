@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -496,21 +497,22 @@ ix_refresh(struct db *db, int64_t now, int64_t until)
 #define PREFORK_BUDGET_MS	100
 #define PREFORK_CATCHUP		3000
 
-void
+int
 match_prefork(const struct config *cfg)
 {
-	static int64_t retry_at;
+	static int64_t retry_at, behind_since;
 	static int started;
 	int64_t now = (int64_t)time(NULL), t = mono_usec(), last = ix.last;
 	struct db *db;
 	enum db_rc rc;
+	int behind = 0;
 
 	if (t < retry_at)
-		return;
+		return 0;
 	if (started && (ix.last == 0 || now - ix.last > PREFORK_CATCHUP))
-		return;
+		return 0;
 	if ((db = db_open_bounded(cfg, PREFORK_TMO)) == NULL)
-		return;
+		return 0;
 	if (!db_up(db))
 		rc = DB_GONE;
 	else if (!started)
@@ -520,14 +522,24 @@ match_prefork(const struct config *cfg)
 		rc = ix_refresh(db, now, t + PREFORK_BUDGET_MS * 1000);
 		if (rc != DB_OK || ix.partial)
 			ix.last = last;	/* not caught up: as of before */
+		behind = rc == DB_OK && ix.partial;
 	}
 	if (rc != DB_OK) {
 		log_msg("match: the master's index of open studies is not ready: %s",
 		    db_error(db));
 		retry_at = mono_usec() + (int64_t)PREFORK_BACKOFF * 1000000;
 	}
+	if (behind && behind_since == 0)
+		behind_since = t;
+	else if (!behind && behind_since != 0) {
+		if (rc == DB_OK && mono_usec() - behind_since >= 1000000)
+			log_msg("match: the master's index caught up after %.1f s (%zu open studies)",
+			    (double)(mono_usec() - behind_since) / 1e6, ix.n);
+		behind_since = 0;
+	}
 	started = 1;
 	db_close(db);
+	return behind;
 }
 
 /*
@@ -767,6 +779,27 @@ rank_merge(struct rank *k, const struct ix_logent *l, const float cbio[EMBED_DIM
 	return match_kept_add(&k->k, &x);
 }
 
+/* The least recently used of n cache slots of size bytes each, whose
+ * uint64_t clock is at offset off (a slot never used has 0: it goes first,
+ * the lowest such first). */
+static void *
+lru_pick(void *slots, size_t n, size_t size, size_t off)
+{
+	unsigned char *p = slots, *best = slots;
+	uint64_t u, bu;
+	size_t i;
+
+	memcpy(&bu, best + off, sizeof bu);
+	for (i = 1; i < n; i++) {
+		memcpy(&u, p + i * size + off, sizeof u);
+		if (u < bu) {
+			bu = u;
+			best = p + i * size;
+		}
+	}
+	return best;
+}
+
 /* The agent's list, caught up with the index: NULL only out of memory. */
 static struct rank *
 rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
@@ -784,10 +817,7 @@ rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier,
 			break;
 		}
 	if (k == NULL) {
-		k = &ranks[0];
-		for (i = 1; i < RANK_SLOTS; i++)
-			if (ranks[i].used < k->used)
-				k = &ranks[i];
+		k = lru_pick(ranks, RANK_SLOTS, sizeof *ranks, offsetof(struct rank, used));
 		snprintf(k->agent, sizeof k->agent, "%s", agent_id);
 		k->epoch = ix.epoch + 1;	/* ranked afresh below */
 	}
@@ -864,14 +894,11 @@ past_get(struct db *db, const char *agent_id, enum db_rc *rc)
 		*rc = DB_ERR;
 		return NULL;
 	}
-	for (pa = &pasts[0], i = 0; i < PAST_SLOTS; i++) {
-		if (strcmp(pasts[i].agent, agent_id) == 0) {
+	for (pa = NULL, i = 0; i < PAST_SLOTS && pa == NULL; i++)
+		if (strcmp(pasts[i].agent, agent_id) == 0)
 			pa = &pasts[i];
-			break;
-		}
-		if (pasts[i].used < pa->used)
-			pa = &pasts[i];
-	}
+	if (pa == NULL)
+		pa = lru_pick(pasts, PAST_SLOTS, sizeof *pasts, offsetof(struct past, used));
 	if (strcmp(pa->agent, agent_id) == 0 && pa->epoch == past_epoch && pa->ids != NULL) {
 		pa->used = ++past_clock;
 		return pa;
@@ -920,33 +947,27 @@ shown_find(const char *id, uint64_t h)
 	return NULL;
 }
 
-/* Keep s (taken over: the caller no longer owns its strings). */
-static void
+/* Keep s (taken over: the caller no longer owns its strings): its entry,
+ * or NULL out of memory. */
+static struct shown *
 shown_keep(struct study *s)
 {
 	struct shown *e;
-	size_t i;
 
 	free(s->criteria);
 	free(s->completion_code);
 	s->criteria = s->completion_code = NULL;
 	if (shown == NULL && (shown = calloc(SHOWN_SLOTS, sizeof *shown)) == NULL) {
 		db_study_clear(s);
-		return;
+		return NULL;
 	}
-	for (e = &shown[0], i = 0; i < shown_cap; i++) {
-		if (shown[i].s.id[0] == '\0') {
-			e = &shown[i];
-			break;
-		}
-		if (shown[i].used < e->used)
-			e = &shown[i];
-	}
+	e = lru_pick(shown, shown_cap, sizeof *shown, offsetof(struct shown, used));
 	db_study_clear(&e->s);
 	e->s = *s;
 	e->h = ix_hash(s->id);
 	e->used = ++shown_clock;
 	memset(s, 0, sizeof *s);
+	return e;
 }
 
 /* out: what the page shows of e, with the slots and deadline of the
@@ -981,23 +1002,32 @@ confirm_kept_some(struct db *db, int64_t now, const char **ids, const double *si
 {
 	const char **miss;
 	struct study *rows = NULL;
-	struct shown *e;
+	struct shown **ent;
+	size_t *missat, i, k = 0, pos;
 	int *found = NULL, in;
-	size_t i, k = 0;
 	enum db_rc rc = DB_OK;
 	const struct match_row *r;
 
-	if ((miss = malloc((n ? n : 1) * sizeof *miss)) == NULL)
-		return DB_ERR;
+	/* ent[i]: the text of ids[i] kept, NULL for none (or taken part in) */
+	miss = malloc((n ? n : 1) * sizeof *miss);
+	missat = malloc((n ? n : 1) * sizeof *missat);
+	ent = calloc(n ? n : 1, sizeof *ent);
+	if (miss == NULL || missat == NULL || ent == NULL) {
+		rc = DB_ERR;
+		goto out;
+	}
 	/* the kept ones marked used first, so that keeping the missing ones
-	 * (n <= SHOWN_BATCH < SHOWN_SLOTS) never pushes out one of these */
+	 * (n <= SHOWN_BATCH < shown_cap) never pushes out one of these: the
+	 * entries found stay valid through the whole batch */
 	for (i = 0; i < n; i++) {
 		if (past_has(fast_past, ids[i]))
 			continue;
-		if ((e = shown_find(ids[i], ix_hash(ids[i]))) != NULL)
-			e->used = ++shown_clock;
-		else
+		if ((ent[i] = shown_find(ids[i], ix_hash(ids[i]))) != NULL)
+			ent[i]->used = ++shown_clock;
+		else {
+			missat[k] = i;
 			miss[k++] = ids[i];
+		}
 	}
 	if (k > 0) {
 		if ((rows = calloc(k, sizeof *rows)) == NULL ||
@@ -1009,20 +1039,18 @@ confirm_kept_some(struct db *db, int64_t now, const char **ids, const double *si
 			goto out;
 		for (i = 0; i < k; i++)
 			if (found[i])
-				shown_keep(&rows[i]);
+				ent[missat[i]] = shown_keep(&rows[i]);
 	}
 	for (i = 0; i < n && *got < page; i++) {
-		if (past_has(fast_past, ids[i]))
-			continue;
-		in = 0;
-		if (ix.tab != NULL)
-			(void)ix_pos(ids[i], &in);
-		if (!in || (e = shown_find(ids[i], ix_hash(ids[i]))) == NULL)
-			continue;	/* gone from the index, or no longer in the database */
-		r = &ix.row[ix.tab[ix_pos(ids[i], &in)]];
+		if (ent[i] == NULL || ix.tab == NULL)
+			continue;	/* taken part in, or no longer in the database */
+		pos = ix_pos(ids[i], &in);
+		if (!in)
+			continue;	/* gone from the index */
+		r = &ix.row[ix.tab[pos]];
 		if ((r->deadline != 0 && r->deadline <= now) || r->occupied >= r->max_participants)
 			continue;
-		if (shown_copy(&top[*got].study, &e->s, r) != 0) {
+		if (shown_copy(&top[*got].study, &ent[i]->s, r) != 0) {
 			rc = DB_ERR;
 			break;
 		}
@@ -1037,6 +1065,8 @@ out:
 			db_study_clear(&rows[i]);
 	free(rows);
 	free(found);
+	free(ent);
+	free(missat);
 	free(miss);
 	return rc;
 }
@@ -1219,10 +1249,9 @@ check_rank(struct db *db, const char *agent_id, const float cbio[EMBED_DIM], enu
     size_t got)
 {
 	struct match_top *full;
+	const struct past *fast = fast_past;
 	size_t n = 0, i;
 	enum db_rc rc;
-
-	const struct past *fast = fast_past;
 
 	if ((full = calloc(page, sizeof *full)) == NULL)
 		return DB_ERR;
@@ -1282,14 +1311,11 @@ match_bio_keep(const char *agent_id, const unsigned char hash[32], const float v
 
 	if (bios == NULL && (bios = calloc(BIO_SLOTS, sizeof *bios)) == NULL)
 		return;
-	for (b = &bios[0], i = 0; i < BIO_SLOTS; i++) {
-		if (strcmp(bios[i].agent, agent_id) == 0) {
+	for (b = NULL, i = 0; i < BIO_SLOTS && b == NULL; i++)
+		if (strcmp(bios[i].agent, agent_id) == 0)
 			b = &bios[i];
-			break;
-		}
-		if (bios[i].used < b->used)
-			b = &bios[i];
-	}
+	if (b == NULL)
+		b = lru_pick(bios, BIO_SLOTS, sizeof *bios, offsetof(struct bio_kept, used));
 	snprintf(b->agent, sizeof b->agent, "%s", agent_id);
 	memcpy(b->hash, hash, sizeof b->hash);
 	memcpy(b->vec, vec, sizeof b->vec);

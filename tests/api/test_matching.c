@@ -73,6 +73,18 @@ bios_ready(const struct test_agent *a, size_t n)
 	}
 }
 
+/* A claimed agent of priority tier (no first-access delay) whose bio is
+ * embedded: the usual listing agent of these tests. */
+static void
+agent_priority_ready(struct test_agent *a, struct test_user *owner, const char *name,
+    const char *bio)
+{
+	agent_claimed(a, owner, name);
+	agent_set_reputation(a->id, 80);
+	agent_bio_set(a, bio);
+	bios_ready(a, 1);
+}
+
 /* Wait until `want` criteria embeddings of the researcher's studies are ready. */
 static void
 criteria_ready(const struct test_user *u, long long want)
@@ -467,11 +479,8 @@ index_follows_changes(void **state)
 	study_with(&u, "Bees, one slot", ROOFTOP_BEES, 1, s[FILL]);
 	for (i = PAUSE; i < NEW; i++)
 		study_with(&u, "Bees study", ROOFTOP_BEES, 2, s[i]);
-	agent_claimed(&pri, &o1, "bees-priority");
+	agent_priority_ready(&pri, &o1, "bees-priority", ROOFTOP_BEES);
 	agent_claimed(&taker, &o2, "bees-taker");
-	agent_set_reputation(pri.id, 80);
-	agent_bio_set(&pri, ROOFTOP_BEES);
-	bios_ready(&pri, 1);
 	criteria_ready(&u, NEW);
 	for (i = 0; i < NEW; i++)		/* warm-up: every worker has them */
 		listed_everywhere(&pri, s[i], 1);
@@ -527,11 +536,8 @@ index_survives_time_travel(void **state)
 	(void)state;
 	researcher(&u, 100000);
 	study_with(&u, "Bees, one slot, time travel", ROOFTOP_BEES, 1, one);
-	agent_claimed(&pri, &o1, "bees-traveller");
+	agent_priority_ready(&pri, &o1, "bees-traveller", ROOFTOP_BEES);
 	agent_claimed(&taker, &o2, "bees-sleeper");
-	agent_set_reputation(pri.id, 80);
-	agent_bio_set(&pri, ROOFTOP_BEES);
-	bios_ready(&pri, 1);
 	criteria_ready(&u, 1);
 	listed_everywhere(&pri, one, 1);
 	r = post_as(taker.hdr, NULL, "/api/v1/studies/%s/accept", one);
@@ -575,10 +581,7 @@ new_bio_reranks(void **state)
 	researcher(&u, 100000);
 	study_with(&u, "Rooftop bees", ROOFTOP_BEES, 2, bees);
 	study_with(&u, "Clock repair", CLOCKS_BIO, 2, clocks);
-	agent_claimed(&a, &o, "rerank");
-	agent_set_reputation(a.id, 80);
-	agent_bio_set(&a, ROOFTOP_BEES);
-	bios_ready(&a, 1);
+	agent_priority_ready(&a, &o, "rerank", ROOFTOP_BEES);
 	criteria_ready(&u, 2);
 	for (i = 0; i < EVERY_WORKER; i++) {
 		r = available(&a, 1.0);
@@ -631,10 +634,7 @@ listed_text_exact(void **state)
 	assert_int_equal(r.status, 201);
 	snprintf(id, sizeof id, "%s", jstr(&r, "id"));
 	resp_free(&r);
-	agent_claimed(&pri, &o, "bees-reader");
-	agent_set_reputation(pri.id, 80);
-	agent_bio_set(&pri, ROOFTOP_BEES);
-	bios_ready(&pri, 1);
+	agent_priority_ready(&pri, &o, "bees-reader", ROOFTOP_BEES);
 	criteria_ready(&u, 1);
 	listed_everywhere(&pri, id, 1);
 	r = available(&pri, 1.0);
@@ -707,10 +707,7 @@ poll_is_one_statement(void **state)
 	pool_reload_with(master, "match_selfcheck = false", before, nb);
 	researcher(&u, 100000);
 	study_with(&u, "Bees, polled", ROOFTOP_BEES, 2, one);
-	agent_claimed(&pri, &o, "bees-poller");
-	agent_set_reputation(pri.id, 80);
-	agent_bio_set(&pri, ROOFTOP_BEES);
-	bios_ready(&pri, 1);
+	agent_priority_ready(&pri, &o, "bees-poller", ROOFTOP_BEES);
 	criteria_ready(&u, 1);
 	listed_everywhere(&pri, one, 1);
 	/* A worker whose holes were merged (more than 8 open at once: other
