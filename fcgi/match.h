@@ -31,8 +31,10 @@ int match_init(const struct config *cfg);
 /* Master, before each fork and every few seconds between: bring the
  * master's copy of the open-studies index up to date (its own connection,
  * closed again; at most 100 ms of changes a call), so a worker inherits it
- * copy-on-write.  Failures are logged; the worker then loads its own. */
-void match_prefork(const struct config *cfg);
+ * copy-on-write.  Failures are logged; the worker then loads its own.
+ * 1 when it stopped with changes left to read (the master calls again
+ * soon), else 0. */
+int match_prefork(const struct config *cfg);
 /* Allocate this worker's scratch (after fork); take cfg's match_selfcheck
  * (a reload's). */
 void match_worker_init(const struct config *cfg);

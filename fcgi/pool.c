@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 static volatile sig_atomic_t got_term, got_chld, got_hup;
 
 #define MASTER_REFRESH	2	/* seconds between the master's index refreshes */
+#define MASTER_CATCHUP	100000	/* µs between them while it is behind */
 
 static void
 on_signal(int sig)
@@ -85,6 +87,15 @@ mono_usec(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* SIGALRM in usec microseconds (< 1 s), the same timer as alarm(). */
+static void
+wake_in(int64_t usec)
+{
+	struct itimerval it = { .it_value = { .tv_sec = 0, .tv_usec = (suseconds_t)usec } };
+
+	setitimer(ITIMER_REAL, &it, NULL);
 }
 
 static const char *
@@ -426,6 +437,7 @@ pool_run(struct config *cfg)
 	int sock, status;
 	pid_t pid;
 	int64_t deadline, refresh_at = 0;
+	int behind = 0;
 
 	cloexec_inherited();
 	if (FCGX_Init() != 0) {
@@ -485,15 +497,20 @@ pool_run(struct config *cfg)
 				kill(pids[i], SIGTERM);
 				alive++;
 			}
-		alarm(alive > 0 ? 1 : MASTER_REFRESH);
 		/* Its copy of the index kept up between forks too: a worker
 		 * forked after many changes (a bulk of new studies) would
 		 * otherwise read them at its first listing, a stall of that
-		 * request (design.md §9.12). */
+		 * request (design.md §9.12).  While it is behind, 100 ms of
+		 * reading every 200 ms, so that a bulk is taken in seconds. */
 		if (mono_usec() >= refresh_at) {
-			match_prefork(cfg);
-			refresh_at = mono_usec() + (int64_t)MASTER_REFRESH * 1000000;
+			behind = match_prefork(cfg);
+			refresh_at = mono_usec() + (behind ? MASTER_CATCHUP :
+			    (int64_t)MASTER_REFRESH * 1000000);
 		}
+		if (alive == 0 && behind)
+			wake_in(MASTER_CATCHUP);
+		else
+			alarm(alive > 0 ? 1 : MASTER_REFRESH);
 		if (!got_chld)
 			continue;
 		got_chld = 0;
