@@ -64,9 +64,10 @@ open_count() {
 # warm: parallel requests until every worker has answered after the change
 # (the first answer of each applies the new studies to its index), then
 # BENCH_AVAIL_SETTLE seconds (default 10) for the pool's master to take the
-# bulk of new studies into its own copy, which it reads at most 100 ms each
-# 2 s (fcgi/pool.c): until then each worker recycled after max_requests
-# starts behind and reads the rest at its first answer (design.md §9.12).
+# bulk of new studies into its own copy, which it reads 100 ms at a time
+# (every 200 ms while behind, fcgi/pool.c): until then each worker recycled
+# after max_requests starts behind and reads the rest at its first answer
+# (design.md §9.12).
 warm() {
     local i
     sleep "${BENCH_AVAIL_SETTLE:-10}"
