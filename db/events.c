@@ -24,16 +24,20 @@ struct evq {
 static const char q_head[] =
     "INSERT INTO event_heads (owner_id, last_seq) VALUES (?, ?)"
     " ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq)";
-static const char q_head_get[] =
-    "SELECT last_seq FROM event_heads WHERE owner_id = ?";
 static const char q_ins[] =
     "INSERT INTO events (owner_id, seq, id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)";
+/* The head just written (q_head: the row exists) and the owner's active
+ * webhooks, in one read: one row with NULL hook columns when it has none,
+ * else one row per webhook. */
 #define HOOK_COLUMNS(X, L) \
-	X(HOOK_C_ID,		"id") \
-	L(HOOK_C_EVENTS,	"events")
+	X(HOOK_C_LAST,		"h.last_seq") \
+	X(HOOK_C_ID,		"w.id") \
+	L(HOOK_C_EVENTS,	"w.events")
 enum hook_col { DB_COLS_ENUM(HOOK_COLUMNS) HOOK_C__END };
-static const char q_hooks[] =
-    "SELECT " DB_COLS_SQL(HOOK_COLUMNS) " FROM webhooks WHERE owner_id = ? AND status = 'active'";
+static const char q_head_hooks[] =
+    "SELECT " DB_COLS_SQL(HOOK_COLUMNS) " FROM event_heads h"
+    " LEFT JOIN webhooks w ON w.owner_id = h.owner_id AND w.status = 'active'"
+    " WHERE h.owner_id = ?";
 static const char q_delivery[] =
     "INSERT INTO webhook_deliveries (webhook_id, event_id, created_at, next_attempt_at)"
     " VALUES (?, ?, ?, ?)";
@@ -123,7 +127,7 @@ item_cmp(const void *a, const void *b)
 static enum db_rc
 flush_owner(struct db *db, struct evq_item *v, size_t n)
 {
-	struct dbres *res = NULL, *hooks = NULL;
+	struct dbres *hooks = NULL;
 	char id[IDS_BUFSZ];
 	int64_t last;
 	size_t i, h;
@@ -131,12 +135,13 @@ flush_owner(struct db *db, struct evq_item *v, size_t n)
 
 	if ((rc = DB_Q(db, q_head, NULL, NULL, P_STR(v[0].owner), P_I64(n))) != DB_OK)
 		return rc;
-	if ((rc = DB_ONE(db, q_head_get, &res, P_STR(v[0].owner))) != DB_OK)
-		return rc == DB_NOTFOUND ? DB_ERR : rc;
-	last = dbres_i64(res, 0, DB_COL_ONLY);
-	dbres_free(res);
-	if ((rc = DB_Q(db, q_hooks, &hooks, NULL, P_STR(v[0].owner))) != DB_OK)
+	if ((rc = DB_Q(db, q_head_hooks, &hooks, NULL, P_STR(v[0].owner))) != DB_OK)
 		return rc;
+	if (hooks->nrows == 0) {	/* the head written above is not there */
+		dbres_free(hooks);
+		return DB_ERR;
+	}
+	last = dbres_i64(hooks, 0, HOOK_C_LAST);
 	for (i = 0; i < n && rc == DB_OK; i++) {
 		const char *type = event_type_name(v[i].type);
 
@@ -149,7 +154,8 @@ flush_owner(struct db *db, struct evq_item *v, size_t n)
 		if (rc == DB_DUP)
 			rc = DB_RETRY;	/* an id clash: run the transaction again */
 		for (h = 0; rc == DB_OK && h < hooks->nrows; h++)
-			if (event_list_has(dbres_str(hooks, h, HOOK_C_EVENTS), type))
+			if (!dbres_isnull(hooks, h, HOOK_C_ID) &&
+			    event_list_has(dbres_str(hooks, h, HOOK_C_EVENTS), type))
 				rc = DB_Q(db, q_delivery, NULL, NULL, P_STR(dbres_str(hooks, h, HOOK_C_ID)),
 				    P_STR(id), P_I64(v[i].created_at), P_I64(v[i].created_at));
 	}

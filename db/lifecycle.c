@@ -506,8 +506,8 @@ db_study_complete(struct db *db, const char *study_id, int64_t now, enum arps_er
 
 enum db_rc
 db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
-    const char *agent_id, int64_t now, struct study *s, struct participation *p,
-    enum arps_err *outcome)
+    const char *agent_id, const struct agent_current *seen, int64_t now, struct study *s,
+    struct participation *p, enum arps_err *outcome)
 {
 	struct accept_facts f;
 	struct agent_current cur;
@@ -524,19 +524,26 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 	 * would, with the sweep's lock order (its study, the participation,
 	 * the agent) before this study's lock.  A crossed transaction (a
 	 * review of this agent's submission in this study) can deadlock with
-	 * it; InnoDB picks a victim and db_tx runs it again. */
-	if ((rc = db_agent_current(db, agent_id, &cur)) != DB_OK)
-		return rc;
-	if (cur.participation_id[0] != '\0' && part_timeout_due(cur.accepted_at, now)) {
+	 * it; InnoDB picks a victim and db_tx runs it again.  What the
+	 * request's authentication saw will do for that decision: a
+	 * participation accepted since is not 24 h old, and the settle locks
+	 * and checks the one it times out. */
+	if (seen == NULL) {
+		if ((rc = db_agent_current(db, agent_id, &cur)) != DB_OK)
+			return rc;
+		seen = &cur;
+	}
+	if (seen->participation_id[0] != '\0' && part_timeout_due(seen->accepted_at, now)) {
 		struct settle_out so;
 
-		rc = db_participation_settle(db, cur.participation_id, NULL, PART_EV_TIMEOUT, NULL,
+		rc = db_participation_settle(db, seen->participation_id, NULL, PART_EV_TIMEOUT, NULL,
 		    now, &so);
 		db_participation_clear(&so.p);
 		if (rc != DB_OK)
 			return rc;
 	}
-	if ((rc = db_study_get(db, study_id, 1, s)) == DB_NOTFOUND) {
+	/* The row alone: the "full" check reads the occupied column. */
+	if ((rc = db_study_get_row(db, study_id, 1, s)) == DB_NOTFOUND) {
 		*outcome = ARPS_E_NOT_FOUND;
 		return DB_OK;
 	}
@@ -583,7 +590,6 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 		return DB_RETRY;	/* unreachable under the locks; re-check afresh */
 	if (rc != DB_OK)
 		return rc;
-	s->counts.accepted++;
 	if ((rc = db_event(db, agent_id, EV_PART_ACCEPTED, now,
 	    "{\"study_id\":\"%s\",\"participation_id\":\"%s\",\"status\":\"accepted\"}",
 	    study_id, p->id)) != DB_OK)

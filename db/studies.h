@@ -32,6 +32,7 @@
 #include "core/study.h"
 #include "db/db.h"
 
+struct agent_current;
 struct config;
 
 struct study {
@@ -174,13 +175,16 @@ enum db_rc db_study_complete(struct db *, const char *study_id, int64_t now,
  * gather the facts under those locks; study_accept_check (every reason of
  * design.md §6.7; ARPS_E_NOT_FOUND for an unknown study); occupied + 1 by a
  * conditional UPDATE; insert the participation (accepted) with its
- * anonymous participant id.  On ARPS_OK *s is the study and *p the new
- * participation (caller clears both; also filled as far as read on a
- * refusal).
+ * anonymous participant id.  On ARPS_OK *s is the study row (its counts
+ * not read) and *p the new participation (caller clears both; also filled
+ * as far as read on a refusal).  seen: the agent's active participation as
+ * the request's authentication read it (NULL: read here), which decides
+ * only whether one 24 h old is timed out first; the facts are read again
+ * under the locks.
  */
 enum db_rc db_study_accept(struct db *, const struct config *, const char *study_id,
-    const char *agent_id, int64_t now, struct study *s, struct participation *p,
-    enum arps_err *outcome);
+    const char *agent_id, const struct agent_current *seen, int64_t now, struct study *s,
+    struct participation *p, enum arps_err *outcome);
 
 /*
  * The agent-driven participation events on (study_id, agent_id): ev is

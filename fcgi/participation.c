@@ -274,7 +274,7 @@ accept_tx(struct req *r, void *arg)
 	enum arps_err outcome;
 	enum db_rc rc;
 
-	rc = db_study_accept(r->db, r->cfg, id, r->who.id, r->now, &s, &p, &outcome);
+	rc = db_study_accept(r->db, r->cfg, id, r->who.id, r->agent_cur, r->now, &s, &p, &outcome);
 	if (rc != DB_OK || outcome != ARPS_OK) {
 		db_study_clear(&s);
 		db_participation_clear(&p);

@@ -109,7 +109,7 @@ do_accept(const char *study, const char *agent, struct participation *p)
 	enum arps_err outcome;
 
 	begin();
-	assert_int_equal(db_study_accept(db, &cfg, study, agent, time(NULL), &s, p, &outcome),
+	assert_int_equal(db_study_accept(db, &cfg, study, agent, NULL, time(NULL), &s, p, &outcome),
 	    DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
