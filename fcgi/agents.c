@@ -119,7 +119,7 @@ static int
 reply_me_of(struct req *r, const struct agent *ap, const struct agent_current *curp)
 {
 	struct agent_current cur;
-	struct json_object *o, *cs;
+	struct printbuf *pb;
 	struct agent a;
 	enum db_rc rc;
 
@@ -129,25 +129,40 @@ reply_me_of(struct req *r, const struct agent *ap, const struct agent_current *c
 	} else if ((rc = db_agent_get(r->db, r->who.id, 0, &a)) != DB_OK ||
 	    (rc = db_agent_current(r->db, r->who.id, &cur)) != DB_OK)
 		return reply_db(r, rc == DB_NOTFOUND ? DB_ERR : rc);
-	o = json_object_new_object();
-	jadd_str(o, "agent_id", a.id);
-	jadd_str(o, "name", a.name);
-	jadd_str(o, "description", a.has_description ? a.description : NULL);
-	jadd_str(o, "status", a.status);
-	jadd_int(o, "reputation", a.reputation);
-	jadd_str(o, "tier", rep_tier_name(rep_tier_of(a.reputation)));
+	/* by hand, json-c's text exactly (design.md §15.2): the hottest
+	 * answer of an agent's client after the listing */
+	if ((pb = printbuf_new()) == NULL)
+		return reply_err(r, ARPS_E_INTERNAL, "out of memory");
+	jb_raw(pb, "{\"agent_id\":");
+	jb_str(pb, a.id);
+	jb_raw(pb, ",\"name\":");
+	jb_str(pb, a.name);
+	jb_raw(pb, ",\"description\":");
+	jb_str(pb, a.has_description ? a.description : NULL);
+	jb_raw(pb, ",\"status\":");
+	jb_str(pb, a.status);
+	jb_raw(pb, ",\"reputation\":");
+	jb_int(pb, a.reputation);
+	jb_raw(pb, ",\"tier\":");
+	jb_str(pb, rep_tier_name(rep_tier_of(a.reputation)));
 	if (cur.study_id[0] != '\0') {
-		cs = json_object_new_object();
-		jadd_str(cs, "study_id", cur.study_id);
-		jadd_str(cs, "participation_id", cur.participation_id);
-		jadd_str(cs, "status", cur.status);
-		jadd_time(cs, "accepted_at", cur.accepted_at);
-		json_object_object_add(o, "current_study", cs);
+		jb_raw(pb, ",\"current_study\":{\"study_id\":");
+		jb_str(pb, cur.study_id);
+		jb_raw(pb, ",\"participation_id\":");
+		jb_str(pb, cur.participation_id);
+		jb_raw(pb, ",\"status\":");
+		jb_str(pb, cur.status);
+		jb_raw(pb, ",\"accepted_at\":");
+		jb_time(pb, cur.accepted_at);
+		jb_raw(pb, "}");
 	} else
-		json_object_object_add(o, "current_study", NULL);
-	jadd_time(o, "last_heartbeat", a.last_heartbeat);
-	jadd_time(o, "created_at", a.created_at);
-	return reply_json(r, 200, o);
+		jb_raw(pb, ",\"current_study\":null");
+	jb_raw(pb, ",\"last_heartbeat\":");
+	jb_time(pb, a.last_heartbeat);
+	jb_raw(pb, ",\"created_at\":");
+	jb_time(pb, a.created_at);
+	jb_raw(pb, "}");
+	return reply_text(r, 200, pb);
 }
 
 static int

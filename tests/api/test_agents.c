@@ -14,6 +14,7 @@
 
 #include "core/timefmt.h"
 #include "tests/api/flows.h"
+#include "tests/api/study_helpers.h"
 
 static void
 fill(void *ctx, void *buf, size_t n)
@@ -287,6 +288,70 @@ me_get_and_patch(void **state)
 	resp_free(&r);
 }
 
+/* GET /agents/me is written by hand (fcgi/agents.c): its text must be
+ * json-c's serialisation of the same answer byte for byte, with every
+ * escape (quote, backslash, slash, tab, CR, LF, non-ASCII), null
+ * description and heartbeat, and a current study object. */
+static void
+me_text_exact(void **state)
+{
+	static const char name[] = "Q\"u\\o/t\u00e9 \u6f22 \U0001F41D";
+	static const char desc[] = "tab\there, CR\r LF\n \"q\" \\ / \u00fc\u00df \U0001F600";
+	struct test_agent a;
+	struct test_user u, o;
+	struct json_object *b, *v;
+	char study[IDS_BUFSZ];
+	struct resp r;
+	int pass;
+
+	(void)state;
+	researcher(&u, 100000);
+	study_new(&u, study, 10, 2, NULL);
+	agent_claimed(&a, &o, "exact");
+	agent_set_reputation(a.id, 80);	/* priority: no first-access delay */
+	b = json_object_new_object();
+	json_object_object_add(b, "name", json_object_new_string(name));
+	json_object_object_add(b, "description", json_object_new_string(desc));
+	r = http_req("PATCH", "/api/v1/agents/me", json_object_to_json_string_ext(b,
+	    JSON_C_TO_STRING_PLAIN), HDRS(a.hdr), NULL);
+	json_object_put(b);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	for (pass = 0; pass < 3; pass++) {
+		if (pass == 1)
+			assert_int_equal(study_post(a.hdr, study, "accept", NULL), 200);
+		if (pass == 2) {
+			r = http_req("PATCH", "/api/v1/agents/me", "{\"description\":null}",
+			    HDRS(a.hdr), NULL);
+			assert_int_equal(r.status, 200);
+			resp_free(&r);
+		}
+		r = http_get("/api/v1/agents/me", HDRS(a.hdr));
+		assert_int_equal(r.status, 200);
+		assert_string_equal(r.body, json_object_to_json_string_ext(r.json,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		assert_string_equal(jstr(&r, "agent_id"), a.id);
+		assert_string_equal(jstr(&r, "name"), name);
+		assert_string_equal(jstr(&r, "tier"), "priority");
+		assert_int_equal(jint(&r, "reputation"), 80);
+		assert_true(json_object_object_get_ex(r.json, "description", &v));
+		if (pass < 2)
+			assert_string_equal(json_object_get_string(v), desc);
+		else
+			assert_null(v);
+		assert_true(json_object_object_get_ex(r.json, "current_study", &v));
+		if (pass == 0)
+			assert_null(v);
+		else {
+			assert_string_equal(jgets(&r, "current_study.study_id"), study);
+			assert_string_equal(jgets(&r, "current_study.status"), "accepted");
+			assert_non_null(jgets(&r, "current_study.accepted_at"));
+		}
+		assert_non_null(jstr(&r, "created_at"));
+		resp_free(&r);
+	}
+}
+
 static void
 bio_flow(void **state)
 {
@@ -464,6 +529,7 @@ main(void)
 		cmocka_unit_test(register_limit_ignores_spoofed_ip),
 		cmocka_unit_test(auth_errors),
 		cmocka_unit_test(me_get_and_patch),
+		cmocka_unit_test(me_text_exact),
 		cmocka_unit_test(bio_flow),
 		cmocka_unit_test(heartbeat),
 		cmocka_unit_test(text_fields),
