@@ -22,7 +22,9 @@
  * lock waits only for locks higher still.  Counting rows (the FULL
  * check's probe) and the occupied column are read or changed under the
  * study lock.  Settling by participation id reads the participation's
- * study id first without a lock (it never changes), then locks in order.
+ * study id first without a lock (it never changes), then locks in order;
+ * a review, which names the study, locks the study and then the
+ * participation itself and settles with db_participation_settle_locked.
  *
  * Two exceptions, taken on purpose, where a deadlock is possible and
  * harmless: InnoDB rolls one side back and db_tx runs that transaction
@@ -683,9 +685,7 @@ enum db_rc
 db_participation_settle(struct db *db, const char *prt_id, const char *owner,
     enum part_event ev, const char *reason, int64_t now, struct settle_out *out)
 {
-	struct part_result pr;
 	struct study s;
-	enum arps_err verdict;
 	enum db_rc rc;
 
 	memset(out, 0, sizeof *out);
@@ -714,16 +714,35 @@ db_participation_settle(struct db *db, const char *prt_id, const char *owner,
 			rc = DB_ERR;
 		goto out;
 	}
-	if ((verdict = part_transition(out->p.state, ev, true, &pr)) != ARPS_OK) {
-		out->outcome = verdict;
-		goto out;
-	}
-	if ((rc = apply_part(db, &s, &out->p, &pr, reason, now, &out->rep_delta)) != DB_OK)
-		goto out;
-	out->money = pr.money;
-	out->study_state = s.state;
-	out->outcome = ARPS_OK;
+	rc = db_participation_settle_locked(db, &s, ev, reason, now, out);
 out:
 	db_study_clear(&s);
 	return rc;
+}
+
+enum db_rc
+db_participation_settle_locked(struct db *db, struct study *s, enum part_event ev,
+    const char *reason, int64_t now, struct settle_out *out)
+{
+	struct part_result pr;
+	enum arps_err verdict;
+	enum db_rc rc;
+
+	out->rep_delta = 0;
+	out->money = LEDGER_EV_NONE;
+	out->study_state = s->state;
+	out->outcome = ARPS_E_INTERNAL;
+	if (ev != PART_EV_APPROVE && ev != PART_EV_AUTO_APPROVE && ev != PART_EV_REJECT &&
+	    ev != PART_EV_TIMEOUT)
+		return DB_ERR;
+	if ((verdict = part_transition(out->p.state, ev, true, &pr)) != ARPS_OK) {
+		out->outcome = verdict;
+		return DB_OK;
+	}
+	if ((rc = apply_part(db, s, &out->p, &pr, reason, now, &out->rep_delta)) != DB_OK)
+		return rc;
+	out->money = pr.money;
+	out->study_state = s->state;
+	out->outcome = ARPS_OK;
+	return DB_OK;
 }

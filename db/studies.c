@@ -113,6 +113,8 @@ static const char q_part_by_agent_lock[] =
 static const char q_part_by_anon[] =
     PART_SELECT("a.reputation", "NULL", "0") " FROM participations p"
     " JOIN agents a ON a.id = p.agent_id WHERE p.study_id = ? AND p.participant_id = ?";
+static const char q_part_by_anon_lock[] =
+    PART_ALONE " FROM participations p WHERE p.study_id = ? AND p.participant_id = ? FOR UPDATE";
 static const char q_part_list[] =
     PART_SELECT("a.reputation", "NULL", "0") " FROM participations p"
     " JOIN agents a ON a.id = p.agent_id WHERE p.study_id = ? AND p.seq < ?"
@@ -519,5 +521,13 @@ db_participation_by_anon(struct db *db, const char *study_id, const char *partic
     struct participation *p)
 {
 	return read_one(db, q_part_by_anon, DB_ARGS(P_STR(study_id), P_STR(participant_id)),
+	    part_row, p, sizeof *p);
+}
+
+enum db_rc
+db_participation_by_anon_lock(struct db *db, const char *study_id, const char *participant_id,
+    struct participation *p)
+{
+	return read_one(db, q_part_by_anon_lock, DB_ARGS(P_STR(study_id), P_STR(participant_id)),
 	    part_row, p, sizeof *p);
 }

@@ -458,25 +458,29 @@ review_tx(struct req *r, void *arg)
 	struct study s;
 	enum db_rc rc;
 
-	/* the owner check needs the row alone, not the participant counts */
-	if ((rc = db_study_get_row(r->db, c->study_id, 0, &s)) == DB_NOTFOUND ||
+	/* The locks of a settle in their order (db/lifecycle.c), each row
+	 * read once: the study row (not its counts), then the participation. */
+	memset(&so, 0, sizeof so);
+	if ((rc = db_study_get_row(r->db, c->study_id, 1, &s)) == DB_NOTFOUND ||
 	    (rc == DB_OK && strcmp(s.researcher_id, r->who.id) != 0)) {
 		db_study_clear(&s);
 		reply_no_study(r, c->study_id);
 		return DB_ROLLBACK;
 	}
-	db_study_clear(&s);
-	if (rc != DB_OK)
+	if (rc != DB_OK) {
+		db_study_clear(&s);
 		return rc;
-	if ((rc = db_participation_by_anon(r->db, c->study_id, c->pid, &p)) == DB_NOTFOUND) {
+	}
+	if ((rc = db_participation_by_anon_lock(r->db, c->study_id, c->pid, &so.p)) ==
+	    DB_NOTFOUND) {
+		db_study_clear(&s);
 		reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s", c->pid);
 		return DB_ROLLBACK;
 	}
-	if (rc != DB_OK)
-		return rc;
-	rc = db_participation_settle(r->db, p.id, r->who.id, c->ev, c->reason, r->now, &so);
+	if (rc == DB_OK)
+		rc = db_participation_settle_locked(r->db, &s, c->ev, c->reason, r->now, &so);
 	was = so.p.state;
-	db_participation_clear(&p);
+	db_study_clear(&s);
 	db_participation_clear(&so.p);
 	if (rc != DB_OK)
 		return rc;
