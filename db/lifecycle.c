@@ -8,7 +8,8 @@
  * UPDATE, or the UPDATE itself) in this one order, and never goes back:
  *
  *   1. the study row            (db_study_get / db_study_get_row, for_update)
- *   2. the participation row    (db_participation_get / _by_agent, for_update)
+ *   2. the participation row    (db_participation_get / _by_agent, for_update;
+ *                                db_participation_by_anon_lock)
  *   3. the agent row            (db_agent_get, for_update: apply_rep, accept,
  *                                the suspended check of a completion)
  *   4. the wallets, in owner-id order (db_ledger_post sorts its wallet

@@ -65,7 +65,6 @@ static const char q_changes[] =
     " LEFT JOIN studies s ON s.id = c.study_id"
     " LEFT JOIN embeddings e ON e.subject_id = c.study_id"
     " WHERE c.seq > ? AND " DB_MATCH_UNREAD_SQL " ORDER BY c.seq LIMIT ?";
-_Static_assert(MATCH_GAPS_MAX == 8, "DB_MATCH_UNREAD_SQL has 8 BETWEEN pairs");
 static const char q_vectors[] =
     "SELECT " DB_COLS_SQL(VEC_COLUMNS) " FROM embeddings WHERE status = 'ready'"
     " AND subject_id IN (" Q32 ")";

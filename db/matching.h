@@ -100,13 +100,6 @@ enum db_rc db_match_vectors(struct db *, const char *const *ids, size_t n, float
  */
 enum db_rc db_match_past(struct db *, const char *agent_id, char (**ids)[IDS_BUFSZ], size_t *n);
 
-/*
- * Whether the change sequence holds a row a reader at s would read (above
- * s->hw or inside one of its holes; db_match_changes with after 0): an SQL
- * expression of DB_MATCH_PENDING_NP placeholders, which
- * db_match_pending_params fills from s.  The key's look-up of GET
- * /studies/available selects it (db_agent_by_key_heads).
- */
 /* What a reader at s reads of study_changes c: above hw (the first
  * placeholder) or inside one of MATCH_GAPS_MAX holes (a pair each, NULL
  * when unused); db_match_pending_params fills them. */
@@ -114,6 +107,14 @@ enum db_rc db_match_past(struct db *, const char *agent_id, char (**ids)[IDS_BUF
 #define DB_MATCH_GAP4_SQL	DB_MATCH_GAP1_SQL DB_MATCH_GAP1_SQL DB_MATCH_GAP1_SQL \
 				DB_MATCH_GAP1_SQL
 #define DB_MATCH_UNREAD_SQL	"(c.seq > ?" DB_MATCH_GAP4_SQL DB_MATCH_GAP4_SQL ")"
+_Static_assert(MATCH_GAPS_MAX == 8, "DB_MATCH_UNREAD_SQL has 8 BETWEEN pairs");
+/*
+ * Whether the change sequence holds a row a reader at s would read (above
+ * s->hw or inside one of its holes; db_match_changes with after 0): an SQL
+ * expression of DB_MATCH_PENDING_NP placeholders, which
+ * db_match_pending_params fills from s.  The key's look-up of GET
+ * /studies/available selects it (db_agent_by_key_heads).
+ */
 #define DB_MATCH_PENDING_SQL \
 	"EXISTS(SELECT 1 FROM study_changes c WHERE " DB_MATCH_UNREAD_SQL ")"
 #define DB_MATCH_PENDING_NP	(1 + 2 * MATCH_GAPS_MAX)

@@ -507,12 +507,11 @@ match_prefork(const struct config *cfg)
 	enum db_rc rc;
 	int behind = 0;
 
-	if (t < retry_at)
+	if (t < retry_at || (started && (ix.last == 0 || now - ix.last > PREFORK_CATCHUP)) ||
+	    (db = db_open_bounded(cfg, PREFORK_TMO)) == NULL) {
+		behind_since = 0;	/* not reading: no catch-up to time */
 		return 0;
-	if (started && (ix.last == 0 || now - ix.last > PREFORK_CATCHUP))
-		return 0;
-	if ((db = db_open_bounded(cfg, PREFORK_TMO)) == NULL)
-		return 0;
+	}
 	if (!db_up(db))
 		rc = DB_GONE;
 	else if (!started)

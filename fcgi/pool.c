@@ -27,7 +27,7 @@
 static volatile sig_atomic_t got_term, got_chld, got_hup;
 
 #define MASTER_REFRESH	2	/* seconds between the master's index refreshes */
-#define MASTER_CATCHUP	100000	/* µs between them while it is behind */
+#define MASTER_CATCHUP	100000	/* microseconds between them while it is behind */
 
 static void
 on_signal(int sig)
@@ -333,12 +333,25 @@ worker(const struct config *cfg, int sock)
 	_exit(0);
 }
 
+/* The master's copy of the index (match_prefork): whether its last
+ * refresh stopped with changes left, and when the next one is due. */
+static int master_behind;
+static int64_t master_refresh_at;
+
+static void
+master_refresh(const struct config *cfg)
+{
+	master_behind = match_prefork(cfg);
+	master_refresh_at = mono_usec() + (master_behind ? MASTER_CATCHUP :
+	    (int64_t)MASTER_REFRESH * 1000000);
+}
+
 static pid_t
 spawn(const struct config *cfg, int sock)
 {
 	pid_t pid;
 
-	match_prefork(cfg);	/* the open-studies index, shared copy-on-write */
+	master_refresh(cfg);	/* the open-studies index, shared copy-on-write */
 	if ((pid = fork()) == 0)
 		worker(cfg, sock);
 	if (pid < 0)
@@ -436,8 +449,7 @@ pool_run(struct config *cfg)
 	sigset_t blocked, none;
 	int sock, status;
 	pid_t pid;
-	int64_t deadline, refresh_at = 0;
-	int behind = 0;
+	int64_t deadline;
 
 	cloexec_inherited();
 	if (FCGX_Init() != 0) {
@@ -468,6 +480,10 @@ pool_run(struct config *cfg)
 	for (i = 0; i < n; i++)
 		pids[i] = spawn(cfg, sock);
 	log_msg("master: %zu workers on %s", n, cfg->listen);
+	if (master_behind)	/* the index's refreshes start now, not at a first signal */
+		wake_in(MASTER_CATCHUP);
+	else
+		alarm(MASTER_REFRESH);
 
 	while (!got_term) {
 		sigsuspend(&none);
@@ -502,12 +518,9 @@ pool_run(struct config *cfg)
 		 * otherwise read them at its first listing, a stall of that
 		 * request (design.md §9.12).  While it is behind, 100 ms of
 		 * reading every 200 ms, so that a bulk is taken in seconds. */
-		if (mono_usec() >= refresh_at) {
-			behind = match_prefork(cfg);
-			refresh_at = mono_usec() + (behind ? MASTER_CATCHUP :
-			    (int64_t)MASTER_REFRESH * 1000000);
-		}
-		if (alive == 0 && behind)
+		if (mono_usec() >= master_refresh_at)
+			master_refresh(cfg);
+		if (master_behind)
 			wake_in(MASTER_CATCHUP);
 		else
 			alarm(alive > 0 ? 1 : MASTER_REFRESH);

@@ -297,11 +297,14 @@ me_text_exact(void **state)
 {
 	static const char name[] = "Q\"u\\o/t\u00e9 \u6f22 \U0001F41D";
 	static const char desc[] = "tab\there, CR\r LF\n \"q\" \\ / \u00fc\u00df \U0001F600";
+	static const char *const keys[] = { "agent_id", "name", "description", "status",
+	    "reputation", "tier", "current_study", "last_heartbeat", "created_at" };
 	struct test_agent a;
 	struct test_user u, o;
 	struct json_object *b, *v;
 	char study[IDS_BUFSZ];
 	struct resp r;
+	size_t k;
 	int pass;
 
 	(void)state;
@@ -330,6 +333,15 @@ me_text_exact(void **state)
 		assert_int_equal(r.status, 200);
 		assert_string_equal(r.body, json_object_to_json_string_ext(r.json,
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		/* the keys, in the order of the answer json-c wrote */
+		k = 0;
+		json_object_object_foreach(r.json, key, val) {
+			(void)val;
+			assert_true(k < sizeof keys / sizeof keys[0]);
+			assert_string_equal(key, keys[k]);
+			k++;
+		}
+		assert_int_equal(k, sizeof keys / sizeof keys[0]);
 		assert_string_equal(jstr(&r, "agent_id"), a.id);
 		assert_string_equal(jstr(&r, "name"), name);
 		assert_string_equal(jstr(&r, "tier"), "priority");
