@@ -8,8 +8,8 @@
  * UPDATE, or the UPDATE itself) in this one order, and never goes back:
  *
  *   1. the study row            (db_study_get / db_study_get_row, for_update)
- *   2. the participation row    (db_participation_get / _by_agent, for_update;
- *                                db_participation_by_anon_lock)
+ *   2. the participation row    (db_participation_get / _by_agent / _by_anon,
+ *                                for_update)
  *   3. the agent row            (db_agent_get, for_update: apply_rep, accept,
  *                                the suspended check of a completion)
  *   4. the wallets, in owner-id order (db_ledger_post sorts its wallet
@@ -692,9 +692,6 @@ db_participation_settle(struct db *db, const char *prt_id, const char *owner,
 	memset(out, 0, sizeof *out);
 	memset(&s, 0, sizeof s);
 	out->outcome = ARPS_E_INTERNAL;
-	if (ev != PART_EV_APPROVE && ev != PART_EV_AUTO_APPROVE && ev != PART_EV_REJECT &&
-	    ev != PART_EV_TIMEOUT)
-		return DB_ERR;
 	/* The study id first (unlocked: it never changes), then lock in order. */
 	if ((rc = db_participation_get(db, prt_id, 0, &out->p)) == DB_NOTFOUND) {
 		out->outcome = ARPS_E_NOT_FOUND;

@@ -518,16 +518,8 @@ db_participation_by_agent(struct db *db, const char *study_id, const char *agent
 
 enum db_rc
 db_participation_by_anon(struct db *db, const char *study_id, const char *participant_id,
-    struct participation *p)
+    int for_update, struct participation *p)
 {
-	return read_one(db, q_part_by_anon, DB_ARGS(P_STR(study_id), P_STR(participant_id)),
-	    part_row, p, sizeof *p);
-}
-
-enum db_rc
-db_participation_by_anon_lock(struct db *db, const char *study_id, const char *participant_id,
-    struct participation *p)
-{
-	return read_one(db, q_part_by_anon_lock, DB_ARGS(P_STR(study_id), P_STR(participant_id)),
-	    part_row, p, sizeof *p);
+	return read_one(db, for_update ? q_part_by_anon_lock : q_part_by_anon,
+	    DB_ARGS(P_STR(study_id), P_STR(participant_id)), part_row, p, sizeof *p);
 }

@@ -126,14 +126,12 @@ enum db_rc db_study_get_many(struct db *, const char *const *ids, size_t n, stru
  * study; its row in *p when p is not NULL and it exists. */
 enum db_rc db_participation_by_agent(struct db *, const char *study_id, const char *agent_id,
     int for_update, struct participation *p, int *took_part);
-/* A participation by its anonymous participant id within a study (with
- * the agent's reputation); DB_NOTFOUND when none. */
+/* A participation by its anonymous participant id within a study, with
+ * the agent's reputation; for_update: the row alone (reputation left zero),
+ * locked, the second lock of a review after its study's.  DB_NOTFOUND when
+ * none. */
 enum db_rc db_participation_by_anon(struct db *, const char *study_id, const char *participant_id,
-    struct participation *p);
-/* The same row alone (reputation left zero), locked (SELECT ... FOR
- * UPDATE): the second lock of a review, after its study's. */
-enum db_rc db_participation_by_anon_lock(struct db *, const char *study_id,
-    const char *participant_id, struct participation *p);
+    int for_update, struct participation *p);
 /* A study's participations, newest first, with each agent's reputation. */
 enum db_rc db_participants_list(struct db *, const char *study_id, int64_t cursor, int64_t limit,
     struct participation **v, size_t *n, int64_t *next);
@@ -223,7 +221,7 @@ enum db_rc db_participation_settle(struct db *, const char *prt_id, const char *
     enum part_event ev, const char *reason, int64_t now, struct settle_out *out);
 /* The same for a caller that holds the locks already: *s the study row
  * and out->p the participation, each read FOR UPDATE in this transaction
- * (a review: db_study_get_row, then db_participation_by_anon_lock), so
+ * (a review: db_study_get_row, then db_participation_by_anon), so
  * nothing is read again.  *s is updated; out->p is taken over (caller
  * clears it). */
 enum db_rc db_participation_settle_locked(struct db *, struct study *s, enum part_event ev,

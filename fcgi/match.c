@@ -999,22 +999,17 @@ static enum db_rc
 confirm_kept_some(struct db *db, int64_t now, const char **ids, const double *sim,
     const double *score, size_t n, struct match_top *top, size_t page, size_t *got)
 {
-	const char **miss;
+	/* ent[i]: the text of ids[i] kept, NULL for none (or taken part in) */
+	const char *miss[SHOWN_SLOTS / 2];
+	struct shown *ent[SHOWN_SLOTS / 2] = { NULL };
+	size_t missat[SHOWN_SLOTS / 2], i, k = 0, pos;
 	struct study *rows = NULL;
-	struct shown **ent;
-	size_t *missat, i, k = 0, pos;
 	int *found = NULL, in;
 	enum db_rc rc = DB_OK;
 	const struct match_row *r;
 
-	/* ent[i]: the text of ids[i] kept, NULL for none (or taken part in) */
-	miss = malloc((n ? n : 1) * sizeof *miss);
-	missat = malloc((n ? n : 1) * sizeof *missat);
-	ent = calloc(n ? n : 1, sizeof *ent);
-	if (miss == NULL || missat == NULL || ent == NULL) {
-		rc = DB_ERR;
-		goto out;
-	}
+	if (n > SHOWN_SLOTS / 2)	/* n <= SHOWN_BATCH <= SHOWN_SLOTS / 2 */
+		return DB_ERR;
 	/* the kept ones marked used first, so that keeping the missing ones
 	 * (n <= SHOWN_BATCH < shown_cap) never pushes out one of these: the
 	 * entries found stay valid through the whole batch */
@@ -1064,9 +1059,6 @@ out:
 			db_study_clear(&rows[i]);
 	free(rows);
 	free(found);
-	free(ent);
-	free(missat);
-	free(miss);
 	return rc;
 }
 

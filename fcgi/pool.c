@@ -26,8 +26,10 @@
 
 static volatile sig_atomic_t got_term, got_chld, got_hup;
 
-#define MASTER_REFRESH	2	/* seconds between the master's index refreshes */
-#define MASTER_CATCHUP	100000	/* microseconds between them while it is behind */
+/* Microseconds between the master's index refreshes, and between them
+ * while it is behind. */
+#define MASTER_REFRESH	2000000
+#define MASTER_CATCHUP	100000
 
 static void
 on_signal(int sig)
@@ -89,11 +91,12 @@ mono_usec(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* SIGALRM in usec microseconds (< 1 s), the same timer as alarm(). */
+/* SIGALRM in usec microseconds (the timer of alarm()). */
 static void
 wake_in(int64_t usec)
 {
-	struct itimerval it = { .it_value = { .tv_sec = 0, .tv_usec = (suseconds_t)usec } };
+	struct itimerval it = { .it_value = { .tv_sec = (time_t)(usec / 1000000),
+	    .tv_usec = (suseconds_t)(usec % 1000000) } };
 
 	setitimer(ITIMER_REAL, &it, NULL);
 }
@@ -342,8 +345,7 @@ static void
 master_refresh(const struct config *cfg)
 {
 	master_behind = match_prefork(cfg);
-	master_refresh_at = mono_usec() + (master_behind ? MASTER_CATCHUP :
-	    (int64_t)MASTER_REFRESH * 1000000);
+	master_refresh_at = mono_usec() + (master_behind ? MASTER_CATCHUP : MASTER_REFRESH);
 }
 
 static pid_t
@@ -480,10 +482,8 @@ pool_run(struct config *cfg)
 	for (i = 0; i < n; i++)
 		pids[i] = spawn(cfg, sock);
 	log_msg("master: %zu workers on %s", n, cfg->listen);
-	if (master_behind)	/* the index's refreshes start now, not at a first signal */
-		wake_in(MASTER_CATCHUP);
-	else
-		alarm(MASTER_REFRESH);
+	/* the index's refreshes start now, not at a first signal */
+	wake_in(master_behind ? MASTER_CATCHUP : MASTER_REFRESH);
 
 	while (!got_term) {
 		sigsuspend(&none);
@@ -520,10 +520,7 @@ pool_run(struct config *cfg)
 		 * reading every 200 ms, so that a bulk is taken in seconds. */
 		if (mono_usec() >= master_refresh_at)
 			master_refresh(cfg);
-		if (master_behind)
-			wake_in(MASTER_CATCHUP);
-		else
-			alarm(alive > 0 ? 1 : MASTER_REFRESH);
+		wake_in(master_behind ? MASTER_CATCHUP : alive > 0 ? 1000000 : MASTER_REFRESH);
 		if (!got_chld)
 			continue;
 		got_chld = 0;

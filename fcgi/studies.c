@@ -471,7 +471,7 @@ review_tx(struct req *r, void *arg)
 		db_study_clear(&s);
 		return rc;
 	}
-	if ((rc = db_participation_by_anon_lock(r->db, c->study_id, c->pid, &so.p)) ==
+	if ((rc = db_participation_by_anon(r->db, c->study_id, c->pid, 1, &so.p)) ==
 	    DB_NOTFOUND) {
 		db_study_clear(&s);
 		reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s", c->pid);
@@ -495,7 +495,7 @@ review_tx(struct req *r, void *arg)
 		return DB_ROLLBACK;
 	}
 	/* Re-read for the agent's new reputation (the tier shown). */
-	if ((rc = db_participation_by_anon(r->db, c->study_id, c->pid, &p)) != DB_OK)
+	if ((rc = db_participation_by_anon(r->db, c->study_id, c->pid, 0, &p)) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
 	reply_json(r, 200, participant_json(&p));
 	db_participation_clear(&p);
