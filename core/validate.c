@@ -243,6 +243,34 @@ prefix_ci(const char *s, size_t len, const char *pfx)
 	return true;
 }
 
+/* The path, query and fragment of a URI (RFC 3986 section 3.3-3.5): each
+ * byte unreserved, a sub-delimiter, ':', '@', '/', or '?' past the path,
+ * '%' only before two hex digits, and one '#' at most (what OpenAPI's
+ * "format: uri" accepts; a browser would escape the rest). */
+static int
+uri_rest(const char *s, size_t len)
+{
+	static const char other[] = "-._~!$&'()*+,;=:@/?";
+	size_t i;
+	int frag = 0;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (is_alnum((char)c) || (c != '\0' && strchr(other, c) != NULL))
+			continue;
+		if (c == '#' && !frag) {
+			frag = 1;
+			continue;
+		}
+		if (c != '%' || len - i < 3 || val_hexval(s[i + 1]) < 0 ||
+		    val_hexval(s[i + 2]) < 0)
+			return ARPS_E_VALIDATION;
+		i += 2;
+	}
+	return ARPS_OK;
+}
+
 int
 val_url(const char *s, size_t len)
 {
@@ -286,7 +314,7 @@ val_url(const char *s, size_t len)
 		    aend - hend - 1, 1, 65535, &port) != ARPS_OK)
 			return ARPS_E_VALIDATION;
 	}
-	return ARPS_OK;
+	return uri_rest(s + aend, len - aend);
 }
 
 int

@@ -74,8 +74,9 @@ int	 val_parse_int64(const char *s, size_t len, int64_t lo, int64_t hi,
 	    int64_t *out);
 /* Absolute URL: scheme http or https (any case), "://", a host (DNS name,
  * IPv4 or [IPv6]), optional :port 1..65535, then optional path/query/
- * fragment; no userinfo, only printable ASCII (no space, control or
- * non-ASCII byte); at most VAL_URL_MAX bytes. */
+ * fragment of RFC 3986's characters (unreserved, sub-delimiters, ":@/?",
+ * '%' before two hex digits, one '#'); no userinfo; at most VAL_URL_MAX
+ * bytes. */
 int	 val_url(const char *s, size_t len);
 /* The value of a hex digit, or -1. */
 int	 val_hexval(int c);

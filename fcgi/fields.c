@@ -79,7 +79,8 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 			/* design.md §9.8: a public host only */
 			if (val_public_url(s, len, 0) != 0)
 				return reply_invalid(r, f->name, val_url(s, len) != 0 ?
-				    "must be an absolute http or https URL" :
+				    "must be an absolute http or https URL of RFC 3986's characters "
+				    "(percent-encode spaces, quotes, <>, {}, |, \\, ^ and `)" :
 				    "must name a public host (not localhost, a loopback, private, "
 				    "link-local or unspecified address)");
 			break;
