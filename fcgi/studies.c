@@ -9,6 +9,7 @@
 #include "core/money.h"
 #include "core/reputation.h"
 #include "core/validate.h"
+#include "db/accounts.h"
 #include "db/studies.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
@@ -18,13 +19,16 @@
 /* --- answer shapes --- */
 
 /* Slots still open to accept: none once the study has closed (its unused
- * slots were refunded at closing). */
+ * slots were refunded at closing).  From the row's occupied column (the
+ * slots held, kept under the study lock; verify-ledger checks it against
+ * the participations), so the row alone answers it, as in the listing. */
 static int64_t
 spots_left(const struct study *s)
 {
-	if (s->state != STUDY_ACTIVE && s->state != STUDY_PAUSED)
+	if ((s->state != STUDY_ACTIVE && s->state != STUDY_PAUSED) ||
+	    s->occupied >= s->max_participants)
 		return 0;
-	return study_spots_remaining(s->max_participants, &s->counts);
+	return s->max_participants - s->occupied;
 }
 
 static struct json_object *
@@ -272,8 +276,10 @@ struct open_ctx {
 	const char *study_id;
 };
 
-/* The agent's first detail fetch after accepting: accepted -> in_progress,
- * then the agent view. */
+/* The agent's first detail fetch after accepting: accepted -> in_progress
+ * (under the locks of db_participation_agent_event, which decide again
+ * whatever the request saw before), then the agent view from the
+ * participation as the event left it and the study's row. */
 static enum db_rc
 open_tx(struct req *r, void *arg)
 {
@@ -284,16 +290,25 @@ open_tx(struct req *r, void *arg)
 	int took;
 	enum db_rc rc;
 
-	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, PART_EV_OPEN, NULL,
-	    r->now, &p, &outcome);
-	db_participation_clear(&p);
-	if (rc != DB_OK)
+	if ((rc = db_participation_agent_event(r->db, c->study_id, r->who.id, PART_EV_OPEN,
+	    NULL, r->now, &p, &outcome)) != DB_OK) {
+		db_participation_clear(&p);
 		return rc;
-	if ((rc = db_study_get(r->db, c->study_id, 0, &s)) != DB_OK)
+	}
+	if (outcome == ARPS_E_NOT_FOUND) {
+		reply_no_study(r, c->study_id);
+		return DB_ROLLBACK;
+	}
+	took = p.id[0] != '\0';
+	if ((rc = db_study_get_row(r->db, c->study_id, 0, &s)) != DB_OK) {
+		db_participation_clear(&p);
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
-	if ((rc = db_participation_by_agent(r->db, c->study_id, r->who.id, 0, &p, &took)) != DB_OK) {
+	}
+	if (!took && s.state != STUDY_ACTIVE) {
+		/* no participation here (the request raced a change): as below */
 		db_study_clear(&s);
-		return rc;
+		reply_no_study(r, c->study_id);
+		return DB_ROLLBACK;
 	}
 	reply_json(r, 200, study_agent_json(&s, took ? &p : NULL));
 	db_study_clear(&s);
@@ -305,15 +320,24 @@ handler_rc
 h_study_get(struct req *r)
 {
 	const char *id = r->params[0];
+	const struct agent_current *cur = r->agent_cur;
 	struct participation p;
-	struct open_ctx oc;
+	struct open_ctx oc = { id };
 	struct study s;
 	int took = 0;
 	enum db_rc rc;
 
 	if (!ids_valid(IDS_STUDY, id))
 		return reply_no_study(r, id);
-	if ((rc = db_study_get(r->db, id, 0, &s)) == DB_NOTFOUND)
+	/* The key's look-up saw the agent's accepted participation in this
+	 * study: open it at once (HEAD only looks: a GET opens). */
+	if (r->who.kind == AUTH_KEY && cur != NULL && !r->head &&
+	    strcmp(cur->study_id, id) == 0 && strcmp(cur->status, "accepted") == 0)
+		return req_tx(r, open_tx, &oc);
+	/* an agent's view shows no counts: the row alone */
+	rc = r->who.kind == AUTH_BEARER ? db_study_get(r->db, id, 0, &s) :
+	    db_study_get_row(r->db, id, 0, &s);
+	if (rc == DB_NOTFOUND)
 		return reply_no_study(r, id);
 	if (rc != DB_OK)
 		return reply_db(r, rc);
@@ -335,11 +359,10 @@ h_study_get(struct req *r)
 		db_study_clear(&s);
 		return reply_no_study(r, id);
 	}
-	/* HEAD only looks: the study is opened by a GET. */
+	/* accepted but not as the key's look-up saw it (accepted since) */
 	if (took && p.state == PART_ACCEPTED && !r->head) {
 		db_study_clear(&s);
 		db_participation_clear(&p);
-		oc.study_id = id;
 		return req_tx(r, open_tx, &oc);
 	}
 	reply_json(r, 200, study_agent_json(&s, took ? &p : NULL));

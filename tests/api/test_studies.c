@@ -411,6 +411,65 @@ participate_approve(void **state)
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
+/* MariaDB's count of prepared statements executed (every process's). */
+static long long
+statements(void)
+{
+	return sql_int("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+	    " WHERE VARIABLE_NAME = 'COM_STMT_EXECUTE'");
+}
+
+/*
+ * GET /studies/{id} by an agent (design.md §13.3): a look is the key's
+ * statement, the study's row and the agent's participation in it (no count
+ * of the study's participations: spots_remaining is the row's occupied
+ * column); the first look after accepting, which opens the participation,
+ * is the key's statement (it saw the accepted participation) and the open
+ * transaction's four: the row and the participation locked, the update,
+ * the row for the answer.  Each is the fewest of three agents' (other
+ * processes' statements only add to the global count).
+ */
+static void
+detail_statements(void **state)
+{
+	struct test_user u, ou;
+	struct test_agent a;
+	char s[IDS_BUFSZ], name[32];
+	long long s0, d, open_min = -1, look_min = -1;
+	struct resp r;
+	int i;
+
+	(void)state;
+	researcher(&u, 10000);
+	study_new(&u, s, 100, 3, "CODE");
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof name, "looker-%d", i);
+		agent_claimed(&a, &ou, name);
+		r = post_as(a.hdr, NULL, "/api/v1/studies/%s/accept", s);
+		assert_int_equal(r.status, 200);
+		resp_free(&r);
+		s0 = statements();
+		r = get_as(a.hdr, "/api/v1/studies/%s", s);
+		d = statements() - s0;
+		assert_int_equal(r.status, 200);
+		assert_string_equal(jgets(&r, "participation.status"), "in_progress");
+		assert_int_equal(jgeti(&r, "spots_remaining"), 2 - i);
+		resp_free(&r);
+		open_min = open_min < 0 || d < open_min ? d : open_min;
+		s0 = statements();
+		r = get_as(a.hdr, "/api/v1/studies/%s", s);
+		d = statements() - s0;
+		assert_int_equal(r.status, 200);
+		assert_string_equal(jgets(&r, "participation.status"), "in_progress");
+		assert_int_equal(jgeti(&r, "spots_remaining"), 2 - i);
+		resp_free(&r);
+		look_min = look_min < 0 || d < look_min ? d : look_min;
+	}
+	assert_int_equal(open_min, 5);
+	assert_int_equal(look_min, 3);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
 static void
 reject_and_full(void **state)
 {
@@ -849,6 +908,7 @@ main(void)
 		cmocka_unit_test(participate_approve),
 		cmocka_unit_test(reject_and_full),
 		cmocka_unit_test(accept_refusals),
+		cmocka_unit_test(detail_statements),
 		cmocka_unit_test(available_list),
 		cmocka_unit_test(history_pages),
 		cmocka_unit_test(late_submission_times_out),
