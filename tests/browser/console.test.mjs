@@ -439,6 +439,10 @@ await test('a phone-sized screen (375 px) has no horizontal scroll on any view',
 
 await test('log out: the token is revoked and dropped; the login form is back', async () => {
 	await page.goto(BASE + '/#/wallet');
+	// the view loaded (its requests answered): a request still in flight
+	// when the token is revoked answers 401, which the browser logs
+	await page.waitForFunction(() => document.querySelector('table.tx tbody tr') &&
+		!document.querySelector('.loading'));
 	await page.getByRole('button', { name: 'Log out' }).click();
 	await page.getByRole('heading', { name: 'Log in' }).waitFor();
 	assert.equal(await page.evaluate(() => sessionStorage.getItem('arps.token')), null);

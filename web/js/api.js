@@ -63,7 +63,10 @@ export async function api(method, path, body) {
 	if (!res.ok) {
 		const detail = (data && data.detail) || `HTTP ${res.status} ${res.statusText}`.trim();
 		const err = new ApiError(res.status, (data && data.error_code) || 'HTTP_' + res.status, detail);
-		if (res.status === 401 && token && path !== '/auth/logout') onUnauthorized(err);
+		// Only for the session's own token: a request sent before a log-out
+		// (or a new log-in) and answered after it says nothing of the session.
+		if (res.status === 401 && token && token === session.token && path !== '/auth/logout')
+			onUnauthorized(err);
 		throw err;
 	}
 	return data;
