@@ -70,7 +70,11 @@ $(B)/arps-admin: $(B)/cmd/arps-admin.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 # Unit tests: core only, no I/O.
 $(B)/tests/unit/%: tests/unit/%.c $(UNIT_HELP) $(CORE_OBJ) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $< $(UNIT_HELP) $(CORE_OBJ) $(shell pkg-config --cflags --libs cmocka) -lm
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $< $(UNIT_HELP) $(CORE_OBJ) $(UNIT_EXTRA) $(shell pkg-config --cflags --libs cmocka) -lm
+
+# test_jb: the hand-written JSON of fcgi/jb.c, which needs json-c only.
+$(B)/tests/unit/test_jb: $(B)/fcgi/jb.o
+$(B)/tests/unit/test_jb: UNIT_EXTRA = $(B)/fcgi/jb.o $(shell pkg-config --cflags --libs json-c)
 
 # DB tests: core + lib + db against the dev MariaDB.
 $(B)/tests/db/%: tests/db/%.c $(DBT_HELP) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)

@@ -1,8 +1,6 @@
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <json-c/printbuf.h>
 #include <sodium.h>
 
 #include "core/netkey.h"
@@ -136,81 +134,3 @@ rate_check_or_reply(struct req *r, const char *bucket, int64_t window, int64_t m
 	return allowed ? DB_OK : rate_refuse(r, max, what, retry);
 }
 
-void
-jb_raw(struct printbuf *pb, const char *s)
-{
-	printbuf_memappend(pb, s, (int)strlen(s));
-}
-
-/* json-c's escaping (json_escape_str) with JSON_C_TO_STRING_NOSLASHESCAPE:
- * the quote, the backslash and every control character. */
-void
-jb_str(struct printbuf *pb, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p, *run;
-	char u[6] = { '\\', 'u', '0', '0', 0, 0 };
-
-	if (s == NULL) {
-		printbuf_memappend(pb, "null", 4);
-		return;
-	}
-	printbuf_memappend(pb, "\"", 1);
-	for (p = run = (const unsigned char *)s; *p != '\0'; p++) {
-		if (*p >= 0x20 && *p != '"' && *p != '\\')
-			continue;
-		if (p > run)
-			printbuf_memappend(pb, (const char *)run, (int)(p - run));
-		run = p + 1;
-		switch (*p) {
-		case '"':  printbuf_memappend(pb, "\\\"", 2); break;
-		case '\\': printbuf_memappend(pb, "\\\\", 2); break;
-		case '\b': printbuf_memappend(pb, "\\b", 2); break;
-		case '\f': printbuf_memappend(pb, "\\f", 2); break;
-		case '\n': printbuf_memappend(pb, "\\n", 2); break;
-		case '\r': printbuf_memappend(pb, "\\r", 2); break;
-		case '\t': printbuf_memappend(pb, "\\t", 2); break;
-		default:
-			u[4] = hex[*p >> 4];
-			u[5] = hex[*p & 0xf];
-			printbuf_memappend(pb, u, 6);
-		}
-	}
-	if (p > run)
-		printbuf_memappend(pb, (const char *)run, (int)(p - run));
-	printbuf_memappend(pb, "\"", 1);
-}
-
-void
-jb_int(struct printbuf *pb, int64_t v)
-{
-	char b[24];
-
-	printbuf_memappend(pb, b, snprintf(b, sizeof b, "%" PRId64, v));
-}
-
-/* As json-c writes a double: %.17g, and ".0" when that shows no fraction
- * or exponent (finite values only: a score is never NaN). */
-void
-jb_double(struct printbuf *pb, double d)
-{
-	char b[40];
-	int n = snprintf(b, sizeof b - 2, "%.17g", d);
-
-	if (strpbrk(b, ".e") == NULL) {
-		memcpy(b + n, ".0", 3);
-		n += 2;
-	}
-	printbuf_memappend(pb, b, n);
-}
-
-void
-jb_time(struct printbuf *pb, int64_t t)
-{
-	char buf[TIMEFMT_BUFSZ];
-
-	if (t <= 0 || timefmt_format(t, buf) != 0)
-		printbuf_memappend(pb, "null", 4);
-	else
-		jb_str(pb, buf);
-}

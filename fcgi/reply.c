@@ -43,10 +43,11 @@ reply_text(struct req *r, int status, struct printbuf *pb)
 	r->out = NULL;
 	r->outlen = 0;
 	if (pb == NULL || pb->buf == NULL) {
+		/* a text cut by a failed append (fcgi/jb.c) is never sent */
 		if (pb != NULL)
 			printbuf_free(pb);
-		r->status = 500;
-		return -1;
+		log_msg("%s: answer text out of memory", r->reqid ? r->reqid : "-");
+		return reply_err(r, ARPS_E_INTERNAL, "out of memory");
 	}
 	r->out = pb->buf;	/* malloc'd by json-c's printbuf */
 	r->outlen = (size_t)pb->bpos;

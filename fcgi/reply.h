@@ -21,7 +21,8 @@ struct req;
 
 /* Set a JSON answer; takes ownership of obj (may be NULL for "{}"). */
 int reply_json(struct req *r, int status, struct json_object *obj);
-/* Answer the JSON text in pb (taken: freed here), as reply_json. */
+/* Answer the JSON text in pb (taken: freed here), as reply_json; a text
+ * poisoned by a failed append (jb_ok false) answers 500 instead. */
 struct printbuf;
 int reply_text(struct req *r, int status, struct printbuf *pb);
 /* Set the error answer {detail, error_code, status}; returns -1. */
