@@ -246,7 +246,9 @@ prefix_ci(const char *s, size_t len, const char *pfx)
 /* The path, query and fragment of a URI (RFC 3986 section 3.3-3.5): each
  * byte unreserved, a sub-delimiter, ':', '@', '/', or '?' past the path,
  * '%' only before two hex digits, and one '#' at most (what OpenAPI's
- * "format: uri" accepts; a browser would escape the rest). */
+ * "format: uri" accepts; a browser's address bar may show '[', ']', '{',
+ * '}', '|' or '^' unescaped in a query: those are refused with a detail
+ * that names percent-encoding). */
 static int
 uri_rest(const char *s, size_t len)
 {
@@ -271,8 +273,10 @@ uri_rest(const char *s, size_t len)
 	return ARPS_OK;
 }
 
-int
-val_url(const char *s, size_t len)
+/* val_url; with rest 0 the path, query and fragment may hold any printable
+ * ASCII (a URL stored before their character rule, VAL_URL_STORED). */
+static int
+url_check(const char *s, size_t len, int rest)
 {
 	static const char *const schemes[] = { "http://", "https://" };
 	size_t			 i, k, hstart, hend, aend;
@@ -314,7 +318,13 @@ val_url(const char *s, size_t len)
 		    aend - hend - 1, 1, 65535, &port) != ARPS_OK)
 			return ARPS_E_VALIDATION;
 	}
-	return uri_rest(s + aend, len - aend);
+	return rest ? uri_rest(s + aend, len - aend) : ARPS_OK;
+}
+
+int
+val_url(const char *s, size_t len)
+{
+	return url_check(s, len, 1);
 }
 
 int
@@ -619,7 +629,7 @@ val_public_url(const char *s, size_t len, unsigned flags)
 	unsigned char	 a4[4], a6[16];
 	bool		 https, loop;
 
-	if (val_url(s, len) != ARPS_OK)
+	if (url_check(s, len, !(flags & VAL_URL_STORED)) != ARPS_OK)
 		return ARPS_E_VALIDATION;
 	https = prefix_ci(s, len, "https://");
 	hstart = https ? 8 : 7;

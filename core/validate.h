@@ -97,9 +97,13 @@ bool	 val_ipv6_parse(const char *s, size_t len, unsigned char out[16]);
  * quad ("2130706433", "127.1", "0x7f.1", "0177.0.0.1" are refused).
  * VAL_URL_HTTPS_ONLY refuses http; VAL_URL_LOOPBACK lets a loopback host
  * through (and with it plain http): webhooks in the dev stack.
+ * VAL_URL_STORED skips val_url's character rule for the path, query and
+ * fragment (any printable ASCII), every host rule kept: the deliverer's
+ * check of a webhook URL taken in before that rule existed.
  */
 #define VAL_URL_HTTPS_ONLY	0x1
 #define VAL_URL_LOOPBACK	0x2
+#define VAL_URL_STORED		0x4
 int	 val_public_url(const char *s, size_t len, unsigned flags);
 /* Pragmatic e-mail: local@domain, at most 254 bytes, local 1..64 bytes of
  * atext and non-adjacent, non-edge dots; domain of >= 2 dot-separated

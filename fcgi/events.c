@@ -234,8 +234,12 @@ h_webhook_create(struct req *r)
 	c.url = json_object_get_string(url);
 	if (r->cfg->webhooks_allow_loopback)
 		flags |= VAL_URL_LOOPBACK;
-	if (val_public_url(c.url, (size_t)json_object_get_string_len(url), flags) != 0)
-		return reply_err(r, ARPS_E_VALIDATION, "url: must be a public https URL");
+	len = (size_t)json_object_get_string_len(url);
+	if (val_public_url(c.url, len, flags) != 0)
+		return reply_err(r, ARPS_E_VALIDATION, val_url(c.url, len) != 0 ?
+		    "url: must be an absolute https URL of RFC 3986's characters (percent-encode "
+		    "spaces, quotes, <>, [] past the host, {}, |, \\, ^ and `)" :
+		    "url: must be a public https URL");
 	if (!json_object_object_get_ex(body, "events", &events) ||
 	    !json_object_is_type(events, json_type_array) ||
 	    (n = json_object_array_length(events)) == 0 || n > EV__MAX)

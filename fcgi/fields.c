@@ -80,7 +80,7 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 			if (val_public_url(s, len, 0) != 0)
 				return reply_invalid(r, f->name, val_url(s, len) != 0 ?
 				    "must be an absolute http or https URL of RFC 3986's characters "
-				    "(percent-encode spaces, quotes, <>, {}, |, \\, ^ and `)" :
+				    "(percent-encode spaces, quotes, <>, [] past the host, {}, |, \\, ^ and `)" :
 				    "must name a public host (not localhost, a loopback, private, "
 				    "link-local or unspecified address)");
 			break;

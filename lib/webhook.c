@@ -115,7 +115,8 @@ webhook_try_new(const struct config *cfg, const char *url, const char *event_id,
 	struct webhook_try *t = NULL;
 	char *scheme = NULL, *host = NULL, *port = NULL;
 	char addr[INET6_ADDRSTRLEN + 8], line[512], sig[WEBHOOK_SIG_HEX + 1];
-	unsigned flags = VAL_URL_HTTPS_ONLY;
+	/* the URL as stored: taken in by an older rule, it is still sent */
+	unsigned flags = VAL_URL_HTTPS_ONLY | VAL_URL_STORED;
 	CURLU *u = NULL;
 
 	if (cfg->webhooks_allow_loopback)

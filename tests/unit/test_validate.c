@@ -267,7 +267,7 @@ test_json_keys(void **state)
 static void
 test_public_url(void **state)
 {
-	enum { H = VAL_URL_HTTPS_ONLY, L = VAL_URL_LOOPBACK };
+	enum { H = VAL_URL_HTTPS_ONLY, L = VAL_URL_LOOPBACK, ST = VAL_URL_STORED };
 	static const struct {
 		const char	*s;
 		unsigned	 flags;
@@ -359,6 +359,17 @@ test_public_url(void **state)
 		{ "http://10.0.0.1/hook", H | L, ARPS_E_VALIDATION },
 		{ "http://169.254.169.254/", H | L, ARPS_E_VALIDATION },
 		{ "http://example.com/hook", H | L, ARPS_E_VALIDATION },
+		/* a webhook URL stored before the character rule is still sent;
+		 * every host rule holds for it */
+		{ "https://hooks.example.com/in?t={abc}", H, ARPS_E_VALIDATION },
+		{ "https://hooks.example.com/in?t={abc}", H | ST, ARPS_OK },
+		{ "https://hooks.example.com/a|b?x[]=1^2", H | ST, ARPS_OK },
+		{ "https://hooks.example.com/%zz", H | ST, ARPS_OK },
+		{ "https://10.0.0.1/in?t={abc}", H | ST, ARPS_E_VALIDATION },
+		{ "http://hooks.example.com/in?t={abc}", H | ST, ARPS_E_VALIDATION },
+		{ "https://user@hooks.example.com/", H | ST, ARPS_E_VALIDATION },
+		{ "https://hooks.example.com/a b", H | ST, ARPS_E_VALIDATION },
+		{ "http://127.0.0.1:9000/h?{x}", H | L | ST, ARPS_OK },
 	};
 	size_t	 i;
 
