@@ -486,26 +486,57 @@ pool_run(struct config *cfg)
 	wake_in(master_behind ? MASTER_CATCHUP : MASTER_REFRESH);
 
 	while (!got_term) {
+		size_t empty;
+		int crashed = 0;
+		int64_t now, delay;
+
 		sigsuspend(&none);
 		if (got_hup) {
 			got_hup = 0;
 			if (reload(cfg) == 0) {
 				/* Every worker finishes its request and exits; the
-				 * reaper below respawns the first cfg->workers with
-				 * the new values, and empty slots are filled here. */
+				 * slots below cfg->workers are filled again below
+				 * with the new values. */
 				for (i = 0; i < n; i++)
 					stale[i] = pids[i] > 0;
 				if ((size_t)cfg->workers > n)
 					n = (size_t)cfg->workers;
-				for (i = 0; i < (size_t)cfg->workers; i++)
-					if (pids[i] <= 0) {
-						pids[i] = spawn(cfg, sock);
-						stale[i] = 0;
-					}
 				log_msg("master: reloaded %s: %lld workers", cfg->path,
 				    (long long)cfg->workers);
 			}
 		}
+		if (got_chld) {
+			got_chld = 0;
+			while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+				for (i = 0; i < n && pids[i] != pid; i++)
+					;
+				if (i == n)
+					continue;
+				if (WIFSIGNALED(status))
+					log_msg("master: worker %d killed by signal %d, respawning",
+					    (int)pid, WTERMSIG(status));
+				else if (WEXITSTATUS(status) != 0)
+					log_msg("master: worker %d exited %d, respawning", (int)pid,
+					    WEXITSTATUS(status));
+				crashed |= WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
+				pids[i] = 0;
+				stale[i] = 0;
+			}
+		}
+		if (got_term)
+			break;
+		/* Fill every empty slot below cfg->workers: a worker gone, a
+		 * slot added by a reload, or a fork that failed before (its
+		 * slot is tried again at every wake, at least each second,
+		 * so the pool is whole again by itself). */
+		if (crashed)
+			usleep(50000);	/* no fork storm on a crash loop */
+		for (i = 0, empty = 0; i < (size_t)cfg->workers; i++)
+			if (pids[i] <= 0) {
+				pids[i] = spawn(cfg, sock);
+				stale[i] = 0;
+				empty += pids[i] < 0;
+			}
 		/* Until every stale worker is gone, signal it again each second:
 		 * one between its flag check and accept() misses the first. */
 		for (i = 0, alive = 0; i < n; i++)
@@ -517,32 +548,17 @@ pool_run(struct config *cfg)
 		 * forked after many changes (a bulk of new studies) would
 		 * otherwise read them at its first listing, a stall of that
 		 * request (design.md §9.12).  While it is behind, 100 ms of
-		 * reading every 200 ms, so that a bulk is taken in seconds. */
-		if (mono_usec() >= master_refresh_at)
+		 * reading every 200 ms, so that a bulk is taken in seconds.
+		 * The timer is set last, after any respawn's refresh. */
+		now = mono_usec();
+		if (now >= master_refresh_at) {
 			master_refresh(cfg);
-		wake_in(master_behind ? MASTER_CATCHUP : alive > 0 ? 1000000 : MASTER_REFRESH);
-		if (!got_chld)
-			continue;
-		got_chld = 0;
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			for (i = 0; i < n && pids[i] != pid; i++)
-				;
-			if (i == n)
-				continue;
-			if (WIFSIGNALED(status))
-				log_msg("master: worker %d killed by signal %d, respawning",
-				    (int)pid, WTERMSIG(status));
-			else if (WEXITSTATUS(status) != 0)
-				log_msg("master: worker %d exited %d, respawning", (int)pid,
-				    WEXITSTATUS(status));
-			pids[i] = 0;
-			stale[i] = 0;
-			if (!got_term && i < (size_t)cfg->workers) {
-				if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0)
-					usleep(50000);	/* no fork storm on a crash loop */
-				pids[i] = spawn(cfg, sock);
-			}
+			now = mono_usec();
 		}
+		delay = master_behind ? MASTER_CATCHUP : master_refresh_at - now;
+		if ((alive > 0 || empty > 0) && delay > 1000000)
+			delay = 1000000;
+		wake_in(delay < 1000 ? 1000 : delay);
 	}
 
 	/* Stop accepting, let in-flight requests finish. */

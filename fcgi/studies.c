@@ -359,8 +359,12 @@ h_study_get(struct req *r)
 		db_study_clear(&s);
 		return reply_no_study(r, id);
 	}
-	/* accepted but not as the key's look-up saw it (accepted since) */
-	if (took && p.state == PART_ACCEPTED && !r->head) {
+	/* accepted but not as the key's look-up saw it (accepted since), or
+	 * active past its 24 h: the open's transaction opens it, or times it
+	 * out as the sweep would, so the look never shows an expired
+	 * participation as running with its link (HEAD only looks) */
+	if (took && !r->head && (p.state == PART_ACCEPTED ||
+	    (part_is_active(p.state) && part_timeout_due(p.accepted_at, r->now)))) {
 		db_study_clear(&s);
 		db_participation_clear(&p);
 		return req_tx(r, open_tx, &oc);

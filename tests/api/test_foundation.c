@@ -370,6 +370,63 @@ workers_recycled(void **state)
 	assert_true(gone >= 1);
 }
 
+/*
+ * A fork that fails leaves no slot empty for good: the master tries the
+ * slot again at least every second.  The fork is made to fail by the
+ * cgroup v1 pids controller (as root, RLIMIT_NPROC would not stop it):
+ * the master alone in a cgroup of pids.max 1, a worker killed, its
+ * respawn refused (EAGAIN); then pids.max lifted, and the pool must be
+ * whole again within 5 s without any signal from outside.
+ */
+#define PIDS_CG	"/sys/fs/cgroup/pids"
+
+static void
+fork_failure_retried(void **state)
+{
+	int master = read_pid("arps-fcgi.pid"), before[64], after[64], nb, na = 0, i;
+	char cg[256];
+
+	(void)state;
+	snprintf(cg, sizeof cg, PIDS_CG "/arps-test-%d", (int)getpid());
+	if (access(PIDS_CG "/cgroup.procs", W_OK) != 0 || sh("mkdir -p %s", cg) != 0) {
+		print_message("no writable cgroup v1 pids controller at " PIDS_CG
+		    ": fork_failure_retried not run\n");
+		skip();
+	}
+	nb = workers(master, before, 64);
+	assert_true(nb >= 2);
+	assert_int_equal(sh("echo 1 > %s/pids.max && echo %d > %s/cgroup.procs", cg, master, cg), 0);
+	assert_int_equal(kill(before[0], SIGKILL), 0);
+	/* the respawn fails: one worker fewer, and it stays so */
+	for (i = 0; i < 30; i++) {
+		usleep(100000);
+		if ((na = workers(master, after, 64)) == nb - 1)
+			break;
+	}
+	assert_int_equal(na, nb - 1);
+	sleep(2);
+	assert_int_equal(workers(master, after, 64), nb - 1);
+	assert_int_equal(sh("grep -q 'master: fork: Resource temporarily unavailable' %s/log/arps.log",
+	    getenv("ARPS_VAR")), 0);
+	/* forks allowed again: the slot is filled by the master's own retry */
+	assert_int_equal(sh("echo max > %s/pids.max", cg), 0);
+	for (i = 0; i < 50; i++) {
+		usleep(100000);
+		if ((na = workers(master, after, 64)) == nb)
+			break;
+	}
+	/* the master and the worker it forked in there back to the root */
+	assert_int_equal(sh("for p in $(cat %s/cgroup.procs); do echo $p > " PIDS_CG "/cgroup.procs;"
+	    " done; rmdir %s", cg, cg), 0);
+	assert_int_equal(na, nb);
+	for (i = 0; i < 20; i++) {
+		struct resp r = http_get("/api/v1/health", NULL);
+
+		assert_int_equal(r.status, 200);
+		resp_free(&r);
+	}
+}
+
 static void
 database_outage_503(void **state)
 {
@@ -798,6 +855,7 @@ main(void)
 		cmocka_unit_test(body_too_large_413),
 		cmocka_unit_test(worker_killed_under_load),
 		cmocka_unit_test(workers_recycled),
+		cmocka_unit_test(fork_failure_retried),
 		cmocka_unit_test(database_outage_503),
 		cmocka_unit_test(config_reload),
 		cmocka_unit_test(request_watchdog),

@@ -847,8 +847,20 @@ late_submission_times_out(void **state)
 	assert_non_null(strstr(jgets(&r, "participation.study_url"), "participant_id=anon_"));
 	assert_non_null(strstr(jgets(&r, "participation.study_url"), jgets(&r, "participation.participation_id")));
 	resp_free(&r);
+	r = get_as(b.hdr, "/api/v1/studies/%s", s);
+	assert_string_equal(jgets(&r, "participation.status"), "in_progress");
+	resp_free(&r);
 	/* 24 h: too late to submit or withdraw */
 	participations_backdate(s, 60);
+	/* b's look at its running (in_progress) participation times it out
+	 * on the spot: no running status, no link */
+	r = get_as(b.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "participation.status"), "timed_out");
+	assert_null(jget(r.json, "participation.study_url"));
+	resp_free(&r);
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM participations WHERE study_id = '%s'"
+	    " AND status = 'timed_out'", s), 1);
 	r = post_as(a.hdr, "{}", "/api/v1/studies/%s/complete", s);
 	assert_error(&r, 409, "NO_ACTIVE_PARTICIPATION");
 	assert_non_null(strstr(jstr(&r, "detail"), "timed out"));
