@@ -15,7 +15,7 @@
 #include <json-c/printbuf.h>
 
 #include "core/timefmt.h"
-#include "fcgi/handlers.h"
+#include "fcgi/jb.h"
 
 void
 jb_mem(struct printbuf *pb, const char *s, int n)
