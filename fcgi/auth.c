@@ -102,10 +102,21 @@ auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles)
 			    "missing API key (X-API-Key)");
 		return key_auth_or_reply(r);
 	case AUTH_BEARER:
-		if (!bearer)
-			return reply_unauthorized(r, key ?
-			    "this endpoint needs an access token (Authorization: Bearer), not an API key" :
-			    "missing access token (Authorization: Bearer)");
+		if (!bearer && !key)
+			return reply_unauthorized(r, "missing access token (Authorization: Bearer)");
+		if (!bearer) {
+			/* An agent's valid key is a known caller without the
+			 * permission (interface-spec: 403 "insufficient
+			 * permissions for this endpoint"); an unknown or
+			 * malformed key is 401 as anywhere. */
+			if (key_auth_or_reply(r) != 0)
+				return -1;
+			memset(&r->who, 0, sizeof r->who);
+			r->agent = NULL;
+			r->agent_cur = NULL;
+			return reply_err(r, ARPS_E_FORBIDDEN, "an agent's API key cannot use this "
+			    "endpoint: it needs a signed-in account's access token (Authorization: Bearer)");
+		}
 		return bearer_auth_or_reply(r, roles);
 	case AUTH_EITHER:
 		if (key)

@@ -360,7 +360,7 @@ claim(void **state)
 	assert_error(&r, 401, "UNAUTHORIZED");
 	resp_free(&r);
 	r = http_post("/api/v1/auth/claim", body, HDRS(a.hdr));
-	assert_error(&r, 401, "UNAUTHORIZED");
+	assert_error(&r, 403, "FORBIDDEN");
 	resp_free(&r);
 	/* the code is case-insensitive */
 	for (i = 0; a.claim[i]; i++)

@@ -156,7 +156,7 @@ owner_replaces_key(void **state)
 	assert_int_equal(me_status(a.hdr), 200);
 	/* the agent itself (an API key) cannot: this needs the owner's token */
 	r = http_req("POST", path, NULL, HDRS(a.hdr), NULL);
-	assert_error(&r, 401, "UNAUTHORIZED");
+	assert_error(&r, 403, "FORBIDDEN");
 	resp_free(&r);
 	/* an agent no one has claimed, an unknown id */
 	agent_new(&lone, "lone");
