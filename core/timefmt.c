@@ -116,34 +116,50 @@ int
 timefmt_parse(const char *s, size_t len, int64_t *out)
 {
 	size_t	 i = 0;
-	int	 y, mo, d, h, mi, se, oh = 0, om = 0, sign = 0;
+	int	 y, mo, d, h = 0, mi = 0, se = 0, oh = 0, om = 0, sign = 0;
 	int64_t	 t;
 
 	if (s == NULL || out == NULL)
 		return ARPS_E_VALIDATION;
 	if (!digits(s, len, &i, 4, &y) || !lit(s, len, &i, '-', '-') ||
 	    !digits(s, len, &i, 2, &mo) || !lit(s, len, &i, '-', '-') ||
-	    !digits(s, len, &i, 2, &d) || !lit(s, len, &i, 'T', 't') ||
-	    !digits(s, len, &i, 2, &h) || !lit(s, len, &i, ':', ':') ||
-	    !digits(s, len, &i, 2, &mi) || !lit(s, len, &i, ':', ':') ||
-	    !digits(s, len, &i, 2, &se))
+	    !digits(s, len, &i, 2, &d))
 		return ARPS_E_VALIDATION;
-	if (i < len && s[i] == '.') {
-		i++;
-		if (i >= len || s[i] < '0' || s[i] > '9')
+	if (i == len)
+		goto check;	/* a date alone: its midnight, UTC */
+	if (!lit(s, len, &i, 'T', 't') && !lit(s, len, &i, ' ', ' '))
+		return ARPS_E_VALIDATION;
+	if (!digits(s, len, &i, 2, &h) || !lit(s, len, &i, ':', ':') ||
+	    !digits(s, len, &i, 2, &mi))
+		return ARPS_E_VALIDATION;
+	if (lit(s, len, &i, ':', ':')) {
+		if (!digits(s, len, &i, 2, &se))
 			return ARPS_E_VALIDATION;
-		while (i < len && s[i] >= '0' && s[i] <= '9')
+		if (i < len && s[i] == '.') {
 			i++;
+			if (i >= len || s[i] < '0' || s[i] > '9')
+				return ARPS_E_VALIDATION;
+			while (i < len && s[i] >= '0' && s[i] <= '9')
+				i++;
+		}
 	}
-	if (lit(s, len, &i, 'Z', 'z'))
+	if (i == len)
+		sign = 0;	/* no zone: UTC */
+	else if (lit(s, len, &i, 'Z', 'z'))
 		sign = 0;
 	else if (i < len && (s[i] == '+' || s[i] == '-')) {
 		sign = s[i++] == '-' ? -1 : 1;
-		if (!digits(s, len, &i, 2, &oh) || !lit(s, len, &i, ':', ':') ||
-		    !digits(s, len, &i, 2, &om))
+		/* +HH:MM, +HHMM or +HH */
+		if (!digits(s, len, &i, 2, &oh))
+			return ARPS_E_VALIDATION;
+		if (lit(s, len, &i, ':', ':')) {
+			if (!digits(s, len, &i, 2, &om))
+				return ARPS_E_VALIDATION;
+		} else if (i < len && !digits(s, len, &i, 2, &om))
 			return ARPS_E_VALIDATION;
 	} else
 		return ARPS_E_VALIDATION;
+check:
 	if (i != len)
 		return ARPS_E_VALIDATION;
 	if (y < 1 || d < 1 || d > timefmt_days_in_month(y, mo) ||

@@ -19,9 +19,10 @@
  * ARPS_OK, or ARPS_E_VALIDATION when t is outside TIMEFMT_MIN..MAX. */
 int		 timefmt_format(int64_t t, char out[TIMEFMT_BUFSZ]);
 /*
- * Parse s[0..len) as YYYY-MM-DD(T|t)HH:MM:SS[.fraction](Z|z|+HH:MM|-HH:MM)
- * into *out (UTC seconds; a fraction is truncated, an offset is applied).
- * Nothing else may follow.  Rejects impossible dates (Feb 30, Feb 29 of a
+ * Parse s[0..len) as ISO 8601 / RFC 3339 into *out (UTC seconds):
+ * YYYY-MM-DD[(T|t| )HH:MM[:SS[.fraction]][Z|z|(+|-)HH[[:]MM]]].  A fraction
+ * is truncated, an offset applied; no zone is UTC, a date alone its
+ * midnight UTC.  Nothing else may follow.  Rejects impossible dates (Feb 30, Feb 29 of a
  * common year), hour 24, second 60, offsets beyond 23:59 and results
  * outside the range.  Returns ARPS_OK or ARPS_E_VALIDATION.
  */

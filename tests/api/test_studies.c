@@ -53,6 +53,23 @@ create_ok(void **state)
 	assert_int_equal(jgeti(&r, "stats.accepted"), 0);
 	assert_non_null(jget(r.json, "created_at"));
 	resp_free(&r);
+	/* a deadline without a zone (Python's isoformat() of a naive UTC
+	 * time, with microseconds) is UTC; the answer writes it with Z */
+	{
+		char naive[64], *z = strchr(deadline, 'Z');
+		struct test_user u2;
+
+		snprintf(naive, sizeof naive, "%.*s.123456", (int)(z - deadline), deadline);
+		snprintf(body, sizeof body, "{\"title\":\"Naive deadline\",\"description\":\"d\","
+		    "\"study_url\":\"https://s.example.org/y\",\"reward_per_participant\":1,"
+		    "\"max_participants\":1,\"screening_criteria\":\"Anyone\","
+		    "\"estimated_duration_minutes\":5,\"deadline\":\"%s\"}", naive);
+		researcher(&u2, 1000);
+		r = post_as(u2.hdr, body, "/api/v1/studies");
+		assert_int_equal(r.status, 201);
+		assert_string_equal(jstr(&r, "deadline"), deadline);
+		resp_free(&r);
+	}
 	balance_of(u.hdr, &avail, &frozen);
 	assert_int_equal(avail, 100000 - 1100);
 	assert_int_equal(frozen, 1100);
@@ -122,10 +139,11 @@ create_invalid(void **state)
 	    "\"estimated_duration_minutes\":5}", "/api/v1/studies");
 	assert_int_equal(r.status, 201);
 	resp_free(&r);
-	/* an agent key is not a researcher credential */
+	/* an agent key is not a researcher credential: a known caller
+	 * without the permission */
 	agent_new(&a, "nosy");
 	r = post_as(a.hdr, "{}", "/api/v1/studies");
-	assert_error(&r, 401, "UNAUTHORIZED");
+	assert_error(&r, 403, "FORBIDDEN");
 	resp_free(&r);
 	r = get_as(NULL, "/api/v1/studies");
 	assert_error(&r, 401, "UNAUTHORIZED");
@@ -279,7 +297,7 @@ pause_resume_stop(void **state)
 	assert_int_equal(r.status, 200);
 	resp_free(&r);
 	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/stop", s);
-	assert_error(&r, 401, "UNAUTHORIZED");
+	assert_error(&r, 403, "FORBIDDEN");
 	resp_free(&r);
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
