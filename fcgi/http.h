@@ -68,6 +68,7 @@ struct req {
 	/* from the FastCGI environment (owned by libfcgi) */
 	const char *method, *path, *query, *reqid, *ip;
 	const char *ctype, *apikey, *authz, *idem;
+	const char *mcp_version;	/* MCP-Protocol-Version */
 	/* the body, NUL-terminated; json is parsed lazily by req_json */
 	char *body;
 	size_t blen;

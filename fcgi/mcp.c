@@ -880,6 +880,20 @@ mcp_post(struct req *r)
 		reply_err(r, ARPS_E_UNSUPPORTED_MEDIA_TYPE, "the body must be application/json");
 		return;
 	}
+	/* MCP 2025-06-18, transports: a version the server does not
+	 * support in MCP-Protocol-Version is 400 (no header: the client
+	 * negotiated nothing, or speaks 2025-03-26) */
+	if (r->mcp_version != NULL) {
+		for (i = 0; i < sizeof versions / sizeof versions[0] &&
+		    strcmp(versions[i], r->mcp_version) != 0; i++)
+			;
+		if (i == sizeof versions / sizeof versions[0]) {
+			rpc_error(r, NULL, RPC_INVALID_REQUEST, "MCP-Protocol-Version %.32s is not "
+			    "supported: send " MCP_VERSION " or 2025-03-26, as initialize answered",
+			    r->mcp_version);
+			return;
+		}
+	}
 	if ((msg = rpc_parse(r)) == NULL)
 		return;
 	if (json_object_is_type(msg, json_type_array)) {

@@ -216,6 +216,7 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	r.apikey = credential(fx, "HTTP_X_API_KEY");
 	r.authz = credential(fx, "HTTP_AUTHORIZATION");
 	r.idem = env(fx, "HTTP_IDEMPOTENCY_KEY");
+	r.mcp_version = env(fx, "HTTP_MCP_PROTOCOL_VERSION");
 	snprintf(what, sizeof what, "request %s %s %.200s", r.reqid ? r.reqid : "-",
 	    r.method ? r.method : "-", r.path ? r.path : "-");
 	watchdog_arm(cfg, what);
@@ -242,7 +243,7 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	snprintf(logline, sizeof logline, "%s %s %.200s %d", r.reqid ? r.reqid : "-",
 	    r.method ? r.method : "-", r.path ? r.path : "-", r.status);
 	r.method = r.path = r.query = r.reqid = r.ip = r.ctype = NULL;
-	r.apikey = r.authz = r.idem = NULL;
+	r.apikey = r.authz = r.idem = r.mcp_version = NULL;
 	/* design.md §15: libfcgi's close shuts the socket down and waits (up
 	 * to 2 s) for nginx to close its end first, so that unread input
 	 * never turns into a reset.  When the request's input was read to its

@@ -160,6 +160,20 @@ initialize_versions(void **state)
 	assert_int_equal(jint(&r, "id"), 3);
 	assert_int_equal(json_object_object_length(jget(r.json, "result")), 0);
 	resp_free(&r);
+	/* the MCP-Protocol-Version header after initialize: a version the
+	 * server speaks, or 400 (MCP 2025-06-18, transports) */
+	for (i = 0; i < 2; i++) {
+		snprintf(buf, sizeof buf, "MCP-Protocol-Version: %s", rows[i].answered);
+		r = mcp_post(a.hdr, buf, RPC("4", "ping", "{}"));
+		assert_int_equal(r.status, 200);
+		assert_int_equal(jint(&r, "id"), 4);
+		resp_free(&r);
+	}
+	r = mcp_post(a.hdr, "MCP-Protocol-Version: 1999-01-01", RPC("5", "ping", "{}"));
+	assert_int_equal(r.status, 400);
+	assert_int_equal(jgeti(&r, "error.code"), -32600);
+	assert_non_null(strstr(jgets(&r, "error.message"), "1999-01-01"));
+	resp_free(&r);
 }
 
 static void
