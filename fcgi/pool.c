@@ -487,8 +487,7 @@ pool_run(struct config *cfg)
 	wake_in(master_behind ? MASTER_CATCHUP : MASTER_REFRESH);
 
 	while (!got_term) {
-		size_t empty;
-		int crashed = 0;
+		size_t empty, crashed = 0;
 		int64_t now, delay;
 
 		sigsuspend(&none);
@@ -519,7 +518,7 @@ pool_run(struct config *cfg)
 				else if (WEXITSTATUS(status) != 0)
 					log_msg("master: worker %d exited %d, respawning", (int)pid,
 					    WEXITSTATUS(status));
-				crashed |= WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
+				crashed += WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
 				pids[i] = 0;
 				stale[i] = 0;
 			}
@@ -527,17 +526,27 @@ pool_run(struct config *cfg)
 		if (got_term)
 			break;
 		/* Fill every empty slot below cfg->workers: a worker gone, a
-		 * slot added by a reload, or a fork that failed before (its
-		 * slot is tried again at every wake, at least each second,
-		 * so the pool is whole again by itself). */
-		if (crashed)
-			usleep(50000);	/* no fork storm on a crash loop */
-		for (i = 0, empty = 0; i < (size_t)cfg->workers; i++)
-			if (pids[i] <= 0) {
-				pids[i] = spawn(cfg, sock);
-				stale[i] = 0;
-				empty += pids[i] < 0;
+		 * slot added by a reload, or a fork that failed before (tried
+		 * again at every wake, at least each second, so the pool is
+		 * whole again by itself).  50 ms before each respawn of a
+		 * crashed worker (no fork storm on a crash loop), and the
+		 * first fork that fails ends the round (no fork, connect and
+		 * log line per empty slot while forks fail). */
+		for (i = 0, empty = 0; i < (size_t)cfg->workers; i++) {
+			if (pids[i] > 0)
+				continue;
+			if (empty > 0) {
+				empty++;
+				continue;
 			}
+			if (crashed > 0) {
+				usleep(50000);
+				crashed--;
+			}
+			pids[i] = spawn(cfg, sock);
+			stale[i] = 0;
+			empty += pids[i] < 0;
+		}
 		/* Until every stale worker is gone, signal it again each second:
 		 * one between its flag check and accept() misses the first. */
 		for (i = 0, alive = 0; i < n; i++)
