@@ -21,9 +21,10 @@ reply_json(struct req *r, int status, struct json_object *obj)
 		obj = json_object_new_object();
 	s = json_object_to_json_string_ext(obj,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	n = strlen(s);
+	n = s != NULL ? strlen(s) : 0;	/* NULL: json-c out of memory */
 	free(r->out);
-	if ((r->out = malloc(n + 1)) == NULL) {
+	if (s == NULL || (r->out = malloc(n + 1)) == NULL) {
+		r->out = NULL;
 		json_object_put(obj);
 		r->status = 500;
 		r->outlen = 0;
