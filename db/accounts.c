@@ -88,6 +88,11 @@ static const char q_agent_by_cur_with_heads1[] =
     Q_BY_KEY_CURRENT(", " DB_COLS_SQL(KEYHEAD1_COLUMNS));
 static const char q_agent_by_prev[] =
     "SELECT " AGENT_COLS " FROM agents WHERE api_key_prev_hash = ? AND api_key_prev_until > ?";
+/* Whether a key hash is an agent's current key or a previous one in its
+ * grace period, read only (a key sent where an access token is needed). */
+static const char q_agent_key_known[] =
+    "SELECT 1 FROM agents WHERE api_key_hash = ? UNION ALL"
+    " SELECT 1 FROM agents WHERE api_key_prev_hash = ? AND api_key_prev_until > ? LIMIT 1";
 static const char q_agent_prev_drop[] =
     "UPDATE agents SET api_key_prev_hash = NULL, api_key_prev_until = NULL"
     " WHERE id = ? AND api_key_prev_hash IS NOT NULL";
@@ -240,6 +245,17 @@ db_agent_by_key(struct db *db, const unsigned char h[32], int64_t now, struct ag
 
 static enum db_rc agent_by_key(struct db *db, const unsigned char h[32], int64_t now,
     struct agent *a, struct agent_current *cur, const struct match_seq *seq);
+
+enum db_rc
+db_agent_key_known(struct db *db, const unsigned char h[32], int64_t now)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc = DB_ONE(db, q_agent_key_known, &res, P_BLOB(h, 32), P_BLOB(h, 32),
+	    P_I64(now));
+
+	dbres_free(res);
+	return rc;
+}
 
 enum db_rc
 db_agent_by_key_current(struct db *db, const unsigned char h[32], int64_t now, struct agent *a,

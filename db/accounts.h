@@ -66,6 +66,9 @@ enum db_rc db_agent_by_key_current(struct db *, const unsigned char h[32], int64
 struct match_seq;
 enum db_rc db_agent_by_key_heads(struct db *, const unsigned char h[32], int64_t now,
     struct agent *, struct agent_current *cur, const struct match_seq *seq);
+/* DB_OK when h is an agent's current key or a previous one within its
+ * grace period, DB_NOTFOUND when not; reads only (no grace period ends). */
+enum db_rc db_agent_key_known(struct db *, const unsigned char h[32], int64_t now);
 /* db_agent_by_key_current without the participation. */
 enum db_rc db_agent_by_key(struct db *, const unsigned char h[32], int64_t now, struct agent *);
 /* Replace the agent's key: prevhash (may be NULL: none) keeps working

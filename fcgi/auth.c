@@ -108,12 +108,18 @@ auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles)
 			/* An agent's valid key is a known caller without the
 			 * permission (interface-spec: 403 "insufficient
 			 * permissions for this endpoint"); an unknown or
-			 * malformed key is 401 as anywhere. */
-			if (key_auth_or_reply(r) != 0)
-				return -1;
-			memset(&r->who, 0, sizeof r->who);
-			r->agent = NULL;
-			r->agent_cur = NULL;
+			 * malformed key is 401 as anywhere.  Read only: a
+			 * refused request ends no key's grace period. */
+			unsigned char h[32];
+			enum db_rc rc;
+
+			if (!apikey_check(r->apikey))
+				return reply_unauthorized(r, "invalid API key");
+			secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), h);
+			if ((rc = db_agent_key_known(r->db, h, r->now)) == DB_NOTFOUND)
+				return reply_unauthorized(r, "invalid API key");
+			if (rc != DB_OK)
+				return reply_db(r, rc);
 			return reply_err(r, ARPS_E_FORBIDDEN, "an agent's API key cannot use this "
 			    "endpoint: it needs a signed-in account's access token (Authorization: Bearer)");
 		}

@@ -113,6 +113,14 @@ key_rotation(void **state)
 	}
 	resp_free(&again);
 	resp_free(&r);
+	/* the new key sent where an access token is needed: refused (403),
+	 * and that refusal ends no grace period */
+	r = http_get("/api/v1/account", HDRS(k2hdr));
+	assert_error(&r, 403, "FORBIDDEN");
+	resp_free(&r);
+	r = http_get("/api/v1/account", HDRS(a.hdr));
+	assert_error(&r, 403, "FORBIDDEN");	/* the old one is still known */
+	resp_free(&r);
 	/* both keys work until the new one is first used ... */
 	assert_int_equal(me_status(a.hdr), 200);
 	assert_int_equal(me_status(k2hdr), 200);
