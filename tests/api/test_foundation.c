@@ -379,7 +379,7 @@ workers_recycled(void **state)
  * whole again within 5 s without any signal from outside.
  */
 #define PIDS_CG	"/sys/fs/cgroup/pids"
-static char cg[256];
+static char cg[640], cg_home[512];	/* the test's cgroup; the master's own */
 
 /* Teardown, also after a failed assertion: every task of the test's
  * cgroup (the master, a worker it forked there) back in the root, then
@@ -391,10 +391,13 @@ cgroup_back(void **state)
 
 	(void)state;
 	for (i = 0; cg[0] != '\0' && access(cg, F_OK) == 0 && i < 5; i++)
-		(void)sh("for p in $(cat %s/cgroup.procs); do echo $p > " PIDS_CG "/cgroup.procs;"
-		    " done; rmdir %s 2>/dev/null", cg, cg);
-	if (cg[0] != '\0' && access(cg, F_OK) == 0)
+		(void)sh("for p in $(cat %s/cgroup.procs); do echo $p > %s/cgroup.procs;"
+		    " done; rmdir %s 2>/dev/null", cg, cg_home, cg);
+	if (cg[0] != '\0' && access(cg, F_OK) == 0) {
+		/* at least let the pool fork again */
+		(void)sh("echo max > %s/pids.max", cg);
 		print_error("fork_failure_retried: could not remove %s\n", cg);
+	}
 	return 0;
 }
 
@@ -402,10 +405,34 @@ static void
 fork_failure_retried(void **state)
 {
 	int master = read_pid("arps-fcgi.pid"), before[64], after[64], nb, na = 0, i;
+	char procs[640];
 
 	(void)state;
-	snprintf(cg, sizeof cg, PIDS_CG "/arps-test-%d", (int)getpid());
-	if (access(PIDS_CG "/cgroup.procs", W_OK) != 0 || sh("mkdir -p %s", cg) != 0) {
+	/* the test's cgroup is a child of the master's own pids cgroup, and
+	 * the teardown puts every task back there */
+	{
+		char path[64], line[512];
+		FILE *f;
+
+		cg_home[0] = '\0';
+		snprintf(path, sizeof path, "/proc/%d/cgroup", master);
+		if ((f = fopen(path, "r")) != NULL) {
+			while (fgets(line, sizeof line, f) != NULL) {
+				char *c = strstr(line, ":pids:");
+
+				if (c != NULL) {
+					c[strcspn(c, "\n")] = '\0';
+					snprintf(cg_home, sizeof cg_home, PIDS_CG "%s",
+					    strcmp(c + 6, "/") == 0 ? "" : c + 6);
+				}
+			}
+			fclose(f);
+		}
+	}
+	snprintf(procs, sizeof procs, "%s/cgroup.procs", cg_home);
+	snprintf(cg, sizeof cg, "%s/arps-test-%d", cg_home, (int)getpid());
+	if (cg_home[0] == '\0' || access(procs, W_OK) != 0 || sh("mkdir -p %s", cg) != 0) {
+		cg[0] = '\0';
 		print_message("no writable cgroup v1 pids controller at " PIDS_CG
 		    ": fork_failure_retried not run\n");
 		skip();
