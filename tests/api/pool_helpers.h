@@ -44,6 +44,39 @@ workers(int master, int *out, int max)
 	return n;
 }
 
+/* The pool's configured worker count: the last `workers = N` line of
+ * $ARPS_CONFIG (a test may have appended one), -1 when none. */
+static inline int
+conf_workers(void)
+{
+	char line[256];
+	FILE *f = fopen(getenv("ARPS_CONFIG"), "r");
+	int n = -1, v;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "workers = %d", &v) == 1)
+			n = v;
+	fclose(f);
+	return n;
+}
+
+/* Waits (up to 15 s) until the master runs its configured number of
+ * workers, whose pids go to out; returns how many it runs. */
+static inline int
+workers_whole(int master, int *out, int max)
+{
+	int want = conf_workers(), n = 0, i;
+
+	for (i = 0; i < 150; i++) {
+		if ((n = workers(master, out, max)) == want)
+			break;
+		usleep(100000);
+	}
+	return n;
+}
+
 /* After a reload: waits until no worker of before[] is left and nb run. */
 static inline void
 workers_replaced(int master, const int *before, int nb)
