@@ -29,15 +29,25 @@ reply_unauthorized(struct req *r, const char *why)
 static struct agent key_agent;
 static struct agent_current key_cur;
 
+/* The keyed hash of r->apikey into h, or 401 for a malformed key (its
+ * checksum, before any query). */
+static int
+key_hash_or_reply(struct req *r, unsigned char h[32])
+{
+	if (!apikey_check(r->apikey))
+		return reply_unauthorized(r, "invalid API key");
+	secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), h);
+	return 0;
+}
+
 static int
 key_auth_or_reply(struct req *r)
 {
 	const struct match_seq *seq;
 	enum db_rc rc;
 
-	if (!apikey_check(r->apikey))
-		return reply_unauthorized(r, "invalid API key");
-	secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), r->who.token_hash);
+	if (key_hash_or_reply(r, r->who.token_hash) != 0)
+		return -1;
 	if (r->want_heads && (seq = match_seq_now()) != NULL)
 		rc = db_agent_by_key_heads(r->db, r->who.token_hash, r->now, &key_agent, &key_cur,
 		    seq);
@@ -113,9 +123,8 @@ auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles)
 			unsigned char h[32];
 			enum db_rc rc;
 
-			if (!apikey_check(r->apikey))
-				return reply_unauthorized(r, "invalid API key");
-			secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), h);
+			if (key_hash_or_reply(r, h) != 0)
+				return -1;
 			if ((rc = db_agent_key_known(r->db, h, r->now)) == DB_NOTFOUND)
 				return reply_unauthorized(r, "invalid API key");
 			if (rc != DB_OK)

@@ -32,6 +32,18 @@
 /* The protocol versions whose messages this endpoint speaks as they are. */
 static const char *const versions[] = { MCP_VERSION, "2025-03-26" };
 
+/* The entry of versions[] equal to v, NULL when the server does not speak it. */
+static const char *
+version_spoken(const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof versions / sizeof versions[0]; i++)
+		if (strcmp(v, versions[i]) == 0)
+			return versions[i];
+	return NULL;
+}
+
 /* --- the tool table ---------------------------------------------------- */
 
 /* A query parameter of a list endpoint. */
@@ -698,14 +710,13 @@ static void
 m_initialize(struct req *r, struct json_object *id, struct json_object *params)
 {
 	struct json_object *res = json_object_new_object(), *caps, *info, *v;
-	const char *ver = MCP_VERSION;
-	size_t i;
+	const char *ver = NULL;
 
 	if (params != NULL && json_object_object_get_ex(params, "protocolVersion", &v) &&
 	    json_object_is_type(v, json_type_string))
-		for (i = 0; i < sizeof versions / sizeof versions[0]; i++)
-			if (strcmp(json_object_get_string(v), versions[i]) == 0)
-				ver = versions[i];
+		ver = version_spoken(json_object_get_string(v));
+	if (ver == NULL)
+		ver = MCP_VERSION;
 	caps = json_object_new_object();
 	jput(caps, "tools", json_object_new_object());
 	info = json_object_new_object();
@@ -883,16 +894,11 @@ mcp_post(struct req *r)
 	/* MCP 2025-06-18, transports: a version the server does not
 	 * support in MCP-Protocol-Version is 400 (no header: the client
 	 * negotiated nothing, or speaks 2025-03-26) */
-	if (r->mcp_version != NULL) {
-		for (i = 0; i < sizeof versions / sizeof versions[0] &&
-		    strcmp(versions[i], r->mcp_version) != 0; i++)
-			;
-		if (i == sizeof versions / sizeof versions[0]) {
-			rpc_error(r, NULL, RPC_INVALID_REQUEST, "MCP-Protocol-Version %.32s is not "
-			    "supported: send " MCP_VERSION " or 2025-03-26, as initialize answered",
-			    r->mcp_version);
-			return;
-		}
+	if (r->mcp_version != NULL && version_spoken(r->mcp_version) == NULL) {
+		rpc_error(r, NULL, RPC_INVALID_REQUEST, "MCP-Protocol-Version %.32s is not "
+		    "supported: send " MCP_VERSION " or 2025-03-26, as initialize answered",
+		    r->mcp_version);
+		return;
 	}
 	if ((msg = rpc_parse(r)) == NULL)
 		return;
