@@ -6,6 +6,7 @@
 
 #include "core/errors.h"
 #include "db/events.h"
+#include "db/rows.h"
 #include "lib/secret.h"
 
 struct evq_item {
@@ -21,26 +22,30 @@ struct evq {
 	size_t n, cap;
 };
 
+/* The owner's head moved on by n, in one statement with what the flush
+ * needs next: the new last number and whether the owner has an active
+ * webhook (design.md §11.4); the webhooks are read only then. */
+#define HEAD_COLUMNS(X, L) \
+	X(HEAD_C_LAST,		"last_seq") \
+	L(HEAD_C_HOOKED,	"EXISTS (SELECT 1 FROM webhooks w WHERE w.owner_id = ?" \
+				" AND w.status = 'active')")
+enum head_col { DB_COLS_ENUM(HEAD_COLUMNS) HEAD_C__END };
 static const char q_head[] =
     "INSERT INTO event_heads (owner_id, last_seq) VALUES (?, ?)"
-    " ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq)";
-static const char q_ins[] =
-    "INSERT INTO events (owner_id, seq, id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)";
-/* The head just written (q_head: the row exists) and the owner's active
- * webhooks, in one read: one row with NULL hook columns when it has none,
- * else one row per webhook. */
+    " ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq)"
+    " RETURNING " DB_COLS_SQL(HEAD_COLUMNS);
 #define HOOK_COLUMNS(X, L) \
-	X(HOOK_C_LAST,		"h.last_seq") \
-	X(HOOK_C_ID,		"w.id") \
-	L(HOOK_C_EVENTS,	"w.events")
+	X(HOOK_C_ID,		"id") \
+	L(HOOK_C_EVENTS,	"events")
 enum hook_col { DB_COLS_ENUM(HOOK_COLUMNS) HOOK_C__END };
-static const char q_head_hooks[] =
-    "SELECT " DB_COLS_SQL(HOOK_COLUMNS) " FROM event_heads h"
-    " LEFT JOIN webhooks w ON w.owner_id = h.owner_id AND w.status = 'active'"
-    " WHERE h.owner_id = ?";
-static const char q_delivery[] =
-    "INSERT INTO webhook_deliveries (webhook_id, event_id, created_at, next_attempt_at)"
-    " VALUES (?, ?, ?, ?)";
+static const char q_hooks[] =
+    "SELECT " DB_COLS_SQL(HOOK_COLUMNS) " FROM webhooks WHERE owner_id = ? AND status = 'active'"
+    " ORDER BY seq";
+/* A flush's events and their deliveries: one statement each. */
+static struct db_shape sh_events = { "INSERT INTO events (owner_id, seq, id, type, data,"
+    " created_at) VALUES ", "(?, ?, ?, ?, ?, ?)", ", ", "", 0, 6, { 0 } };
+static struct db_shape sh_deliveries = { "INSERT INTO webhook_deliveries (webhook_id, event_id,"
+    " created_at, next_attempt_at) VALUES ", "(?, ?, ?, ?)", ", ", "", 0, 4, { 0 } };
 #define EVENT_COLUMNS(X, L) \
 	X(EVENT_C_SEQ,		"seq") \
 	X(EVENT_C_ID,		"id") \
@@ -127,39 +132,62 @@ item_cmp(const void *a, const void *b)
 static enum db_rc
 flush_owner(struct db *db, struct evq_item *v, size_t n)
 {
-	struct dbres *hooks = NULL;
-	char id[IDS_BUFSZ];
+	struct dbres *head = NULL, *hooks = NULL;
+	struct dbp *p = NULL, *dp = NULL;
+	char (*id)[IDS_BUFSZ] = NULL;
+	size_t i, h, nd = 0;
 	int64_t last;
-	size_t i, h;
 	enum db_rc rc;
 
-	if ((rc = DB_Q(db, q_head, NULL, NULL, P_STR(v[0].owner), P_I64(n))) != DB_OK)
+	if ((rc = DB_Q(db, q_head, &head, NULL, P_STR(v[0].owner), P_I64(n),
+	    P_STR(v[0].owner))) != DB_OK)
 		return rc;
-	if ((rc = DB_Q(db, q_head_hooks, &hooks, NULL, P_STR(v[0].owner))) != DB_OK)
-		return rc;
-	if (hooks->nrows == 0) {	/* the head written above is not there */
-		dbres_free(hooks);
+	if (head->nrows != 1) {		/* RETURNING gives the row written */
+		dbres_free(head);
 		return DB_ERR;
 	}
-	last = dbres_i64(hooks, 0, HOOK_C_LAST);
-	for (i = 0; i < n && rc == DB_OK; i++) {
+	last = dbres_i64(head, 0, HEAD_C_LAST);
+	if (dbres_i64(head, 0, HEAD_C_HOOKED) != 0 &&
+	    (rc = DB_Q(db, q_hooks, &hooks, NULL, P_STR(v[0].owner))) != DB_OK)
+		goto out;
+	rc = DB_ERR;
+	if ((p = calloc(n * 6, sizeof *p)) == NULL || (id = calloc(n, sizeof *id)) == NULL ||
+	    (hooks != NULL && hooks->nrows > 0 &&
+	    (dp = calloc(n * hooks->nrows * 4, sizeof *dp)) == NULL))
+		goto out;
+	for (i = 0; i < n; i++) {
 		const char *type = event_type_name(v[i].type);
+		struct dbp *r = p + i * 6;
 
-		if (ids_new(IDS_EVENT, &secret_rng, id) != ARPS_OK) {
-			rc = DB_ERR;
-			break;
+		if (ids_new(IDS_EVENT, &secret_rng, id[i]) != ARPS_OK)
+			goto out;
+		r[0] = P_STR(v[i].owner);
+		r[1] = P_I64(last - (int64_t)n + 1 + (int64_t)i);
+		r[2] = P_STR(id[i]);
+		r[3] = P_STR(type);
+		r[4] = P_STR(v[i].data);
+		r[5] = P_I64(v[i].created_at);
+		for (h = 0; hooks != NULL && h < hooks->nrows; h++) {
+			if (!event_list_has(dbres_str(hooks, h, HOOK_C_EVENTS), type))
+				continue;
+			dp[nd * 4] = P_STR(dbres_str(hooks, h, HOOK_C_ID));
+			dp[nd * 4 + 1] = P_STR(id[i]);
+			dp[nd * 4 + 2] = P_I64(v[i].created_at);
+			dp[nd * 4 + 3] = P_I64(v[i].created_at);
+			nd++;
 		}
-		rc = DB_Q(db, q_ins, NULL, NULL, P_STR(v[i].owner), P_I64(last - (int64_t)n + 1 +
-		    (int64_t)i), P_STR(id), P_STR(type), P_STR(v[i].data), P_I64(v[i].created_at));
-		if (rc == DB_DUP)
-			rc = DB_RETRY;	/* an id clash: run the transaction again */
-		for (h = 0; rc == DB_OK && h < hooks->nrows; h++)
-			if (!dbres_isnull(hooks, h, HOOK_C_ID) &&
-			    event_list_has(dbres_str(hooks, h, HOOK_C_EVENTS), type))
-				rc = DB_Q(db, q_delivery, NULL, NULL, P_STR(dbres_str(hooks, h, HOOK_C_ID)),
-				    P_STR(id), P_I64(v[i].created_at), P_I64(v[i].created_at));
 	}
+	rc = db_rows_exec(db, &sh_events, NULL, p, n, NULL, NULL, NULL);
+	if (rc == DB_DUP)
+		rc = DB_RETRY;	/* an id clash: run the transaction again */
+	if (rc == DB_OK)
+		rc = db_rows_exec(db, &sh_deliveries, NULL, dp, nd, NULL, NULL, NULL);
+out:
+	free(p);
+	free(dp);
+	free(id);
 	dbres_free(hooks);
+	dbres_free(head);
 	return rc;
 }
 

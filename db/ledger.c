@@ -4,14 +4,16 @@
 
 #include "core/ids.h"
 #include "db/ledger.h"
+#include "db/rows.h"
 #include "lib/secret.h"
 
-static const char q_posting[] =
-    "INSERT INTO ledger_postings (entry_id, account, sub, amount, study_id, event, created_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)";
-static const char q_txn[] =
-    "INSERT INTO transactions (id, owner_id, type, amount_cents, study_id, entry_id,"
-    " description, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+/* An entry's postings and its transactions: one statement each. */
+static struct db_shape sh_postings = { "INSERT INTO ledger_postings (entry_id, account, sub,"
+    " amount, study_id, event, created_at) VALUES ", "(?, ?, ?, ?, ?, ?, ?)", ", ", "", 0, 7,
+    { 0 } };
+static struct db_shape sh_txns = { "INSERT INTO transactions (id, owner_id, type, amount_cents,"
+    " study_id, entry_id, description, created_at) VALUES ", "(?, ?, ?, ?, ?, ?, ?, ?)", ", ",
+    "", 0, 8, { 0 } };
 static const char q_wallet_add[] =
     "UPDATE wallets SET available_cents = available_cents + ?, frozen_cents = frozen_cents + ?"
     " WHERE owner_id = ?";
@@ -46,7 +48,8 @@ db_ledger_post(struct db *db, const struct ledger_entry *e,
     const char *desc, int64_t now)
 {
 	struct wdelta w[LEDGER_MAX_POSTINGS];
-	char entry[IDS_BUFSZ], txn[IDS_BUFSZ];
+	struct dbp pp[LEDGER_MAX_POSTINGS * 7], tp[LEDGER_MAX_TXNS * 8];
+	char entry[IDS_BUFSZ], txn[LEDGER_MAX_TXNS][IDS_BUFSZ];
 	size_t i, j, nw = 0;
 	enum db_rc rc;
 
@@ -62,13 +65,17 @@ db_ledger_post(struct db *db, const struct ledger_entry *e,
 		const char *acct = ledger_party_is_wallet(p->party) ? party[p->party]
 		    : ledger_party_name(p->party);
 
+		struct dbp *r = pp + i * 7;
+
 		if (acct == NULL)
 			return DB_ERR;
-		rc = DB_Q(db, q_posting, NULL, NULL, P_STR(entry), P_STR(acct),
-		    P_STR(subname[p->sub]), P_I64(p->amount), P_STR(study_id),
-		    P_STR(ledger_event_name(ev)), P_I64(now));
-		if (rc != DB_OK)
-			return rc;
+		r[0] = P_STR(entry);
+		r[1] = P_STR(acct);
+		r[2] = P_STR(subname[p->sub]);
+		r[3] = P_I64(p->amount);
+		r[4] = P_STR(study_id);
+		r[5] = P_STR(ledger_event_name(ev));
+		r[6] = P_I64(now);
 		if (!ledger_party_is_wallet(p->party))
 			continue;
 		for (j = 0; j < nw && strcmp(w[j].owner, acct) != 0; j++)
@@ -83,6 +90,8 @@ db_ledger_post(struct db *db, const struct ledger_entry *e,
 		else
 			w[j].frozen += p->amount;
 	}
+	if ((rc = db_rows_exec(db, &sh_postings, NULL, pp, e->nposting, NULL, NULL, NULL)) != DB_OK)
+		return rc;
 	qsort(w, nw, sizeof w[0], wcmp);
 	for (j = 0; j < nw; j++) {
 		uint64_t n = 0;
@@ -94,16 +103,20 @@ db_ledger_post(struct db *db, const struct ledger_entry *e,
 	}
 	for (i = 0; i < e->ntxn; i++) {
 		const struct ledger_txn *t = &e->txn[i];
+		struct dbp *r = tp + i * 8;
 
-		if (ids_new(IDS_TRANSACTION, &secret_rng, txn) != 0 || party[t->party] == NULL)
+		if (ids_new(IDS_TRANSACTION, &secret_rng, txn[i]) != 0 || party[t->party] == NULL)
 			return DB_ERR;
-		rc = DB_Q(db, q_txn, NULL, NULL, P_STR(txn), P_STR(party[t->party]),
-		    P_STR(ledger_txn_type_name(t->type)), P_I64(t->amount), P_STR(study_id),
-		    P_STR(entry), P_STR(desc ? desc : ledger_txn_type_description(t->type)), P_I64(now));
-		if (rc != DB_OK)
-			return rc;
+		r[0] = P_STR(txn[i]);
+		r[1] = P_STR(party[t->party]);
+		r[2] = P_STR(ledger_txn_type_name(t->type));
+		r[3] = P_I64(t->amount);
+		r[4] = P_STR(study_id);
+		r[5] = P_STR(entry);
+		r[6] = P_STR(desc ? desc : ledger_txn_type_description(t->type));
+		r[7] = P_I64(now);
 	}
-	return DB_OK;
+	return db_rows_exec(db, &sh_txns, NULL, tp, e->ntxn, NULL, NULL, NULL);
 }
 
 enum db_rc

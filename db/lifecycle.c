@@ -223,6 +223,13 @@ check_full(struct db *db, struct study *s, int64_t now)
 	    (long long)s->max_participants);
 }
 
+/* Whether apply_rep reads (and locks) the agent for ev. */
+static int
+rep_reads_agent(enum rep_event ev)
+{
+	return ev != REP_EV_NONE && ev != REP_EV_WITHDRAW;
+}
+
 /* Apply a reputation event to the agent (locked here: after the
  * participation, before the wallets).  *delta gets the change, *from the
  * score before it. */
@@ -235,7 +242,7 @@ apply_rep(struct db *db, const char *agent_id, enum rep_event ev, int *delta, in
 
 	*delta = 0;
 	*from = 0;
-	if (ev == REP_EV_NONE || ev == REP_EV_WITHDRAW)
+	if (!rep_reads_agent(ev))
 		return DB_OK;
 	if ((rc = db_agent_get(db, agent_id, 1, &a)) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
@@ -328,6 +335,8 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 
 	if ((rc = apply_rep(db, p->agent_id, pr->rep, rep_delta, &rep_from)) != DB_OK)
 		return rc;
+	if (rep_reads_agent(pr->rep))
+		p->reputation = rep_from + *rep_delta;	/* the agent's score now */
 	if (pr->money != LEDGER_EV_NONE) {
 		if ((rc = book(db, s, p->agent_id, pr->money, 0, 0, now)) != DB_OK)
 			return rc;
@@ -377,10 +386,20 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 		p->reviewed_at = reviewed;
 	if (ended)
 		p->ended_at = ended;
-	if (reason != NULL && p->reason == NULL && (p->reason = strdup(reason)) == NULL)
-		return DB_ERR;
+	if (reason != NULL) {	/* as the row's COALESCE(?, reason) */
+		char *d = strdup(reason);
+
+		if (d == NULL)
+			return DB_ERR;
+		free(p->reason);
+		p->reason = d;
+	}
 	if ((rc = part_events(db, s, p, pr, rep_from, *rep_delta, now)) != DB_OK)
 		return rc;
+	/* A row that is still worked (accepted -> in_progress) keeps the
+	 * study from being full: check_full's probe would find it. */
+	if (part_is_active(p->state))
+		return DB_OK;
 	return check_full(db, s, now);
 }
 
@@ -604,7 +623,7 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 enum db_rc
 db_participation_agent_event(struct db *db, const char *study_id, const char *agent_id,
     enum part_event ev, const char *code, int64_t now, struct participation *p,
-    enum arps_err *outcome)
+    struct study *s_out, enum arps_err *outcome)
 {
 	struct part_result pr;
 	struct study s;
@@ -614,6 +633,8 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 
 	*outcome = ARPS_E_INTERNAL;
 	memset(p, 0, sizeof *p);
+	if (s_out != NULL)
+		memset(s_out, 0, sizeof *s_out);
 	if (ev != PART_EV_OPEN && ev != PART_EV_COMPLETE && ev != PART_EV_WITHDRAW)
 		return DB_ERR;
 	/* The row alone: the "full" check reads the occupied column, so no
@@ -678,7 +699,10 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 	if ((rc = apply_part(db, &s, p, &pr, NULL, now, &delta)) == DB_OK)
 		*outcome = ARPS_OK;
 out:
-	db_study_clear(&s);
+	if (s_out != NULL)
+		*s_out = s;	/* the row as the event left it, handed over */
+	else
+		db_study_clear(&s);
 	return rc;
 }
 
@@ -727,6 +751,7 @@ db_participation_settle_locked(struct db *db, struct study *s, enum part_event e
 	enum db_rc rc;
 
 	out->rep_delta = 0;
+	out->rep_known = 0;
 	out->money = LEDGER_EV_NONE;
 	out->study_state = s->state;
 	out->outcome = ARPS_E_INTERNAL;
@@ -741,6 +766,7 @@ db_participation_settle_locked(struct db *db, struct study *s, enum part_event e
 		return rc;
 	out->money = pr.money;
 	out->study_state = s->state;
+	out->rep_known = rep_reads_agent(pr.rep);
 	out->outcome = ARPS_OK;
 	return DB_OK;
 }

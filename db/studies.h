@@ -84,6 +84,7 @@ struct settle_out {
 	enum arps_err		 outcome;	/* ARPS_OK or the refusal */
 	struct participation	 p;		/* the row after the event */
 	int			 rep_delta;	/* reputation change applied */
+	int			 rep_known;	/* p.reputation is the agent's score after it */
 	enum ledger_event	 money;		/* money booked (NONE if none) */
 	enum study_state	 study_state;	/* the study's state after */
 };
@@ -197,11 +198,13 @@ enum db_rc db_study_accept(struct db *, const struct config *, const char *study
  * ARPS_E_INVALID_SUBMISSION (code mismatch: reputation -5 IS written,
  * participation unchanged; the caller must commit).  After a change the
  * study moves to awaiting_review when it became full (STUDY_EV_FULL).
- * *p gets the participation after the event when found.
+ * *p gets the participation after the event when found; *s_out (may be
+ * NULL) the study row as the event left it when the study was found
+ * (zeroed otherwise; the caller clears it).
  */
 enum db_rc db_participation_agent_event(struct db *, const char *study_id, const char *agent_id,
     enum part_event ev, const char *code, int64_t now, struct participation *p,
-    enum arps_err *outcome);
+    struct study *s_out, enum arps_err *outcome);
 
 /*
  * Settle one participation by id: ev is PART_EV_APPROVE,

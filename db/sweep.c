@@ -13,6 +13,7 @@
 #include "core/study.h"
 #include "db/embeddings.h"
 #include "db/events.h"
+#include "db/rows.h"
 #include "db/studies.h"
 #include "db/sweep.h"
 #include "lib/secret.h"
@@ -127,16 +128,6 @@ rows_tx(struct db *db, void *arg)
  * the FULL check stays in one place.
  */
 
-#define CHUNK 256		/* rows per multi-row statement, a power of two */
-#define CHUNK_BITS 9		/* shapes 1, 2, 4, ..., CHUNK */
-
-/* A multi-row statement: head, `row` repeated with `sep`, tail; k
- * parameters per row after nhead parameters of the head. */
-struct shape {
-	const char *head, *row, *sep, *tail;
-	size_t nhead, k;
-};
-
 enum shape_kind {
 	SH_PART_LOCK, SH_AGENT_LOCK, SH_WALLET_LOCK, SH_HEAD_GET, SH_HOOKS,
 	SH_POSTINGS, SH_TXNS, SH_WALLETS, SH_AGENTS, SH_PART_SET, SH_HEADS, SH_EVENTS,
@@ -165,7 +156,7 @@ enum bhead_col { DB_COLS_ENUM(BHEAD_COLUMNS) BH_C__END };
 	L(BW_C_EVENTS,		"events")
 enum bhook_col { DB_COLS_ENUM(BHOOK_COLUMNS) BW_C__END };
 
-static const struct shape shapes[SH__MAX] = {
+static struct db_shape shapes[SH__MAX] = {
 	[SH_PART_LOCK] = { "SELECT " DB_COLS_SQL(BPART_COLUMNS) " FROM participations WHERE id IN (",
 	    "?", ", ", ") FOR UPDATE", 0, 1 },
 	[SH_AGENT_LOCK] = { "SELECT " DB_COLS_SQL(BAGENT_COLUMNS) " FROM agents WHERE id IN (",
@@ -194,82 +185,6 @@ static const struct shape shapes[SH__MAX] = {
 	[SH_DELIVERIES] = { "INSERT INTO webhook_deliveries (webhook_id, event_id, created_at,"
 	    " next_attempt_at) VALUES ", "(?, ?, ?, ?)", ", ", "", 0, 4 },
 };
-
-/* The SQL text of kind for n rows (a power of two <= CHUNK), built once
- * and kept for the process: db/db.c caches prepared statements by the
- * text's address. */
-static const char *
-shape_sql(enum shape_kind kind, size_t n)
-{
-	static char *built[SH__MAX][CHUNK_BITS];
-	const struct shape *s = &shapes[kind];
-	size_t b = 0, len, i;
-	char *p;
-
-	while (((size_t)1 << b) < n)
-		b++;
-	if (built[kind][b] != NULL)
-		return built[kind][b];
-	len = strlen(s->head) + strlen(s->tail) + n * (strlen(s->row) + strlen(s->sep)) + 1;
-	if ((p = malloc(len)) == NULL)
-		return NULL;
-	strcpy(p, s->head);
-	for (i = 0; i < n; i++) {
-		if (i > 0)
-			strcat(p, s->sep);
-		strcat(p, s->row);
-	}
-	strcat(p, s->tail);
-	built[kind][b] = p;
-	return p;
-}
-
-/*
- * Run kind over n rows of k parameters each (rows[i * k ...]) after the
- * head's parameters, in chunks of powers of two (the rows' order kept).
- * each(arg, res) gets every chunk's result when the statement gives rows;
- * *affected (may be NULL) the sum of affected rows.
- */
-static enum db_rc
-rows_exec(struct db *db, enum shape_kind kind, const struct dbp *head, const struct dbp *rows,
-    size_t n, enum db_rc (*each)(void *, const struct dbres *), void *arg, uint64_t *affected)
-{
-	const struct shape *s = &shapes[kind];
-	struct dbp *p;
-	size_t at = 0, m, i;
-	enum db_rc rc = DB_OK;
-
-	if (affected != NULL)
-		*affected = 0;
-	if (n == 0)
-		return DB_OK;
-	if ((p = malloc((s->nhead + CHUNK * s->k) * sizeof *p)) == NULL)
-		return DB_ERR;
-	while (at < n && rc == DB_OK) {
-		struct dbres *res = NULL;
-		uint64_t aff = 0;
-		const char *sql;
-
-		for (m = CHUNK; m > n - at; m >>= 1)
-			;
-		if ((sql = shape_sql(kind, m)) == NULL) {
-			rc = DB_ERR;
-			break;
-		}
-		for (i = 0; i < s->nhead; i++)
-			p[i] = head[i];
-		memcpy(p + s->nhead, rows + at * s->k, m * s->k * sizeof *p);
-		rc = db_exec(db, sql, p, s->nhead + m * s->k, each != NULL ? &res : NULL, &aff);
-		if (rc == DB_OK && each != NULL)
-			rc = each(arg, res);
-		dbres_free(res);
-		if (affected != NULL)
-			*affected += aff;
-		at += m;
-	}
-	free(p);
-	return rc;
-}
 
 /* One event of the batch, queued in memory until the batch writes them. */
 struct bevent {
@@ -511,7 +426,8 @@ lock_parts(struct setb *b)
 		return DB_ERR;
 	for (i = 0; i < n; i++)
 		p[i] = P_STR(dbres_str(b->ids, i, SW_C_ID));
-	if ((rc = rows_exec(b->db, SH_PART_LOCK, NULL, p, n, each_part, b, NULL)) != DB_OK)
+	if ((rc = db_rows_exec(b->db, &shapes[SH_PART_LOCK], NULL, p, n, each_part, b,
+	    NULL)) != DB_OK)
 		return rc;
 	/* the read's order (due time, id), as the row-by-row path moves them */
 	for (i = 0; i < b->nrow; i++) {
@@ -630,7 +546,7 @@ set_reputation(struct setb *b)
 	}
 	for (i = 0; i < k; i++)
 		p[i] = P_STR(ids[i]);
-	rc = rows_exec(b->db, SH_AGENT_LOCK, NULL, p, k, each_agent, b, NULL);
+	rc = db_rows_exec(b->db, &shapes[SH_AGENT_LOCK], NULL, p, k, each_agent, b, NULL);
 	free(ids);
 	if (rc != DB_OK)
 		return rc;
@@ -686,7 +602,7 @@ set_reputation(struct setb *b)
 			p[3 * k + 2] = P_I64(b->ag[i].streak);
 			k++;
 		}
-	return rows_exec(b->db, SH_AGENTS, NULL, p, k, NULL, NULL, NULL);
+	return db_rows_exec(b->db, &shapes[SH_AGENTS], NULL, p, k, NULL, NULL, NULL);
 }
 
 static const char *const subname[LEDGER_SUB__MAX] = { "platform", "available", "frozen" };
@@ -810,7 +726,8 @@ set_money(struct setb *b)
 		goto out;
 	for (i = 0; i < b->nw; i++)
 		p[i] = P_STR(b->w[i].owner);
-	if ((rc = rows_exec(b->db, SH_WALLET_LOCK, NULL, p, b->nw, each_count, &locked, NULL)) != DB_OK)
+	if ((rc = db_rows_exec(b->db, &shapes[SH_WALLET_LOCK], NULL, p, b->nw, each_count, &locked,
+	    NULL)) != DB_OK)
 		goto out;
 	rc = DB_ERR;
 	if (locked != b->nw)
@@ -820,13 +737,13 @@ set_money(struct setb *b)
 		p[3 * i + 1] = P_I64(b->w[i].avail);
 		p[3 * i + 2] = P_I64(b->w[i].frozen);
 	}
-	if ((rc = rows_exec(b->db, SH_WALLETS, NULL, p, b->nw, NULL, NULL, &aff)) != DB_OK)
+	if ((rc = db_rows_exec(b->db, &shapes[SH_WALLETS], NULL, p, b->nw, NULL, NULL, &aff)) != DB_OK)
 		goto out;
 	rc = DB_ERR;
 	if (aff != b->nw)
 		goto out;
-	if ((rc = rows_exec(b->db, SH_POSTINGS, NULL, pp, np, NULL, NULL, NULL)) != DB_OK ||
-	    (rc = rows_exec(b->db, SH_TXNS, NULL, tp, nt, NULL, NULL, NULL)) != DB_OK)
+	if ((rc = db_rows_exec(b->db, &shapes[SH_POSTINGS], NULL, pp, np, NULL, NULL, NULL)) != DB_OK ||
+	    (rc = db_rows_exec(b->db, &shapes[SH_TXNS], NULL, tp, nt, NULL, NULL, NULL)) != DB_OK)
 		goto out;
 	for (i = 0; i < b->nst && rc == DB_OK; i++) {
 		struct bstudy *bs = &b->st[i];
@@ -870,7 +787,7 @@ set_rows(struct setb *b)
 		head[0] = P_STR(part_state_name(tos[t]));
 		head[1] = review ? P_I64(b->now) : P_NULL;
 		head[2] = P_I64(b->now);
-		rc = rows_exec(b->db, SH_PART_SET, head, p, n, NULL, NULL, &aff);
+		rc = db_rows_exec(b->db, &shapes[SH_PART_SET], head, p, n, NULL, NULL, &aff);
 		if (rc == DB_OK && aff != n)
 			rc = DB_ERR;
 	}
@@ -1008,13 +925,14 @@ write_events(struct setb *b)
 		p[2 * i] = P_STR(h.owner[i]);
 		p[2 * i + 1] = P_I64(c);
 	}
-	if ((rc = rows_exec(b->db, SH_HEADS, NULL, p, h.n, NULL, NULL, NULL)) != DB_OK)
+	if ((rc = db_rows_exec(b->db, &shapes[SH_HEADS], NULL, p, h.n, NULL, NULL, NULL)) != DB_OK)
 		goto out;
 	for (i = 0; i < h.n; i++) {
 		p[i] = P_STR(h.owner[i]);
 		h.last[i] = -1;
 	}
-	if ((rc = rows_exec(b->db, SH_HEAD_GET, NULL, p, h.n, each_head, &h, NULL)) != DB_OK)
+	if ((rc = db_rows_exec(b->db, &shapes[SH_HEAD_GET], NULL, p, h.n, each_head, &h,
+	    NULL)) != DB_OK)
 		goto out;
 	rc = DB_ERR;
 	/* number each owner's events: the last n of its head */
@@ -1042,7 +960,7 @@ write_events(struct setb *b)
 		q[4] = P_STR(b->evs[i].data);
 		q[5] = P_I64(b->now);
 	}
-	rc = rows_exec(b->db, SH_EVENTS, NULL, p, b->nev, NULL, NULL, NULL);
+	rc = db_rows_exec(b->db, &shapes[SH_EVENTS], NULL, p, b->nev, NULL, NULL, NULL);
 	if (rc == DB_DUP)
 		rc = DB_RETRY;	/* an id clash: run the transaction again */
 	if (rc != DB_OK)
@@ -1050,7 +968,8 @@ write_events(struct setb *b)
 	/* the webhooks of the owners */
 	for (i = 0; i < h.n; i++)
 		p[i] = P_STR(h.owner[i]);
-	if ((rc = rows_exec(b->db, SH_HOOKS, NULL, p, h.n, each_hooks, &hooks, NULL)) != DB_OK)
+	if ((rc = db_rows_exec(b->db, &shapes[SH_HOOKS], NULL, p, h.n, each_hooks, &hooks,
+	    NULL)) != DB_OK)
 		goto out;
 	rc = DB_ERR;
 	if (hooks.n > 0) {
@@ -1073,7 +992,7 @@ write_events(struct setb *b)
 			}
 		}
 	}
-	rc = rows_exec(b->db, SH_DELIVERIES, NULL, dp, nd, NULL, NULL, NULL);
+	rc = db_rows_exec(b->db, &shapes[SH_DELIVERIES], NULL, dp, nd, NULL, NULL, NULL);
 out:
 	free(h.owner);
 	free(h.last);

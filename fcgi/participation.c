@@ -348,7 +348,7 @@ agent_ev_tx(struct req *r, void *arg)
 	enum db_rc rc;
 
 	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, c->ev, c->code, r->now,
-	    &p, &outcome);
+	    &p, NULL, &outcome);
 	if (rc != DB_OK || outcome != ARPS_OK) {
 		db_participation_clear(&p);
 		if (rc != DB_OK)

@@ -279,7 +279,7 @@ struct open_ctx {
 /* The agent's first detail fetch after accepting: accepted -> in_progress
  * (under the locks of db_participation_agent_event, which decide again
  * whatever the request saw before), then the agent view from the
- * participation as the event left it and the study's row. */
+ * participation and the study's row as the event left them. */
 static enum db_rc
 open_tx(struct req *r, void *arg)
 {
@@ -290,30 +290,20 @@ open_tx(struct req *r, void *arg)
 	int took;
 	enum db_rc rc;
 
-	if ((rc = db_participation_agent_event(r->db, c->study_id, r->who.id, PART_EV_OPEN,
-	    NULL, r->now, &p, &outcome)) != DB_OK) {
-		db_participation_clear(&p);
-		return rc;
-	}
-	if (outcome == ARPS_E_NOT_FOUND) {
-		reply_no_study(r, c->study_id);
-		return DB_ROLLBACK;
-	}
+	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, PART_EV_OPEN, NULL, r->now,
+	    &p, &s, &outcome);
+	if (rc == DB_OK && outcome == ARPS_E_NOT_FOUND)
+		rc = DB_ROLLBACK;
 	took = p.id[0] != '\0';
-	if ((rc = db_study_get_row(r->db, c->study_id, 0, &s)) != DB_OK) {
-		db_participation_clear(&p);
-		return rc == DB_NOTFOUND ? DB_ERR : rc;
-	}
-	if (!took && s.state != STUDY_ACTIVE) {
-		/* no participation here (the request raced a change): as below */
-		db_study_clear(&s);
+	if (rc == DB_OK && !took && s.state != STUDY_ACTIVE)
+		rc = DB_ROLLBACK;	/* no participation here (the request raced a change) */
+	if (rc == DB_ROLLBACK)
 		reply_no_study(r, c->study_id);
-		return DB_ROLLBACK;
-	}
-	reply_json(r, 200, study_agent_json(&s, took ? &p : NULL));
+	else if (rc == DB_OK)
+		reply_json(r, 200, study_agent_json(&s, took ? &p : NULL));
 	db_study_clear(&s);
 	db_participation_clear(&p);
-	return DB_OK;
+	return rc;
 }
 
 handler_rc
@@ -508,24 +498,29 @@ review_tx(struct req *r, void *arg)
 		rc = db_participation_settle_locked(r->db, &s, c->ev, c->reason, r->now, &so);
 	was = so.p.state;
 	db_study_clear(&s);
+	if (rc != DB_OK || so.outcome != ARPS_OK) {
+		db_participation_clear(&so.p);
+		if (rc != DB_OK)
+			return rc;
+		if (so.outcome == ARPS_E_INVALID_STATE)
+			reply_err(r, ARPS_E_INVALID_STATE,
+			    "only a submitted participation can be reviewed; this one is %s",
+			    part_state_name(was) ? part_state_name(was) : "not submitted");
+		else
+			reply_err(r, so.outcome, "cannot review this participant");
+		return DB_ROLLBACK;
+	}
+	/* The row as the settle left it, with the agent's score read under
+	 * its lock (the tier shown); else read again. */
+	if (!so.rep_known) {
+		rc = db_participation_by_anon(r->db, c->study_id, c->pid, 0, &p);
+		db_participation_clear(&so.p);
+		if (rc != DB_OK)
+			return rc == DB_NOTFOUND ? DB_ERR : rc;
+		so.p = p;
+	}
+	reply_json(r, 200, participant_json(&so.p));
 	db_participation_clear(&so.p);
-	if (rc != DB_OK)
-		return rc;
-	if (so.outcome == ARPS_E_INVALID_STATE) {
-		reply_err(r, ARPS_E_INVALID_STATE,
-		    "only a submitted participation can be reviewed; this one is %s",
-		    part_state_name(was) ? part_state_name(was) : "not submitted");
-		return DB_ROLLBACK;
-	}
-	if (so.outcome != ARPS_OK) {
-		reply_err(r, so.outcome, "cannot review this participant");
-		return DB_ROLLBACK;
-	}
-	/* Re-read for the agent's new reputation (the tier shown). */
-	if ((rc = db_participation_by_anon(r->db, c->study_id, c->pid, 0, &p)) != DB_OK)
-		return rc == DB_NOTFOUND ? DB_ERR : rc;
-	reply_json(r, 200, participant_json(&p));
-	db_participation_clear(&p);
 	return DB_OK;
 }
 

@@ -29,6 +29,26 @@ sqlq() {
 
 admin() { build/arps-admin --config "$ARPS_CONFIG" "$@"; }
 
+# cpu_ms: CPU milliseconds used so far, as "mariadb fcgi nginx": MariaDB;
+# the FastCGI pool (its master, the live workers, and every worker it has
+# reaped: a recycled worker's time is in its parent's cutime/cstime); the
+# nginx master and workers.  Differences of two readings are a row's CPU.
+cpu_ms() {
+    local hz fm nm
+    hz=$(getconf CLK_TCK)
+    fm=$(cat "$ARPS_VAR/run/arps-fcgi.pid")
+    nm=$(cat "$ARPS_VAR/run/nginx.pid")
+    ticks() {	# utime + stime (+ cutime + cstime with "all") of each pid
+        local p
+        for p in "${@:2}"; do
+            sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null
+        done | awk -v all="$1" '{ t += $12 + $13; if (all) t += $14 + $15 } END { print t + 0 }'
+    }
+    # shellcheck disable=SC2046
+    echo "$(ticks 0 "$(cat "$ARPS_VAR/run/mysqld.pid")") $(ticks 1 "$fm") $(ticks 0 $(pgrep -P "$fm")) $(ticks 0 "$nm" $(pgrep -P "$nm"))" |
+        awk -v hz="$hz" '{ printf "%d %d %d\n", $1 * 1000 / hz, ($2 + $3) * 1000 / hz, $4 * 1000 / hz }'
+}
+
 # fixture VERB ARGS...: one test fixture (db/fixture.h; the bench stack's
 # config has test_fixtures = true), its output discarded; dies when refused.
 fixture() { admin test "$@" >/dev/null || die "arps-admin test $*: refused"; }

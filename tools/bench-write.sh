@@ -71,10 +71,12 @@ counters() {
 # the background (arps-deliver's polls) over 2 idle seconds, subtracted
 B0=$(counters); sleep 2; B1=$(counters)
 C0=$(counters)
+U0=$(cpu_ms)
 T0=$(date +%s.%N)
 out=$("$DRIVER" "$ARPS_BASE_URL" "$TOKEN" "$BENCH_DIR/write-agents.txt" "$BENCH_DIR/write-studies.txt" \
     "$WARM" "$DUR") || die "the driver failed"
 C1=$(counters)
+U1=$(cpu_ms)
 T1=$(date +%s.%N)
 sqlq "SET GLOBAL innodb_flush_log_at_trx_commit = $FLUSH0" >/dev/null
 FLUSH0=""
@@ -95,6 +97,12 @@ printf '  %s cycles in %s s: %s cycles/s (%s requests/s), cycle p50 %s ms, p99 %
     "$(get p99_ms)" "$(get errors)"
 echo ", innodb_flush_log_at_trx_commit=$FLUSH, Idempotency-Key on every POST: $BENCH_WRITE_IDEM"
 echo "  per cycle (4 requests, server counters): $(pc questions) statements from clients, $(pc com_stmt_execute) prepared executions, $(pc com_commit) COMMITs, $(pc handler_commit) handler commits, $(pc innodb_data_fsyncs) InnoDB fsyncs"
+# CPU per cycle over the whole run (warm-up included, as all_cycles)
+read -r cpu_db cpu_fcgi cpu_nginx < <(paste -d' ' <(echo "$U0") <(echo "$U1") |
+    awk -v n="$(get all_cycles)" '{ n = n > 0 ? n : 1; printf "%.3f %.3f %.3f\n", ($4 - $1) / n, ($5 - $2) / n, ($6 - $3) / n }')
+echo "  CPU per cycle: MariaDB $cpu_db ms, arps-fcgi $cpu_fcgi ms, nginx $cpu_nginx ms"
+result write_cpu_db_ms "$cpu_db"
+result write_cpu_fcgi_ms "$cpu_fcgi"
 result write_stmts_per_cycle "$(pc questions)"
 result write_commits_per_cycle "$(pc com_commit)"
 result write_fsyncs_per_cycle "$(pc innodb_data_fsyncs)"

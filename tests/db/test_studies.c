@@ -177,7 +177,7 @@ sweep_paths(void **state)
 	do_accept(id, a2.id, &p2);
 	begin();
 	assert_int_equal(db_participation_agent_event(db, id, a2.id, PART_EV_COMPLETE, NULL, now,
-	    &p2, &outcome), DB_OK);
+	    &p2, NULL, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
 	assert_int_equal(settle(p2.id, PART_EV_AUTO_APPROVE, &so), ARPS_OK);
