@@ -491,7 +491,7 @@ exec_binds(struct db *db, const char *sql, const struct dbp *p, size_t np,
 
 /* Run one statement on the connection as it is (see exec_once); binds on
  * the stack up to 32 parameters, on the heap for the multi-row statements
- * of db/sweep.c (at most DB_MAX_PARAMS). */
+ * of db/rows.c (at most DB_MAX_PARAMS). */
 static enum db_rc
 exec_stmt(struct db *db, const char *sql, const struct dbp *p, size_t np,
     struct dbres **res, uint64_t *affected)

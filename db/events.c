@@ -22,16 +22,24 @@ struct evq {
 	size_t n, cap;
 };
 
-/* The owner's head moved on by n, in one statement with what the flush
+/*
+ * The owner's head moved on by n, in one statement with what the flush
  * needs next: the new last number and whether the owner has an active
- * webhook (design.md §11.4); the webhooks are read only then. */
+ * webhook (design.md §11.4); the webhooks are read only then.  Written as
+ * INSERT ... SELECT, not VALUES: under the session's READ COMMITTED InnoDB
+ * reads the webhooks of an INSERT ... SELECT without locks, as a plain
+ * SELECT, where an INSERT ... VALUES would keep a shared lock on the
+ * owner's webhook row until COMMIT, after its head lock: the reverse of the
+ * deliverer's order (webhook row, then the owner's head for the
+ * webhook.disabled event), a deadlock (tests/db/test_events).
+ */
 #define HEAD_COLUMNS(X, L) \
 	X(HEAD_C_LAST,		"last_seq") \
 	L(HEAD_C_HOOKED,	"EXISTS (SELECT 1 FROM webhooks w WHERE w.owner_id = ?" \
 				" AND w.status = 'active')")
 enum head_col { DB_COLS_ENUM(HEAD_COLUMNS) HEAD_C__END };
 static const char q_head[] =
-    "INSERT INTO event_heads (owner_id, last_seq) VALUES (?, ?)"
+    "INSERT INTO event_heads (owner_id, last_seq) SELECT ?, ?"
     " ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq)"
     " RETURNING " DB_COLS_SQL(HEAD_COLUMNS);
 #define HOOK_COLUMNS(X, L) \

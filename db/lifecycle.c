@@ -232,9 +232,11 @@ rep_reads_agent(enum rep_event ev)
 
 /* Apply a reputation event to the agent (locked here: after the
  * participation, before the wallets).  *delta gets the change, *from the
- * score before it. */
+ * score before it, *to (may be NULL; set only when rep_reads_agent(ev))
+ * the score after it. */
 static enum db_rc
-apply_rep(struct db *db, const char *agent_id, enum rep_event ev, int *delta, int *from)
+apply_rep(struct db *db, const char *agent_id, enum rep_event ev, int *delta, int *from,
+    int *to)
 {
 	struct rep_state st;
 	struct agent a;
@@ -251,6 +253,8 @@ apply_rep(struct db *db, const char *agent_id, enum rep_event ev, int *delta, in
 	*from = a.reputation;
 	if (rep_apply(&st, ev, delta) != ARPS_OK)
 		return DB_ERR;
+	if (to != NULL)
+		*to = st.score;
 	if (st.score == a.reputation && st.streak == a.streak)
 		return DB_OK;
 	return db_agent_set_reputation(db, agent_id, st.score, st.streak);
@@ -333,10 +337,10 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 	int rep_from;
 	enum db_rc rc;
 
-	if ((rc = apply_rep(db, p->agent_id, pr->rep, rep_delta, &rep_from)) != DB_OK)
+	/* p->reputation: the agent's score now, when the event read it */
+	if ((rc = apply_rep(db, p->agent_id, pr->rep, rep_delta, &rep_from, &p->reputation)) !=
+	    DB_OK)
 		return rc;
-	if (rep_reads_agent(pr->rep))
-		p->reputation = rep_from + *rep_delta;	/* the agent's score now */
 	if (pr->money != LEDGER_EV_NONE) {
 		if ((rc = book(db, s, p->agent_id, pr->money, 0, 0, now)) != DB_OK)
 			return rc;
@@ -687,7 +691,7 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 	if (verdict == ARPS_E_NO_ACTIVE_PARTICIPATION && p->state == PART_TIMED_OUT)
 		verdict = ARPS_E_TIMED_OUT;	/* timed out before: say so */
 	if (verdict == ARPS_E_INVALID_SUBMISSION) {
-		if ((rc = apply_rep(db, agent_id, pr.rep, &delta, &from)) == DB_OK)
+		if ((rc = apply_rep(db, agent_id, pr.rep, &delta, &from, NULL)) == DB_OK)
 			rc = rep_event(db, p, pr.rep, from, delta, now);
 		*outcome = verdict;
 		goto out;

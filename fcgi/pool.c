@@ -76,7 +76,7 @@ watchdog_arm(const struct config *cfg, const char *what)
 	gmtime_r(&end, &tm);	/* the line is written then */
 	strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	n = snprintf(wd_line, sizeof wd_line, "%s arps-fcgi[%d]: worker: %.300s ran past the"
-	    " request watchdog (%lld s, started %s), exiting\n", at, (int)getpid(), what,
+	    " request watchdog (%lld s, started %s), exiting\n", at, (int)log_pid(), what,
 	    (long long)cfg->request_watchdog, ts);
 	wd_len = n > 0 && (size_t)n < sizeof wd_line ? (size_t)n : 0;
 	alarm((unsigned)cfg->request_watchdog);

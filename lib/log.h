@@ -2,8 +2,12 @@
 #ifndef ARPS_LIB_LOG_H
 #define ARPS_LIB_LOG_H
 
+#include <sys/types.h>
+
 /* Set the program name shown on each line. */
 void log_init(const char *prog);
+/* This process's pid, kept (a fork's child reads its own). */
+pid_t log_pid(void);
 /* Write one line: "<iso-time> <prog>[pid]: <message>".  Never log a secret. */
 void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

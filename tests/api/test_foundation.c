@@ -634,6 +634,12 @@ request_watchdog(void **state)
 		usleep(100000);
 	assert_int_equal(sh("grep -q 'worker [0-9]* exited 70, respawning' %s/log/arps.log",
 	    getenv("ARPS_VAR")), 0);
+	/* the worker's line names the worker (its own pid, kept across the
+	 * fork by lib/log.c, not the master's) */
+	assert_int_equal(sh("l=%s/log/arps.log; w=$(grep 'ran past the request watchdog (2 s' $l |"
+	    " grep 'PATCH /api/v1/agents/me' | tail -1 | sed 's/.*arps-fcgi\\[\\([0-9]*\\)\\].*/\\1/');"
+	    " [ -n \"$w\" ] && grep -q \"master: worker $w exited 70, respawning\" $l",
+	    getenv("ARPS_VAR")), 0);
 	/* the master kept, the worker replaced */
 	assert_int_equal(read_pid("arps-fcgi.pid"), master);
 	for (i = 0; i < 50 && workers(master, before, 64) != nb; i++)

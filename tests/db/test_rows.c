@@ -37,7 +37,7 @@ setup(void **state)
 	if ((db = db_open(&cfg)) == NULL || db_ensure(db) != DB_OK)
 		return -1;
 	return DB_Q0(db, "CREATE TEMPORARY TABLE rows_t (seq INT NOT NULL AUTO_INCREMENT PRIMARY KEY,"
-	    " v BIGINT NOT NULL, s VARCHAR(20) NOT NULL)", NULL, NULL) == DB_OK ? 0 : -1;
+	    " v BIGINT NOT NULL, s VARCHAR(32) NOT NULL)", NULL, NULL) == DB_OK ? 0 : -1;
 }
 
 static int
@@ -68,7 +68,7 @@ static long long
 insert_rows(size_t n)
 {
 	struct dbp *p = calloc(n * 2 + 1, sizeof *p);
-	char (*s)[20] = calloc(n + 1, sizeof *s);
+	char (*s)[32] = calloc(n + 1, sizeof *s);
 	uint64_t aff = 99;
 	long long e0, e1;
 	size_t i;
@@ -95,7 +95,7 @@ static void
 check_rows(size_t n)
 {
 	struct dbres *res = NULL;
-	char want[20];
+	char want[32];
 	size_t i;
 
 	assert_int_equal(DB_Q0(db, "SELECT v, s FROM rows_t ORDER BY seq", &res, NULL), DB_OK);
@@ -154,12 +154,14 @@ select_with_head(void **state)
 
 	(void)state;
 	insert_rows(40);
+	/* 38, 36, ..., 0: the second chunk (the last 4) holds 6, 4, 2, 0,
+	 * which only the head's bound (>= 10) can leave out */
 	for (i = 0; i < 20; i++)
-		p[i] = P_I64(i * 2);	/* 0, 2, ..., 38 */
+		p[i] = P_I64(38 - 2 * (int64_t)i);
 	head[0] = P_I64(10);
 	assert_int_equal(db_rows_exec(db, &sh_sel, head, p, 20, each, &s, NULL), DB_OK);
 	assert_int_equal(s.calls, 2);	/* 16 + 4 */
-	assert_int_equal(s.n, 15);	/* 10, 12, ..., 38 */
+	assert_int_equal(s.n, 15);	/* 10, 12, ..., 38, each chunk in order */
 	for (i = 0; i < s.n; i++)
 		assert_int_equal(s.v[i], 10 + 2 * (int64_t)i);
 }
