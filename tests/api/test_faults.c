@@ -314,6 +314,7 @@ static struct {
 	unsigned long ops, retries, conflicts, bad, status[600];
 	int64_t max_try_ms, max_op_ms;
 	unsigned long kills;
+	pid_t last_kill;
 	int64_t restart_ms;
 } w = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -646,14 +647,33 @@ killer(void *arg)
 	(void)arg;
 	while (!w.stop) {
 		sleep_ms(250 + rand_r(&seed) % 151);
+		pid_t p;
+
 		if ((n = pool_workers(pids, 64)) > 0 &&
-		    kill(pids[(size_t)rand_r(&seed) % n], SIGKILL) == 0) {
+		    kill(p = pids[(size_t)rand_r(&seed) % n], SIGKILL) == 0) {
 			pthread_mutex_lock(&w.mu);
 			w.kills++;
+			w.last_kill = p;
 			pthread_mutex_unlock(&w.mu);
 		}
 	}
 	return NULL;
+}
+
+/* Whether pid has exited (gone, or a zombie not yet reaped). */
+static int
+exited(pid_t pid)
+{
+	char path[64], st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 1;
+	if (fscanf(f, "%*d (%*[^)]) %c", &st) != 1)
+		st = 0;
+	fclose(f);
+	return st == 'Z' || st == 'X';
 }
 
 /* Every page of a list as one array of the list key's items (caller puts). */
@@ -720,6 +740,12 @@ faults_under_load(void **state)
 	pthread_join(k, NULL);
 	for (i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
+	/* The killer's last SIGKILL (it may come just after the stop) takes
+	 * effect when its worker next runs, which can be after it accepted
+	 * one more connection: the checks below start once it is dead. */
+	for (i = 0; i < 100 && w.last_kill > 0 && !exited(w.last_kill); i++)
+		sleep_ms(20);
+	assert_true(w.last_kill > 0 && exited(w.last_kill));
 
 	fprintf(stderr, "faults: %lu requests in %lld s, %lu workers SIGKILLed, MariaDB restarted "
 	    "in %.1f s, %lu retries, max latency %lld ms per try and %lld ms per request "

@@ -19,20 +19,15 @@
 #include "db/db.h"
 #include "lib/config.h"
 #include "lib/secret.h"
+#include "tests/db/dbtest.h"
 
 static struct config cfg;
 
 static int
 setup(void **state)
 {
-	char err[512];
-
 	(void)state;
-	if (sodium_init() < 0 || config_load(&cfg, config_path(0, NULL), err, sizeof err) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	return 0;
+	return dbtest_setup(&cfg, NULL);
 }
 
 static double

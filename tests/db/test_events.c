@@ -23,6 +23,7 @@
 #include "db/webhooks.h"
 #include "lib/config.h"
 #include "lib/secret.h"
+#include "tests/db/dbtest.h"
 
 static struct config cfg;
 static struct db *db, *db2;
@@ -30,14 +31,8 @@ static struct db *db, *db2;
 static int
 setup(void **state)
 {
-	char err[512];
-
 	(void)state;
-	if (sodium_init() < 0 || config_load(&cfg, config_path(0, NULL), err, sizeof err) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	if ((db = db_open(&cfg)) == NULL || db_ensure(db) != DB_OK || (db2 = db_open(&cfg)) == NULL)
+	if (dbtest_setup(&cfg, &db) != 0 || (db2 = db_open(&cfg)) == NULL)
 		return -1;
 	db_set_limit(db2, 2);	/* a lock wait ends in 2 s: DB_RETRY */
 	return 0;

@@ -18,6 +18,7 @@
 #include "db/db.h"
 #include "lib/config.h"
 #include "lib/secret.h"
+#include "tests/db/dbtest.h"
 
 static struct config cfg;
 static struct db *db;
@@ -25,15 +26,8 @@ static struct db *db;
 static int
 setup(void **state)
 {
-	char err[512];
-
 	(void)state;
-	if (sodium_init() < 0 || config_load(&cfg, config_path(0, NULL), err, sizeof err) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	db = db_open(&cfg);
-	return db != NULL && db_ensure(db) == DB_OK ? 0 : -1;
+	return dbtest_setup(&cfg, &db);
 }
 
 static int

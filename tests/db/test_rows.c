@@ -15,6 +15,7 @@
 #include "db/db.h"
 #include "db/rows.h"
 #include "lib/config.h"
+#include "tests/db/dbtest.h"
 
 static struct config cfg;
 static struct db *db;
@@ -27,14 +28,8 @@ static struct db_shape sh_sel = { "SELECT v FROM rows_t WHERE v >= ? AND v IN ("
 static int
 setup(void **state)
 {
-	char err[512];
-
 	(void)state;
-	if (sodium_init() < 0 || config_load(&cfg, config_path(0, NULL), err, sizeof err) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	if ((db = db_open(&cfg)) == NULL || db_ensure(db) != DB_OK)
+	if (dbtest_setup(&cfg, &db) != 0)
 		return -1;
 	return DB_Q0(db, "CREATE TEMPORARY TABLE rows_t (seq INT NOT NULL AUTO_INCREMENT PRIMARY KEY,"
 	    " v BIGINT NOT NULL, s VARCHAR(32) NOT NULL)", NULL, NULL) == DB_OK ? 0 : -1;
