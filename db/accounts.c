@@ -120,6 +120,14 @@ static const char q_agent_hb[] =
 static const char q_agent_hb_get[] = "SELECT COALESCE(last_heartbeat, 0) FROM agents WHERE id = ?";
 static const char q_agent_current[] =
     "SELECT " DB_COLS_SQL(CURRENT_COLUMNS) " FROM participations WHERE active_agent = ?";
+/* The same, and the agent's row in one study (accept: has it taken part
+ * there) in one round trip: the first column says which row is which, the
+ * current columns follow it. */
+enum { CUR_IN_C_ACTIVE, CUR_IN_C_CURRENT };
+static const char q_agent_current_in[] =
+    "SELECT 1, " DB_COLS_SQL(CURRENT_COLUMNS) " FROM participations WHERE active_agent = ?"
+    " UNION ALL SELECT 0, " DB_COLS_SQL(CURRENT_COLUMNS) " FROM participations"
+    " WHERE study_id = ? AND agent_id = ?";
 static const char q_agent_claim[] =
     "UPDATE agents SET account_id = ?,"
     " status = IF(status = 'suspended', 'suspended', 'claimed'),"
@@ -424,6 +432,16 @@ db_agent_heartbeat(struct db *db, const char *id, int64_t now, int64_t interval,
 	return DB_OK;
 }
 
+/* The current participation from row `row`, its columns from `base` on. */
+static void
+current_from(const struct dbres *res, size_t row, size_t base, struct agent_current *c)
+{
+	dbres_copy(c->study_id, sizeof c->study_id, res, row, base + CURRENT_C_STUDY_ID);
+	dbres_copy(c->participation_id, sizeof c->participation_id, res, row, base + CURRENT_C_ID);
+	dbres_copy(c->status, sizeof c->status, res, row, base + CURRENT_C_STATUS);
+	c->accepted_at = dbres_i64(res, row, base + CURRENT_C_ACCEPTED_AT);
+}
+
 enum db_rc
 db_agent_current(struct db *db, const char *id, struct agent_current *c)
 {
@@ -433,11 +451,30 @@ db_agent_current(struct db *db, const char *id, struct agent_current *c)
 	memset(c, 0, sizeof *c);
 	if ((rc = DB_Q(db, q_agent_current, &res, NULL, P_STR(id))) != DB_OK)
 		return rc;
-	if (res->nrows > 0) {
-		dbres_copy(c->study_id, sizeof c->study_id, res, 0, CURRENT_C_STUDY_ID);
-		dbres_copy(c->participation_id, sizeof c->participation_id, res, 0, CURRENT_C_ID);
-		dbres_copy(c->status, sizeof c->status, res, 0, CURRENT_C_STATUS);
-		c->accepted_at = dbres_i64(res, 0, CURRENT_C_ACCEPTED_AT);
+	if (res->nrows > 0)
+		current_from(res, 0, 0, c);
+	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_agent_current_in(struct db *db, const char *id, const char *study_id,
+    struct agent_current *c, int *took_part)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+	size_t i;
+
+	memset(c, 0, sizeof *c);
+	*took_part = 0;
+	if ((rc = DB_Q(db, q_agent_current_in, &res, NULL, P_STR(id), P_STR(study_id),
+	    P_STR(id))) != DB_OK)
+		return rc;
+	for (i = 0; i < res->nrows; i++) {
+		if (dbres_i64(res, i, CUR_IN_C_ACTIVE) != 0)
+			current_from(res, i, CUR_IN_C_CURRENT, c);
+		else
+			*took_part = 1;
 	}
 	dbres_free(res);
 	return DB_OK;

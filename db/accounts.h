@@ -86,6 +86,10 @@ enum db_rc db_agent_update(struct db *, const char *id, const char *name, const 
 enum db_rc db_agent_heartbeat(struct db *, const char *id, int64_t now, int64_t interval,
     int *ok, int64_t *last);
 enum db_rc db_agent_current(struct db *, const char *id, struct agent_current *);
+/* The same in one round trip with whether the agent has a participation
+ * (of any state) in study_id: *took_part 1 or 0. */
+enum db_rc db_agent_current_in(struct db *, const char *id, const char *study_id,
+    struct agent_current *, int *took_part);
 /* Lock the agent whose claim code hash matches and has not expired at now;
  * DB_NOTFOUND when none. */
 enum db_rc db_agent_by_claimhash(struct db *, const unsigned char h[32], int64_t now,

@@ -577,8 +577,7 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 		return rc;
 	if ((rc = db_agent_get(db, agent_id, 1, &a)) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
-	if ((rc = db_agent_current(db, agent_id, &cur)) != DB_OK ||
-	    (rc = db_participation_by_agent(db, study_id, agent_id, 0, NULL, &took)) != DB_OK)
+	if ((rc = db_agent_current_in(db, agent_id, study_id, &cur, &took)) != DB_OK)
 		return rc;
 	memset(&f, 0, sizeof f);
 	f.agent_claimed = a.account_id[0] != '\0';
