@@ -9,18 +9,21 @@
 #include "db/matching.h"
 #include "lib/secret.h"
 
-/* An agent row, read at the AGENT_C_* positions. */
-#define AGENT_COLUMNS(X, L) \
-	X(AGENT_C_ID,			"id") \
-	X(AGENT_C_NAME,			"name") \
-	X(AGENT_C_DESCRIPTION,		"description") \
-	X(AGENT_C_STATUS,		"status") \
-	X(AGENT_C_BEFORE_SUSPEND,	"COALESCE(status_before_suspend, '')") \
-	X(AGENT_C_ACCOUNT_ID,		"COALESCE(account_id, '')") \
-	X(AGENT_C_REPUTATION,		"reputation") \
-	X(AGENT_C_STREAK,		"streak") \
-	X(AGENT_C_LAST_HEARTBEAT,	"COALESCE(last_heartbeat, 0)") \
-	L(AGENT_C_CREATED_AT,		"created_at")
+/* An agent row, read at the AGENT_C_* positions; T is "" or a table's
+ * alias with its dot, for a join. */
+#define AGENT_COLUMNS_OF(X, L, T) \
+	X(AGENT_C_ID,			T "id") \
+	X(AGENT_C_NAME,			T "name") \
+	X(AGENT_C_DESCRIPTION,		T "description") \
+	X(AGENT_C_STATUS,		T "status") \
+	X(AGENT_C_BEFORE_SUSPEND,	"COALESCE(" T "status_before_suspend, '')") \
+	X(AGENT_C_ACCOUNT_ID,		"COALESCE(" T "account_id, '')") \
+	X(AGENT_C_REPUTATION,		T "reputation") \
+	X(AGENT_C_STREAK,		T "streak") \
+	X(AGENT_C_LAST_HEARTBEAT,	"COALESCE(" T "last_heartbeat, 0)") \
+	L(AGENT_C_CREATED_AT,		T "created_at")
+#define AGENT_COLUMNS(X, L)	AGENT_COLUMNS_OF(X, L, "")
+#define AGENT_A_COLUMNS(X, L)	AGENT_COLUMNS_OF(X, L, "a.")
 enum agent_col { DB_COLS_ENUM(AGENT_COLUMNS) AGENT_C__END };
 #define AGENT_COLS DB_COLS_SQL(AGENT_COLUMNS)
 
@@ -41,8 +44,10 @@ enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
 
 static const char q_agent_by_key[] = "SELECT " AGENT_COLS " FROM agents WHERE api_key_hash = ?";
 /* Key lookup with the state of the previous key (design.md §9.6). */
-#define KEY_COLUMNS(X, L) \
-	L(KEY_C_HAS_PREV,		"api_key_prev_hash IS NOT NULL")
+#define KEY_COLUMNS_OF(X, L, T) \
+	L(KEY_C_HAS_PREV,		T "api_key_prev_hash IS NOT NULL")
+#define KEY_COLUMNS(X, L)	KEY_COLUMNS_OF(X, L, "")
+#define KEY_A_COLUMNS(X, L)	KEY_COLUMNS_OF(X, L, "a.")
 /* numbered on after the agent columns it follows */
 enum key_col { KEY_C__BEFORE = AGENT_C__END - 1, DB_COLS_ENUM(KEY_COLUMNS) KEY_C__END };
 static const char q_agent_by_cur[] =
@@ -50,23 +55,31 @@ static const char q_agent_by_cur[] =
 /* The same with the agent's active participation (LEFT JOIN: NULLs when
  * none), numbered on after the key columns: one round trip for the
  * authentication of an X-API-Key request and the agent's state
- * (design.md §15). */
-#define KEYCUR_COLUMNS(X, L) \
+ * (design.md §15); the state of its bio's embedding only where the route
+ * ranks studies with it (ROUTE_HEADS: the listing), NULL elsewhere, so
+ * the other routes' look-up reads two tables, not three (design.md §15.2). */
+#define KEYPART_COLUMNS(X, L) \
 	X(KEYCUR_C_STUDY_ID,		"p.study_id") \
 	X(KEYCUR_C_ID,			"p.id") \
 	X(KEYCUR_C_STATUS,		"p.status") \
-	X(KEYCUR_C_ACCEPTED_AT,		"p.accepted_at") \
+	L(KEYCUR_C_ACCEPTED_AT,		"p.accepted_at")
+#define KEYBIO_COLUMNS(X, L) \
 	X(KEYCUR_C_BIO_STATUS,		"e.status") \
 	L(KEYCUR_C_BIO_HASH,		"e.text_hash")
+#define KEYCUR_COLUMNS(X, L) KEYPART_COLUMNS(X, X) KEYBIO_COLUMNS(X, L)
 enum keycur_col { KEYCUR_C__BEFORE = KEY_C__END - 1, DB_COLS_ENUM(KEYCUR_COLUMNS) KEYCUR_C__END };
-/* The key's look-up with the participation columns, then `more` (a
- * string literal: "" or ", " and further columns). */
-#define Q_BY_KEY_CURRENT(more) \
-    "SELECT k.*, " DB_COLS_SQL(KEYCUR_COLUMNS) more " FROM (SELECT " AGENT_COLS ", " \
-    DB_COLS_SQL(KEY_COLUMNS) " FROM agents WHERE api_key_hash = ?) k" \
-    " LEFT JOIN participations p ON p.active_agent = k.id" \
-    " LEFT JOIN embeddings e ON e.subject_id = k.id"
-static const char q_agent_by_cur_with_current[] = Q_BY_KEY_CURRENT("");
+/* The key's look-up with the participation columns, the bio's columns
+ * `bio` (theirs, or NULLs) from the joins `join`, then `more` (a string
+ * literal: "" or ", " and further columns).  A plain join: the agent's
+ * row as a derived table cost MariaDB about 3 µs more a request
+ * (design.md §15.2). */
+#define Q_BY_KEY_WITH(bio, more, join) \
+    "SELECT " DB_COLS_SQL(AGENT_A_COLUMNS) ", " DB_COLS_SQL(KEY_A_COLUMNS) ", " \
+    DB_COLS_SQL(KEYPART_COLUMNS) ", " bio more " FROM agents a" \
+    " LEFT JOIN participations p ON p.active_agent = a.id" join " WHERE a.api_key_hash = ?"
+#define Q_BY_KEY_CURRENT(more) Q_BY_KEY_WITH(DB_COLS_SQL(KEYBIO_COLUMNS), more, \
+    " LEFT JOIN embeddings e ON e.subject_id = a.id")
+static const char q_agent_by_cur_with_current[] = Q_BY_KEY_WITH("NULL, NULL", "", "");
 /* The same with the head of the change sequence, numbered on after the
  * participation columns: whether it holds a row the worker's index has not
  * read (its placeholders come first), as this statement sees it (GET

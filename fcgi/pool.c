@@ -2,9 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -46,40 +49,87 @@ on_signal(int sig)
  * The request watchdog (design.md §1.2): a request that runs past
  * request_watchdog seconds (its database work ends within 30 s,
  * design.md §9.5, so only a hang outside the database gets here) ends its
- * worker, which the master respawns; nginx answers the client 503, and MariaDB rolls back
- * whatever the request had begun and frees its Idempotency-Key when the
- * connection closes, so a retry runs anew.  The line is formatted when the
- * request starts: the handler only writes it and exits.
+ * worker, which the master respawns; nginx answers the client 503, and
+ * MariaDB rolls back whatever the request had begun and frees its
+ * Idempotency-Key when the connection closes, so a retry runs anew.
+ *
+ * The master keeps the time: each worker has a slot in memory shared with
+ * it, where the worker writes what it is doing and then when it began
+ * (CLOCK_MONOTONIC), and clears the time when done: two stores a request,
+ * no system call (design.md §15.2: alarm() twice a request, and formatting
+ * its line in advance, were a few per cent of a request).  The master looks
+ * at the slots on each wake, at least once a second, logs the overdue
+ * request and sends its worker SIGALRM, which ends it (exit 70).
  */
-static char wd_line[512];
-static size_t wd_len;
+struct wd_slot {
+	_Atomic int64_t since;	/* began, µs; 0 between requests */
+	char what[320];		/* written only while since is 0 */
+};
+static struct wd_slot *wd_slots;	/* MAXWORKERS, mapped before any fork */
+static struct wd_slot *wd_mine;		/* a worker's own */
 
 static void
 on_watchdog(int sig)
 {
 	(void)sig;
-	if (wd_len > 0)
-		(void)!write(STDERR_FILENO, wd_line, wd_len);
 	_exit(70);
 }
 
+/* The worker: `what` begins now (a request, or the deferred work after it). */
 static void
-watchdog_arm(const struct config *cfg, const char *what)
+watchdog_arm(int64_t now, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+watchdog_arm(int64_t now, const char *fmt, ...)
 {
-	char ts[32], at[32];
-	struct tm tm;
-	time_t now = time(NULL), end = now + (time_t)cfg->request_watchdog;
-	int n;
+	va_list ap;
 
-	gmtime_r(&now, &tm);
-	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	gmtime_r(&end, &tm);	/* the line is written then */
-	strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	n = snprintf(wd_line, sizeof wd_line, "%s arps-fcgi[%d]: worker: %.300s ran past the"
-	    " request watchdog (%lld s, started %s), exiting\n", at, (int)log_pid(), what,
-	    (long long)cfg->request_watchdog, ts);
-	wd_len = n > 0 && (size_t)n < sizeof wd_line ? (size_t)n : 0;
-	alarm((unsigned)cfg->request_watchdog);
+	atomic_store_explicit(&wd_mine->since, 0, memory_order_release);
+	va_start(ap, fmt);
+	vsnprintf(wd_mine->what, sizeof wd_mine->what, fmt, ap);
+	va_end(ap);
+	atomic_store_explicit(&wd_mine->since, now, memory_order_release);
+}
+
+static void
+watchdog_disarm(void)
+{
+	atomic_store_explicit(&wd_mine->since, 0, memory_order_release);
+}
+
+/* The master: end each worker whose request is overdue at `now`; *next
+ * becomes the earliest time a running request will be. */
+static void
+watchdog_check(const struct config *cfg, const pid_t *pids, size_t n, int64_t now,
+    int64_t *next)
+{
+	int64_t limit = cfg->request_watchdog * 1000000, since;
+	char what[sizeof wd_slots->what], at[32];
+	struct tm tm;
+	time_t began;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (pids[i] <= 0 ||
+		    (since = atomic_load_explicit(&wd_slots[i].since, memory_order_acquire)) == 0)
+			continue;
+		if (now - since < limit) {
+			if (since + limit < *next)
+				*next = since + limit;
+			continue;
+		}
+		memcpy(what, wd_slots[i].what, sizeof what);
+		what[sizeof what - 1] = '\0';
+		/* taken back to 0 unless the worker moved on meanwhile (then
+		 * `what` may be the next request's: it is not overdue) */
+		if (!atomic_compare_exchange_strong(&wd_slots[i].since, &since, 0))
+			continue;
+		began = time(NULL) - (time_t)((now - since) / 1000000);
+		gmtime_r(&began, &tm);
+		strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		log_msg("master: worker %d: %s ran past the request watchdog (%lld s, started %s),"
+		    " ending it", (int)pids[i], what, (long long)cfg->request_watchdog, at);
+		kill(pids[i], SIGALRM);
+	}
 }
 
 static int64_t
@@ -193,7 +243,6 @@ static void
 handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 {
 	int64_t t0 = mono_usec();
-	char what[320];
 	struct req r;
 
 	memset(&r, 0, sizeof r);
@@ -217,9 +266,8 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	r.authz = credential(fx, "HTTP_AUTHORIZATION");
 	r.idem = env(fx, "HTTP_IDEMPOTENCY_KEY");
 	r.mcp_version = env(fx, "HTTP_MCP_PROTOCOL_VERSION");
-	snprintf(what, sizeof what, "request %s %s %.200s", r.reqid ? r.reqid : "-",
+	watchdog_arm(t0, "request %s %s %.200s", r.reqid ? r.reqid : "-",
 	    r.method ? r.method : "-", r.path ? r.path : "-");
-	watchdog_arm(cfg, what);
 	if (r.method == NULL || r.path == NULL)
 		reply_err(&r, ARPS_E_BAD_REQUEST, "missing request line");
 	else if (read_body_or_reply(&r, fx) == 0)
@@ -261,11 +309,10 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	db_set_deadline(db, 0);	/* deferred work belongs to no request */
 	if (r.after != NULL) {
 		/* the request's fields are gone: name the work by its line */
-		snprintf(what, sizeof what, "deferred work of %s", logline);
-		watchdog_arm(cfg, what);
+		watchdog_arm(mono_usec(), "deferred work of %s", logline);
 		r.after(&r, r.after_arg);
 	}
-	alarm(0);
+	watchdog_disarm();
 	if (r.json != NULL)
 		json_object_put(r.json);
 	free(r.body);
@@ -273,7 +320,7 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 }
 
 static void
-worker(const struct config *cfg, int sock)
+worker(const struct config *cfg, int sock, size_t slot)
 {
 	struct sigaction sa;
 	sigset_t term, none;
@@ -298,6 +345,7 @@ worker(const struct config *cfg, int sock)
 	sigaddset(&term, SIGINT);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &term, NULL);
+	wd_mine = &wd_slots[slot];
 
 	match_worker_init(cfg);
 	if ((db = db_open(cfg)) == NULL)
@@ -350,13 +398,15 @@ master_refresh(const struct config *cfg)
 }
 
 static pid_t
-spawn(const struct config *cfg, int sock)
+spawn(const struct config *cfg, int sock, size_t slot)
 {
 	pid_t pid;
 
 	master_refresh(cfg);	/* the open-studies index, shared copy-on-write */
+	/* the slot's last worker may have died in a request */
+	atomic_store(&wd_slots[slot].since, 0);
 	if ((pid = fork()) == 0)
-		worker(cfg, sock);
+		worker(cfg, sock, slot);
 	if (pid < 0)
 		log_msg("master: fork: %s", strerror(errno));
 	return pid;
@@ -459,6 +509,12 @@ pool_run(struct config *cfg)
 		log_msg("master: FCGX_Init failed");
 		return 1;
 	}
+	wd_slots = mmap(NULL, MAXWORKERS * sizeof *wd_slots, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (wd_slots == MAP_FAILED) {
+		log_msg("master: cannot map the watchdog's slots: %s", strerror(errno));
+		return 1;
+	}
 	if ((sock = open_listener(cfg)) < 0)
 		return 1;
 	(void)match_init(cfg);	/* shared read-only pages for every worker */
@@ -481,14 +537,14 @@ pool_run(struct config *cfg)
 	sigprocmask(SIG_BLOCK, &blocked, NULL);
 
 	for (i = 0; i < n; i++)
-		pids[i] = spawn(cfg, sock);
+		pids[i] = spawn(cfg, sock, i);
 	log_msg("master: %zu workers on %s", n, cfg->listen);
 	/* the index's refreshes start now, not at a first signal */
 	wake_in(master_behind ? MASTER_CATCHUP : MASTER_REFRESH);
 
 	while (!got_term) {
 		size_t empty, crashed = 0;
-		int64_t now, delay;
+		int64_t now, delay, wd_next;
 
 		sigsuspend(&none);
 		if (got_hup) {
@@ -543,7 +599,7 @@ pool_run(struct config *cfg)
 				usleep(50000);
 				crashed--;
 			}
-			pids[i] = spawn(cfg, sock);
+			pids[i] = spawn(cfg, sock, i);
 			stale[i] = 0;
 			empty += pids[i] < 0;
 		}
@@ -565,9 +621,14 @@ pool_run(struct config *cfg)
 			master_refresh(cfg);
 			now = mono_usec();
 		}
+		/* A request that begins after this look is overdue a whole
+		 * watchdog period (2 s at least) later: waking each second
+		 * ends it at most a second late. */
+		wd_next = now + 1000000;
+		watchdog_check(cfg, pids, n, now, &wd_next);
 		delay = master_behind ? MASTER_CATCHUP : master_refresh_at - now;
-		if ((alive > 0 || empty > 0) && delay > 1000000)
-			delay = 1000000;
+		if (delay > wd_next - now)
+			delay = wd_next - now;
 		wake_in(delay < 1000 ? 1000 : delay);
 	}
 

@@ -634,10 +634,10 @@ request_watchdog(void **state)
 		usleep(100000);
 	assert_int_equal(sh("grep -q 'worker [0-9]* exited 70, respawning' %s/log/arps.log",
 	    getenv("ARPS_VAR")), 0);
-	/* the worker's line names the worker (its own pid, kept across the
-	 * fork by lib/log.c, not the master's) */
+	/* the master's line names the worker it ended, the one it reaps */
 	assert_int_equal(sh("l=%s/log/arps.log; w=$(grep 'ran past the request watchdog (2 s' $l |"
-	    " grep 'PATCH /api/v1/agents/me' | tail -1 | sed 's/.*arps-fcgi\\[\\([0-9]*\\)\\].*/\\1/');"
+	    " grep 'PATCH /api/v1/agents/me' | tail -1 |"
+	    " sed -n 's/.*master: worker \\([0-9]*\\): request .*/\\1/p');"
 	    " [ -n \"$w\" ] && grep -q \"master: worker $w exited 70, respawning\" $l",
 	    getenv("ARPS_VAR")), 0);
 	/* the master kept, the worker replaced */
