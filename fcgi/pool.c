@@ -375,8 +375,9 @@ worker(const struct config *cfg, int sock, size_t slot)
 			continue;
 		}
 		fails = 0;
-		/* libfcgi's accept() knows no SOCK_CLOEXEC. */
-		(void)fcntl(fx.ipcFd, F_SETFD, FD_CLOEXEC);
+		/* The connection is not marked close-on-exec: a worker never
+		 * starts a program (tools/check-fcgi-deps.sh checks the binary
+		 * imports no exec*), and the flag cost a system call a request. */
 		handle(&fx, cfg, db);
 		served++;
 	}
