@@ -305,7 +305,11 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	 * for nginx to close first. */
 	fx->keepConnection = 0;
 	FCGX_Finish_r(fx);
-	log_msg("%s %lldus", logline, (long long)(mono_usec() - t0));
+	/* Every request's line only when asked (design.md §15.2): nginx's
+	 * access log has each request with its id; a 5xx is logged here too,
+	 * with the id that names it in nginx's log and the client's header. */
+	if (cfg->log_requests || r.status >= 500)
+		log_msg("%s %lldus", logline, (long long)(mono_usec() - t0));
 	db_set_deadline(db, 0);	/* deferred work belongs to no request */
 	if (r.after != NULL) {
 		/* the request's fields are gone: name the work by its line */

@@ -24,6 +24,7 @@ static const struct ckey {
 	{ "max_requests",           C_INT,    O(max_requests), 0, 100000000, "10000" },
 	{ "shutdown_timeout",       C_INT,    O(shutdown_timeout), 1, 3600, "30" },
 	{ "request_watchdog",       C_INT,    O(request_watchdog), 2, 3600, "60" },
+	{ "log_requests",           C_BOOL,   O(log_requests), 0, 0, "false" },
 	{ "db_socket",              C_STR,    O(db_socket), 0, 0, "" },
 	{ "db_host",                C_STR,    O(db_host), 0, 0, "127.0.0.1" },
 	{ "db_port",                C_INT,    O(db_port), 1, 65535, "3306" },

@@ -38,6 +38,9 @@ struct config {
 	int64_t max_requests;		/* recycle a worker after this many; 0 = never */
 	int64_t shutdown_timeout;	/* seconds to let in-flight requests finish */
 	int64_t request_watchdog;	/* seconds a request may run before its worker exits */
+	/* a log line for every request, not only for those answered 5xx
+	 * (design.md §15.2); default false: nginx's access log has each */
+	int log_requests;
 	/* MariaDB */
 	char db_socket[CONFIG_STR];	/* unix socket; empty = TCP db_host:db_port */
 	char db_host[CONFIG_STR];

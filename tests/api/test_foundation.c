@@ -590,6 +590,44 @@ config_reload(void **state)
 }
 
 
+/* design.md §15.2: a worker logs a request answered 2xx only under
+ * log_requests = true (default false: nginx's access log has it), with the
+ * id the answer carries in X-Request-Id. */
+static void
+request_lines(void **state)
+{
+	int master = read_pid("arps-fcgi.pid"), before[64], nb, i;
+	const char *var = getenv("ARPS_VAR");
+	char quiet[128], logged[128];
+	struct test_agent a;
+	struct resp r;
+
+	(void)state;
+	agent_new(&a, "Logged");
+	r = http_get("/api/v1/agents/me", HDRS(a.hdr));
+	assert_int_equal(r.status, 200);
+	assert_non_null(resp_header(&r, "X-Request-Id", quiet, sizeof quiet));
+	resp_free(&r);
+	nb = workers(master, before, 64);
+	pool_reload_with(master, "log_requests = true", before, nb);
+	r = http_get("/api/v1/agents/me", HDRS(a.hdr));
+	assert_int_equal(r.status, 200);
+	assert_non_null(resp_header(&r, "X-Request-Id", logged, sizeof logged));
+	resp_free(&r);
+	/* the worker writes its line after the answer */
+	for (i = 0; i < 30 && sh("grep -q '%s GET /api/v1/agents/me 200 [0-9]*us' %s/log/arps.log",
+	    logged, var) != 0; i++)
+		usleep(100000);
+	assert_int_equal(sh("grep -q '%s GET /api/v1/agents/me 200 [0-9]*us' %s/log/arps.log",
+	    logged, var), 0);
+	assert_int_not_equal(sh("grep -q '%s' %s/log/arps.log", quiet, var), 0);
+	/* nginx's access log has both, with their ids */
+	assert_int_equal(sh("grep -q 'id=%s' %s/log/nginx-access.log && grep -q 'id=%s' "
+	    "%s/log/nginx-access.log", quiet, var, logged, var), 0);
+	nb = workers(master, before, 64);
+	pool_reload_with(master, NULL, before, nb);
+}
+
 /* design.md §1.2: a request that runs past `request_watchdog` seconds ends
  * its worker; the client gets 503, the master respawns the worker, the
  * request's transaction is rolled back, and the pool serves on.  The
@@ -917,6 +955,7 @@ main(void)
 		cmocka_unit_test_teardown(fork_failure_retried, cgroup_back),
 		cmocka_unit_test(database_outage_503),
 		cmocka_unit_test(config_reload),
+		cmocka_unit_test(request_lines),
 		cmocka_unit_test(request_watchdog),
 		cmocka_unit_test(sigterm_finishes_in_flight),
 		cmocka_unit_test_teardown(cut_answer_not_hung, pool_back),
