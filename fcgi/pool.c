@@ -62,9 +62,13 @@ on_signal(int sig)
  * request and sends its worker SIGALRM, which ends it (exit 70).
  */
 struct wd_slot {
-	_Atomic int64_t since;	/* began, µs; 0 between requests */
+	_Atomic int64_t since;	/* began, µs; 0 between requests; WD_ENDED */
 	char what[320];		/* written only while since is 0 */
 };
+/* The master's verdict in a slot: the worker exits (70) at its SIGALRM, or
+ * at its next arm or disarm if it got past the overdue request first, so
+ * the signal never ends a request that is not overdue. */
+#define WD_ENDED	(-1)
 static struct wd_slot *wd_slots;	/* MAXWORKERS, mapped before any fork */
 static struct wd_slot *wd_mine;		/* a worker's own */
 
@@ -72,7 +76,8 @@ static void
 on_watchdog(int sig)
 {
 	(void)sig;
-	_exit(70);
+	if (atomic_load(&wd_mine->since) == WD_ENDED)	/* lock-free: signal-safe */
+		_exit(70);
 }
 
 /* The worker: `what` begins now (a request, or the deferred work after it). */
@@ -83,7 +88,9 @@ watchdog_arm(int64_t now, const char *fmt, ...)
 {
 	va_list ap;
 
-	atomic_store_explicit(&wd_mine->since, 0, memory_order_release);
+	/* an acquire-release exchange: `what` is written after it */
+	if (atomic_exchange(&wd_mine->since, 0) == WD_ENDED)
+		_exit(70);
 	va_start(ap, fmt);
 	vsnprintf(wd_mine->what, sizeof wd_mine->what, fmt, ap);
 	va_end(ap);
@@ -93,7 +100,8 @@ watchdog_arm(int64_t now, const char *fmt, ...)
 static void
 watchdog_disarm(void)
 {
-	atomic_store_explicit(&wd_mine->since, 0, memory_order_release);
+	if (atomic_exchange(&wd_mine->since, 0) == WD_ENDED)
+		_exit(70);
 }
 
 /* The master: end each worker whose request is overdue at `now`; *next
@@ -110,7 +118,7 @@ watchdog_check(const struct config *cfg, const pid_t *pids, size_t n, int64_t no
 
 	for (i = 0; i < n; i++) {
 		if (pids[i] <= 0 ||
-		    (since = atomic_load_explicit(&wd_slots[i].since, memory_order_acquire)) == 0)
+		    (since = atomic_load_explicit(&wd_slots[i].since, memory_order_acquire)) <= 0)
 			continue;
 		if (now - since < limit) {
 			if (since + limit < *next)
@@ -119,16 +127,17 @@ watchdog_check(const struct config *cfg, const pid_t *pids, size_t n, int64_t no
 		}
 		memcpy(what, wd_slots[i].what, sizeof what);
 		what[sizeof what - 1] = '\0';
-		/* taken back to 0 unless the worker moved on meanwhile (then
-		 * `what` may be the next request's: it is not overdue) */
-		if (!atomic_compare_exchange_strong(&wd_slots[i].since, &since, 0))
+		atomic_thread_fence(memory_order_acquire);
+		/* the verdict, unless the worker moved on meanwhile (then `what`
+		 * may be the next request's, which is not overdue) */
+		if (!atomic_compare_exchange_strong(&wd_slots[i].since, &since, WD_ENDED))
 			continue;
+		kill(pids[i], SIGALRM);
 		began = time(NULL) - (time_t)((now - since) / 1000000);
 		gmtime_r(&began, &tm);
 		strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &tm);
 		log_msg("master: worker %d: %s ran past the request watchdog (%lld s, started %s),"
 		    " ending it", (int)pids[i], what, (long long)cfg->request_watchdog, at);
-		kill(pids[i], SIGALRM);
 	}
 }
 
@@ -333,6 +342,7 @@ worker(const struct config *cfg, int sock, size_t slot)
 	int64_t served = 0;
 	int fails = 0;
 
+	wd_mine = &wd_slots[slot];	/* before its SIGALRM handler */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;	/* no SA_RESTART: accept() must see EINTR */
 	sigaction(SIGTERM, &sa, NULL);
@@ -349,7 +359,6 @@ worker(const struct config *cfg, int sock, size_t slot)
 	sigaddset(&term, SIGINT);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &term, NULL);
-	wd_mine = &wd_slots[slot];
 
 	match_worker_init(cfg);
 	if ((db = db_open(cfg)) == NULL)
@@ -641,10 +650,15 @@ pool_run(struct config *cfg)
 	log_msg("master: shutting down");
 	deadline = mono_usec() + cfg->shutdown_timeout * 1000000;
 	for (;;) {
+		int64_t wd_next = INT64_MAX;
+
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 			for (i = 0; i < n; i++)
 				if (pids[i] == pid)
 					pids[i] = 0;
+		/* a request that hangs is ended at its watchdog here too, not
+		 * only at shutdown_timeout */
+		watchdog_check(cfg, pids, n, mono_usec(), &wd_next);
 		for (i = 0, alive = 0; i < n; i++)
 			if (pids[i] > 0) {
 				alive++;

@@ -70,9 +70,12 @@ print "fcgi deps: ok (" . scalar(keys %objs) . " objects, no cycle)\n";
 # The pool never starts a program (design.md §15.2): its binary imports none
 # of the exec family, so the connection a worker accepts for a request needs
 # no close-on-exec flag (fcgi/pool.c sets none: one system call a request).
+# The binary's own imports only: libfcgi.so imports execl and popen for
+# code arps-fcgi never calls (libfcgi's spawning of FastCGI applications).
 bin=build/arps-fcgi
 if [ -e "$bin" ]; then
-	if nm -D "$bin" | grep -E ' U (exec[a-z]*|fexecve|system|popen|posix_spawnp?)(@|$)' >&2; then
+	imports=$(nm -D "$bin") || { echo "fcgi deps: nm -D $bin failed" >&2; exit 1; }
+	if printf '%s\n' "$imports" | grep -E ' U (exec[a-z]*|fexecve|system|popen|posix_spawnp?)(@|$)' >&2; then
 		echo "fcgi deps: $bin can start a program: fcgi/pool.c must mark each accepted connection close-on-exec again" >&2
 		exit 1
 	fi

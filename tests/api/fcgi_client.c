@@ -216,10 +216,8 @@ fcgi_req(const char *ip, const char *method, const char *path, const char *body,
 	snprintf(docuri, sizeof docuri, "%.*s", (int)(q ? (size_t)(q - path) : strlen(path)), path);
 	snprintf(clen, sizeof clen, "%zu", blen);
 	if (param(&params, "REQUEST_METHOD", method) || param(&params, "REQUEST_URI", uri) ||
-	    param(&params, "DOCUMENT_URI", docuri) || param(&params, "SCRIPT_NAME", docuri) ||
+	    param(&params, "DOCUMENT_URI", docuri) ||
 	    param(&params, "QUERY_STRING", q ? q + 1 : "") ||
-	    param(&params, "SERVER_PROTOCOL", "HTTP/1.1") ||
-	    param(&params, "GATEWAY_INTERFACE", "CGI/1.1") ||
 	    param(&params, "REMOTE_ADDR", "127.0.0.1") ||
 	    param(&params, "HTTP_X_REQUEST_ID", "fcgi-test-client") ||
 	    (ip != NULL && param(&params, "HTTP_X_REAL_IP", ip)) ||

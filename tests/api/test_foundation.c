@@ -663,6 +663,10 @@ request_watchdog(void **state)
 	resp_free(&r);
 	/* the watchdog, not the lock's end (5.5 s from here) or a deadline */
 	assert_true(secs >= 1.5 && secs < 5.0);
+	/* the master signals the worker first, then writes its line */
+	for (i = 0; i < 30 && sh("grep 'ran past the request watchdog (2 s' %s/log/arps.log | "
+	    "grep -q 'request [^ ]* PATCH /api/v1/agents/me'", getenv("ARPS_VAR")) != 0; i++)
+		usleep(100000);
 	assert_int_equal(sh("grep 'ran past the request watchdog (2 s' %s/log/arps.log | "
 	    "grep -q 'request [^ ]* PATCH /api/v1/agents/me'", getenv("ARPS_VAR")), 0);
 	/* the master logs the exit when it reaps the worker, which may come
