@@ -58,8 +58,9 @@ on_signal(int sig)
  * (CLOCK_MONOTONIC), and clears the time when done: two stores a request,
  * no system call (design.md §15.2: alarm() twice a request, and formatting
  * its line in advance, were a few per cent of a request).  The master looks
- * at the slots on each wake, at least once a second, logs the overdue
- * request and sends its worker SIGALRM, which ends it (exit 70).
+ * at the slots on each wake, at least once a second, marks an overdue
+ * request's slot ended, sends its worker SIGALRM, which ends it (exit 70),
+ * and then logs it.
  */
 struct wd_slot {
 	_Atomic int64_t since;	/* began, µs; 0 between requests; WD_ENDED */
