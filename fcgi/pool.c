@@ -297,9 +297,11 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 		FCGX_PutStr(head, hl, fx->out);
 	if (r.outlen && !r.head)
 		FCGX_PutStr(r.out, (int)r.outlen, fx->out);
-	/* The environment is gone after FCGX_Finish_r: keep what the log needs. */
-	snprintf(logline, sizeof logline, "%s %s %.200s %d", r.reqid ? r.reqid : "-",
-	    r.method ? r.method : "-", r.path ? r.path : "-", r.status);
+	/* The environment is gone after FCGX_Finish_r: keep what the log and
+	 * the deferred work's watchdog need, when they need it. */
+	if (cfg->log_requests || r.status >= 500 || r.after != NULL)
+		snprintf(logline, sizeof logline, "%s %s %.200s %d", r.reqid ? r.reqid : "-",
+		    r.method ? r.method : "-", r.path ? r.path : "-", r.status);
 	r.method = r.path = r.query = r.reqid = r.ip = r.ctype = NULL;
 	r.apikey = r.authz = r.idem = r.mcp_version = NULL;
 	/* design.md §15: libfcgi's close shuts the socket down and waits (up

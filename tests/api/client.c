@@ -249,16 +249,37 @@ random_ip(char buf[32])
 	return buf;
 }
 
+static int
+run(const char *cmd)
+{
+	int rc = system(cmd);
+
+	return rc == -1 ? -1 : (rc >> 8) & 0xff;
+}
+
 int
 sh(const char *fmt, ...)
 {
 	char cmd[4096];
 	va_list ap;
-	int rc;
 
 	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof cmd, fmt, ap);
 	va_end(ap);
-	rc = system(cmd);
-	return rc == -1 ? -1 : (rc >> 8) & 0xff;
+	return run(cmd);
+}
+
+int
+sh_until(int tries, const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int rc, i;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	for (i = 0; (rc = run(cmd)) != 0 && i + 1 < tries; i++)
+		usleep(100000);
+	return rc;
 }

@@ -46,5 +46,8 @@ const char *random_ip(char buf[32]);
 
 /* Run a shell command; returns its exit status. */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same command every 100 ms until it exits 0, at most `tries` times
+ * (a line a process writes after its answer); returns the last status. */
+int sh_until(int tries, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

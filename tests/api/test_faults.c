@@ -117,7 +117,6 @@ assert_app_503_fast(const char *method, const char *path, const char *body, cons
 	char kh[128], id[128];
 	int64_t t0 = now_ms(), ms;
 	struct resp r;
-	int i;
 
 	snprintf(kh, sizeof kh, "Idempotency-Key: %s", key ? key : "-");
 	r = http_req(method, path, body, hdr ? (key ? HDRS(hdr, kh) : HDRS(hdr)) : NULL, NULL);
@@ -131,10 +130,7 @@ assert_app_503_fast(const char *method, const char *path, const char *body, cons
 	/* a 5xx is logged by the worker with the answer's id, even with
 	 * log_requests off (design.md §15.2); the line follows the answer */
 	assert_non_null(resp_header(&r, "X-Request-Id", id, sizeof id));
-	for (i = 0; i < 30 && sh("grep -q '%s %s %s 503' %s/log/arps.log", id, method, path,
-	    getenv("ARPS_VAR")) != 0; i++)
-		usleep(100000);
-	assert_int_equal(sh("grep -q '%s %s %s 503' %s/log/arps.log", id, method, path,
+	assert_int_equal(sh_until(30, "grep -q '%s %s %s 503' %s/log/arps.log", id, method, path,
 	    getenv("ARPS_VAR")), 0);
 	resp_free(&r);
 }

@@ -596,7 +596,7 @@ config_reload(void **state)
 static void
 request_lines(void **state)
 {
-	int master = read_pid("arps-fcgi.pid"), before[64], nb, i;
+	int master = read_pid("arps-fcgi.pid"), before[64], nb;
 	const char *var = getenv("ARPS_VAR");
 	char quiet[128], logged[128];
 	struct test_agent a;
@@ -615,11 +615,8 @@ request_lines(void **state)
 	assert_non_null(resp_header(&r, "X-Request-Id", logged, sizeof logged));
 	resp_free(&r);
 	/* the worker writes its line after the answer */
-	for (i = 0; i < 30 && sh("grep -q '%s GET /api/v1/agents/me 200 [0-9]*us' %s/log/arps.log",
-	    logged, var) != 0; i++)
-		usleep(100000);
-	assert_int_equal(sh("grep -q '%s GET /api/v1/agents/me 200 [0-9]*us' %s/log/arps.log",
-	    logged, var), 0);
+	assert_int_equal(sh_until(30, "grep -q '%s GET /api/v1/agents/me 200 [0-9]*us' "
+	    "%s/log/arps.log", logged, var), 0);
 	assert_int_not_equal(sh("grep -q '%s' %s/log/arps.log", quiet, var), 0);
 	/* nginx's access log has both, with their ids */
 	assert_int_equal(sh("grep -q 'id=%s' %s/log/nginx-access.log && grep -q 'id=%s' "
@@ -664,11 +661,8 @@ request_watchdog(void **state)
 	/* the watchdog, not the lock's end (5.5 s from here) or a deadline */
 	assert_true(secs >= 1.5 && secs < 5.0);
 	/* the master signals the worker first, then writes its line */
-	for (i = 0; i < 30 && sh("grep 'ran past the request watchdog (2 s' %s/log/arps.log | "
-	    "grep -q 'request [^ ]* PATCH /api/v1/agents/me'", getenv("ARPS_VAR")) != 0; i++)
-		usleep(100000);
-	assert_int_equal(sh("grep 'ran past the request watchdog (2 s' %s/log/arps.log | "
-	    "grep -q 'request [^ ]* PATCH /api/v1/agents/me'", getenv("ARPS_VAR")), 0);
+	assert_int_equal(sh_until(30, "grep 'ran past the request watchdog (2 s' %s/log/arps.log |"
+	    " grep -q 'request [^ ]* PATCH /api/v1/agents/me'", getenv("ARPS_VAR")), 0);
 	/* the master logs the exit when it reaps the worker, which may come
 	 * after nginx has answered the 503 on a loaded machine */
 	for (i = 0; i < 50 && sh("grep -q 'worker [0-9]* exited 70, respawning' %s/log/arps.log",
