@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -336,7 +337,7 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 }
 
 static void
-worker(const struct config *cfg, int sock, size_t slot)
+worker(const struct config *cfg, int sock, size_t slot, pid_t master)
 {
 	struct sigaction sa;
 	sigset_t term, none;
@@ -362,6 +363,15 @@ worker(const struct config *cfg, int sock, size_t slot)
 	sigaddset(&term, SIGINT);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &term, NULL);
+	/* No worker outlives its master: when the master dies (killed,
+	 * crashed) the kernel sends this worker SIGTERM, which ends it as a
+	 * stop does, after the request in flight.  An orphan would go on
+	 * answering with no watchdog, no respawn and no recycling, on a
+	 * socket a new master no longer listens on (design.md §1.2). */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+		log_msg("worker: prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+	if (getppid() != master)
+		_exit(0);	/* it died before the line above */
 
 	match_worker_init(cfg);
 	if ((db = db_open(cfg)) == NULL)
@@ -417,13 +427,13 @@ master_refresh(const struct config *cfg)
 static pid_t
 spawn(const struct config *cfg, int sock, size_t slot)
 {
-	pid_t pid;
+	pid_t pid, master = getpid();
 
 	master_refresh(cfg);	/* the open-studies index, shared copy-on-write */
 	/* the slot's last worker may have died in a request */
 	atomic_store(&wd_slots[slot].since, 0);
 	if ((pid = fork()) == 0)
-		worker(cfg, sock, slot);
+		worker(cfg, sock, slot, master);
 	if (pid < 0)
 		log_msg("master: fork: %s", strerror(errno));
 	return pid;

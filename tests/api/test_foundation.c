@@ -731,6 +731,56 @@ sigterm_finishes_in_flight(void **state)
 	health_within(5);
 }
 
+/* Whether pid is gone or a zombie (an orphan's reaper may be slow). */
+static int
+pid_gone(int pid)
+{
+	char path[64], st = 0;
+	FILE *f;
+
+	if (kill(pid, 0) != 0)
+		return 1;
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 1;
+	if (fscanf(f, "%*d (%*[^)]) %c", &st) != 1)
+		st = 0;
+	fclose(f);
+	return st == 'Z' || st == 'X';
+}
+
+/*
+ * The master killed outright (design.md §1.2): its workers end too (the
+ * kernel's parent-death signal, a SIGTERM), so nothing goes on answering
+ * without the master's watchdog, respawn and recycling; nginx then
+ * answers 503 until a new pool starts.
+ */
+static void
+master_killed_workers_end(void **state)
+{
+	int master = read_pid("arps-fcgi.pid"), before[64], nb, i, j, left = 0;
+	struct resp r;
+
+	(void)state;
+	assert_true(master > 0);
+	nb = workers(master, before, 64);
+	assert_true(nb > 0);
+	assert_int_equal(kill(master, SIGKILL), 0);
+	for (i = 0; i < 50; i++) {
+		for (j = 0, left = 0; j < nb; j++)
+			left += !pid_gone(before[j]);
+		if (left == 0)
+			break;
+		usleep(100000);
+	}
+	assert_int_equal(left, 0);
+	r = http_get("/api/v1/health", NULL);
+	assert_error(&r, 503, "SERVICE_UNAVAILABLE");
+	resp_free(&r);
+	assert_int_equal(sh("%s/tools/dev.sh pool-start", getenv("ARPS_ROOT")), 0);
+	health_within(5);
+}
+
 /* The pool's socket file, gone (a test's stand-in may have left it). */
 static void
 unlink_sock(void)
@@ -956,6 +1006,7 @@ main(void)
 		cmocka_unit_test(request_lines),
 		cmocka_unit_test(request_watchdog),
 		cmocka_unit_test(sigterm_finishes_in_flight),
+		cmocka_unit_test(master_killed_workers_end),
 		cmocka_unit_test_teardown(cut_answer_not_hung, pool_back),
 		cmocka_unit_test(systemd_socket_fd0),
 	};
