@@ -27,6 +27,22 @@ read_pid(const char *name)
 	return pid;
 }
 
+/* Whether pid has exited (gone, or a zombie not yet reaped). */
+static inline int
+pid_exited(int pid)
+{
+	char path[64], st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 1;
+	if (fscanf(f, "%*d (%*[^)]) %c", &st) != 1)
+		st = 0;
+	fclose(f);
+	return st == 'Z' || st == 'X';
+}
+
 /* The worker pids, children of the master. */
 static inline int
 workers(int master, int *out, int max)

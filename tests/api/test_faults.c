@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "tests/api/pool_helpers.h"
 #include "tests/api/study_helpers.h"
 
 static int64_t
@@ -665,22 +666,6 @@ killer(void *arg)
 	return NULL;
 }
 
-/* Whether pid has exited (gone, or a zombie not yet reaped). */
-static int
-exited(pid_t pid)
-{
-	char path[64], st = 0;
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 1;
-	if (fscanf(f, "%*d (%*[^)]) %c", &st) != 1)
-		st = 0;
-	fclose(f);
-	return st == 'Z' || st == 'X';
-}
-
 /* Every page of a list as one array of the list key's items (caller puts). */
 static struct json_object *
 list_all(const char *hdr, const char *path, const char *key)
@@ -748,9 +733,9 @@ faults_under_load(void **state)
 	/* The killer's last SIGKILL (it may come just after the stop) takes
 	 * effect when its worker next runs, which can be after it accepted
 	 * one more connection: the checks below start once it is dead. */
-	for (i = 0; i < 100 && w.last_kill > 0 && !exited(w.last_kill); i++)
+	for (i = 0; i < 100 && w.last_kill > 0 && !pid_exited(w.last_kill); i++)
 		sleep_ms(20);
-	assert_true(w.last_kill > 0 && exited(w.last_kill));
+	assert_true(w.last_kill > 0 && pid_exited(w.last_kill));
 
 	fprintf(stderr, "faults: %lu requests in %lld s, %lu workers SIGKILLed, MariaDB restarted "
 	    "in %.1f s, %lu retries, max latency %lld ms per try and %lld ms per request "

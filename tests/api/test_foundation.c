@@ -731,24 +731,6 @@ sigterm_finishes_in_flight(void **state)
 	health_within(5);
 }
 
-/* Whether pid is gone or a zombie (an orphan's reaper may be slow). */
-static int
-pid_gone(int pid)
-{
-	char path[64], st = 0;
-	FILE *f;
-
-	if (kill(pid, 0) != 0)
-		return 1;
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 1;
-	if (fscanf(f, "%*d (%*[^)]) %c", &st) != 1)
-		st = 0;
-	fclose(f);
-	return st == 'Z' || st == 'X';
-}
-
 /*
  * The master killed outright (design.md §1.2): its workers end too (the
  * kernel's parent-death signal, a SIGTERM), so nothing goes on answering
@@ -768,7 +750,7 @@ master_killed_workers_end(void **state)
 	assert_int_equal(kill(master, SIGKILL), 0);
 	for (i = 0; i < 50; i++) {
 		for (j = 0, left = 0; j < nb; j++)
-			left += !pid_gone(before[j]);
+			left += !pid_exited(before[j]);
 		if (left == 0)
 			break;
 		usleep(100000);
