@@ -11,7 +11,9 @@
 # Measured with innodb_flush_log_at_trx_commit = 1 (set for the row, the
 # stack's own value restored after; reported as write_flush): every commit
 # is on disk before its answer.  Figures: cycles/s, p50/p99 of one cycle (ms),
-# errors (any answer not 200: must be 0).  Afterwards verify-ledger.
+# errors (any answer not 200: must be 0); the server's statements, commits and
+# fsyncs a cycle, and the CPU a cycle of MariaDB, the pool, nginx and the
+# driver itself (all on the same cores).  Afterwards verify-ledger.
 #
 #   BENCH_WRITE_CLIENTS   agents = concurrent clients (default 32)
 #   BENCH_WRITE_STUDIES   studies to walk through (default 400)
@@ -100,9 +102,12 @@ echo "  per cycle (4 requests, server counters): $(pc questions) statements from
 # CPU per cycle over the whole run (warm-up included, as all_cycles)
 read -r cpu_db cpu_fcgi cpu_nginx < <(paste -d' ' <(echo "$U0") <(echo "$U1") |
     awk -v n="$(get all_cycles)" '{ n = n > 0 ? n : 1; printf "%.3f %.3f %.3f\n", ($4 - $1) / n, ($5 - $2) / n, ($6 - $3) / n }')
-echo "  CPU per cycle: MariaDB $cpu_db ms, arps-fcgi $cpu_fcgi ms, nginx $cpu_nginx ms"
+cpu_drv=$(awk -v c="$(get cpu_ms)" -v n="$(get all_cycles)" 'BEGIN { printf "%.3f", c / (n > 0 ? n : 1) }')
+echo "  CPU per cycle: MariaDB $cpu_db ms, arps-fcgi $cpu_fcgi ms, nginx $cpu_nginx ms; the driver $cpu_drv ms"
 result write_cpu_db_ms "$cpu_db"
 result write_cpu_fcgi_ms "$cpu_fcgi"
+result write_cpu_nginx_ms "$cpu_nginx"
+result write_cpu_driver_ms "$cpu_drv"
 result write_stmts_per_cycle "$(pc questions)"
 result write_commits_per_cycle "$(pc com_commit)"
 result write_fsyncs_per_cycle "$(pc innodb_data_fsyncs)"

@@ -332,6 +332,11 @@ fi
 echo
 echo "Details:"
 echo
+if has write_cpu_db_ms; then
+    printf 'Write cycle: %s statements, %s COMMITs and %s InnoDB fsyncs a cycle; CPU a cycle: MariaDB %s ms, arps-fcgi %s ms,\n  nginx %s ms, the load driver %s ms (all on the same 2 cores).\n' \
+        "$(r write_stmts_per_cycle)" "$(r write_commits_per_cycle)" "$(r write_fsyncs_per_cycle)" "$(r write_cpu_db_ms)" \
+        "$(r write_cpu_fcgi_ms)" "$(r write_cpu_nginx_ms)" "$(r write_cpu_driver_ms)"
+fi
 if [ -n "${R[sweep_secs]:-}" ]; then
     if [ "$(r sweep_done)" = yes ]; then
         printf 'Sweep backlog: %s due participations (%s timeouts + %s auto-approvals) settled in %.1f s = %s rows/s;\n' \
