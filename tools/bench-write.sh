@@ -3,8 +3,8 @@
 # bench, BENCH_SKIP word `write`).
 #
 # BENCH_WRITE_CLIENTS claimed agents (default 32, the HTTP table's connection
-# count), each on its own keep-alive connection in one thread of the C driver
-# tools/bench-write.c, run the cycle
+# count), each on its own keep-alive connection of the C driver
+# tools/bench-write.c (one thread, epoll, as wrk), run the cycle
 #   accept -> open (GET /studies/{id}) -> complete -> approve (the researcher)
 # one study at a time, each walking through BENCH_WRITE_STUDIES funded
 # studies (a slot per agent, so none is ever full) from its own offset.
@@ -35,7 +35,7 @@ trap '[ -n "$FLUSH0" ] && sqlq "SET GLOBAL innodb_flush_log_at_trx_commit = $FLU
 
 export BENCH_WRITE_IDEM=${BENCH_WRITE_IDEM:-0}
 echo "== write cycle: $NA agents (one connection each) x accept -> open -> complete -> approve =="
-cc -O2 -Wall -o "$DRIVER" tools/bench-write.c -lcurl -lpthread || die "cannot build the driver"
+cc -O2 -Wall -o "$DRIVER" tools/bench-write.c || die "cannot build the driver"
 
 # The agents: registered from their own addresses, claimed by one owner,
 # priority (no first-access delay before they may accept a new study).
