@@ -83,12 +83,110 @@ jb_str(struct printbuf *pb, const char *s)
 	jb_mem(pb, "\"", 1);
 }
 
+/* v in decimal into b (at least 21 bytes); its length.  What snprintf's
+ * "%" PRId64 writes, without printf's parsing of the format each time. */
+static int
+fmt_i64(char *b, int64_t v)
+{
+	char t[20];
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	int n = 0, len = 0;
+
+	do {
+		t[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		b[len++] = '-';
+	while (n > 0)
+		b[len++] = t[--n];
+	return len;
+}
+
 void
 jb_int(struct printbuf *pb, int64_t v)
 {
 	char b[24];
 
-	jb_mem(pb, b, snprintf(b, sizeof b, "%" PRId64, v));
+	jb_mem(pb, b, fmt_i64(b, v));
+}
+
+/* printf's "%.17g" of d into b (at least 40 bytes); its length.  Scores,
+ * similarities and weights (1e-4 <= |d| < 2^52) are done here exactly:
+ * d = m * 2^-s with m < 2^53, so its 17 significant digits are
+ * round(m * 10^q / 2^s) for q = 16 - floor(log10 |d|), at most 20, which
+ * an unsigned 128-bit integer holds (m * 10^20 < 2^120), rounded half to
+ * even as glibc's printf rounds; trailing zeros and a bare point dropped
+ * as %g drops them.  Anything else (0, tiny, huge, not finite) goes to
+ * snprintf: the answer is the same, only slower (tests/unit/test_jb). */
+static int
+fmt_g17(char *b, double d)
+{
+	static const uint64_t p10[] = { 1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL,
+	    1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+	    100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+	    1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+	    1000000000000000000ULL, 10000000000000000000ULL };
+	double a = d < 0 ? -d : d;
+	unsigned __int128 n, rem, half;
+	uint64_t bits, m, dig;
+	char digits[17];
+	int s, k, t, q, i, len = 0, tries;
+
+	if (!(a >= 1e-4 && a < 4503599627370496.0))	/* 2^52; NaN fails too */
+		return snprintf(b, 40, "%.17g", d);
+	memcpy(&bits, &a, sizeof bits);			/* a normal double here */
+	m = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);	/* a = m * 2^-s, exactly */
+	s = 1075 - (int)(bits >> 52);			/* >= 1 here */
+	t = (52 - s) * 1233;				/* log10(a) ~ (52 - s) * log10(2) */
+	k = t >= 0 ? t / 4096 : -((-t + 4095) / 4096);	/* floor; may be one low: checked */
+	for (tries = 0;; tries++) {
+		if (k < -4 || k > 16 || tries > 2)
+			return snprintf(b, 40, "%.17g", d);
+		q = 16 - k;
+		n = q <= 19 ? (unsigned __int128)m * p10[q] : (unsigned __int128)m * p10[19] * 10;
+		if ((n >> s) < p10[16])
+			k--;
+		else if ((n >> s) >= p10[17])
+			k++;
+		else
+			break;
+	}
+	dig = (uint64_t)(n >> s);
+	rem = n & ((((unsigned __int128)1) << s) - 1);
+	half = ((unsigned __int128)1) << (s - 1);
+	if (rem > half || (rem == half && (dig & 1)))
+		dig++;
+	if (dig == p10[17]) {				/* 9.99... rounded up to 10.0... */
+		dig = p10[16];
+		k++;
+	}
+	for (i = 16; i >= 0; i--) {
+		digits[i] = (char)('0' + (int)(dig % 10));
+		dig /= 10;
+	}
+	if (d < 0)
+		b[len++] = '-';
+	if (k >= 0) {				/* k + 1 digits before the point */
+		memcpy(b + len, digits, (size_t)k + 1);
+		len += k + 1;
+		b[len++] = '.';
+		memcpy(b + len, digits + k + 1, (size_t)(16 - k));
+		len += 16 - k;
+	} else {				/* 0.000ddd: -k - 1 zeros after the point */
+		b[len++] = '0';
+		b[len++] = '.';
+		for (i = 0; i < -k - 1; i++)
+			b[len++] = '0';
+		memcpy(b + len, digits, 17);
+		len += 17;
+	}
+	while (b[len - 1] == '0')
+		len--;
+	if (b[len - 1] == '.')
+		len--;
+	b[len] = '\0';
+	return len;
 }
 
 /* As json-c writes a double: %.17g, and ".0" when that shows no fraction
@@ -97,7 +195,7 @@ void
 jb_double(struct printbuf *pb, double d)
 {
 	char b[40];
-	int n = snprintf(b, sizeof b - 2, "%.17g", d);
+	int n = fmt_g17(b, d);
 
 	if (strpbrk(b, ".e") == NULL) {
 		memcpy(b + n, ".0", 3);
