@@ -83,8 +83,9 @@ jb_str(struct printbuf *pb, const char *s)
 	jb_mem(pb, "\"", 1);
 }
 
-/* v in decimal into b (at least 21 bytes); its length.  What snprintf's
- * "%" PRId64 writes, without printf's parsing of the format each time. */
+/* v in decimal into b (at least 20 bytes, no NUL added); its length.  The
+ * digits snprintf's "%" PRId64 writes, without printf's parsing of the
+ * format each time. */
 static int
 fmt_i64(char *b, int64_t v)
 {

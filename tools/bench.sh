@@ -333,9 +333,9 @@ echo
 echo "Details:"
 echo
 if has write_cpu_db_ms; then
-    printf 'Write cycle: %s statements, %s COMMITs and %s InnoDB fsyncs a cycle; CPU a cycle: MariaDB %s ms, arps-fcgi %s ms,\n  nginx %s ms, the load driver %s ms (all on the same 2 cores).\n' \
+    printf 'Write cycle: %s statements, %s COMMITs and %s InnoDB fsyncs a cycle; CPU a cycle: MariaDB %s ms, arps-fcgi %s ms,\n  nginx %s ms, the load driver %s ms (all on the same %s cores).\n' \
         "$(r write_stmts_per_cycle)" "$(r write_commits_per_cycle)" "$(r write_fsyncs_per_cycle)" "$(r write_cpu_db_ms)" \
-        "$(r write_cpu_fcgi_ms)" "$(r write_cpu_nginx_ms)" "$(r write_cpu_driver_ms)"
+        "$(r write_cpu_fcgi_ms)" "$(r write_cpu_nginx_ms)" "$(r write_cpu_driver_ms)" "$(nproc)"
 fi
 if [ -n "${R[sweep_secs]:-}" ]; then
     if [ "$(r sweep_done)" = yes ]; then

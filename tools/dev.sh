@@ -211,8 +211,9 @@ stop_deliver() {
 start_nginx() {
     sed -e "s|@SOCKET@|$VAR/run/arps.sock|g" -e "s|@BURST@|100000|g" nginx/arps-api.inc > "$VAR/nginx/arps-api.inc"
     # the request log's format: production's own lines (nginx/arps.conf), not a copy
-    sed -n '/^log_format arps /,/;$/p' nginx/arps.conf > "$VAR/nginx/arps-log.inc"
-    grep -q ';$' "$VAR/nginx/arps-log.inc" || { say "no log_format arps in nginx/arps.conf"; return 1; }
+    # (from its first line to the first that ends the directive, that line included)
+    awk '/^log_format arps /{f=1} f{print} f&&/;[[:space:]]*(#.*)?$/{exit}' nginx/arps.conf > "$VAR/nginx/arps-log.inc"
+    grep -q ';' "$VAR/nginx/arps-log.inc" || { say "no log_format arps in nginx/arps.conf"; return 1; }
     sed -e "s|@VAR@|$VAR|g" -e "s|@PORT@|$PORT|g" -e "s|@USER@|$(id -un) $(id -gn)|g" -e "s|@ROOT@|$ROOT|g" \
         nginx/arps-dev.conf.in > "$VAR/nginx/nginx.conf"
     nginx -p "$VAR/nginx" -c "$VAR/nginx/nginx.conf" -e "$VAR/log/nginx-error.log" -g 'daemon off;' </dev/null >/dev/null 2>&1 &
