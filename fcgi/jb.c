@@ -116,7 +116,8 @@ jb_int(struct printbuf *pb, int64_t v)
  * similarities and weights (1e-4 <= |d| < 2^52) are done here exactly:
  * d = m * 2^-s with m < 2^53, so its 17 significant digits are
  * round(m * 10^q / 2^s) for q = 16 - floor(log10 |d|), at most 20, which
- * an unsigned 128-bit integer holds (m * 10^20 < 2^120), rounded half to
+ * an unsigned 128-bit integer holds (m * 10^20 < 2^120; 10^21 on a first
+ * estimate one low), rounded half to
  * even as glibc's printf rounds; trailing zeros and a bare point dropped
  * as %g drops them.  Anything else (0, tiny, huge, not finite) goes to
  * snprintf: the answer is the same, only slower (tests/unit/test_jb). */
@@ -142,10 +143,14 @@ fmt_g17(char *b, double d)
 	t = (52 - s) * 1233;				/* log10(a) ~ (52 - s) * log10(2) */
 	k = t >= 0 ? t / 4096 : -((-t + 4095) / 4096);	/* floor; may be one low: checked */
 	for (tries = 0;; tries++) {
-		if (k < -4 || k > 16 || tries > 2)
+		/* -5: the estimate one low for 1e-4 <= a < ~1.22e-4 (q = 21,
+		 * m * 10^21 < 2^123), corrected by the next try */
+		if (k < -5 || k > 16 || tries > 2)
 			return snprintf(b, 40, "%.17g", d);
 		q = 16 - k;
-		n = q <= 19 ? (unsigned __int128)m * p10[q] : (unsigned __int128)m * p10[19] * 10;
+		n = (unsigned __int128)m * p10[q <= 19 ? q : 19];
+		if (q > 19)
+			n *= p10[q - 19];
 		if ((n >> s) < p10[16])
 			k--;
 		else if ((n >> s) >= p10[17])
@@ -153,6 +158,8 @@ fmt_g17(char *b, double d)
 		else
 			break;
 	}
+	if (k < -4)					/* %g's exponent form: not here */
+		return snprintf(b, 40, "%.17g", d);
 	dig = (uint64_t)(n >> s);
 	rem = n & ((((unsigned __int128)1) << s) - 1);
 	half = ((unsigned __int128)1) << (s - 1);

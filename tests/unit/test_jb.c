@@ -138,6 +138,13 @@ test_numbers_without_printf(void **state)
 		same_double(1 + t);
 		same_double(3 * t);
 	}
+	for (i = 0; i <= 100000; i++) {		/* 1e-4 .. 1.25e-4: an estimate one low */
+		double t = 1e-4 * (1 + 0.25 * (double)i / 100000);
+
+		same_double(t);
+		same_double(nextafter(t, 0));
+		same_double(-t);
+	}
 	for (i = 0; i < 200000; i++) {
 		uint64_t r = next_u64();
 		double u = (double)(r >> 11) * 0x1p-53;		/* [0, 1): scores */
