@@ -37,6 +37,8 @@
 	X(ARPS_E_UNAVAILABLE,             503, "SERVICE_UNAVAILABLE") \
 	X(ARPS_E_UNSUPPORTED_MEDIA_TYPE,  415, "UNSUPPORTED_MEDIA_TYPE") \
 	X(ARPS_E_ALREADY_PARTICIPATED,    409, "ALREADY_PARTICIPATED") \
+	/* answered by nginx on the production site's port 80 (nginx/arps-http.conf) */ \
+	X(ARPS_E_HTTPS_REQUIRED,          403, "HTTPS_REQUIRED") \
 	X(ARPS_E_OVERFLOW,                422, "VALIDATION_ERROR")
 
 enum arps_err {

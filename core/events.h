@@ -7,7 +7,8 @@
 
 #include <stdbool.h>
 
-/* X(enum, "api name", for agents (1) or researchers' accounts (0)) */
+/* X(enum, "api name", for agents (1), researchers' accounts (0) or both (-1):
+ * a researcher's wallet is credited by an administrator's top-up) */
 #define EVENT_TYPES(X) \
 	X(EV_PART_ACCEPTED,	"participation.accepted",	1) \
 	X(EV_PART_SUBMITTED,	"participation.submitted",	1) \
@@ -16,7 +17,7 @@
 	X(EV_PART_TIMED_OUT,	"participation.timed_out",	1) \
 	X(EV_PART_WITHDRAWN,	"participation.withdrawn",	1) \
 	X(EV_REPUTATION_CHANGED, "reputation.changed",		1) \
-	X(EV_WALLET_CREDITED,	"wallet.credited",		1) \
+	X(EV_WALLET_CREDITED,	"wallet.credited",		-1) \
 	X(EV_STUDY_MATCHED,	"study.matched",		1) \
 	X(EV_STUDY_STATUS_CHANGED, "study.status_changed",	0) \
 	X(EV_STUDY_FULL,	"study.full",			0) \

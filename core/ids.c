@@ -93,6 +93,26 @@ ids_new(enum ids_kind kind, const struct arps_rng *rng, char out[IDS_BUFSZ])
 	return ARPS_OK;
 }
 
+int
+ids_new_ordered(enum ids_kind kind, const struct arps_rng *rng, uint64_t t, char out[IDS_BUFSZ])
+{
+	int i;
+
+	/* 62^9 = 13537086546263552 */
+	if ((unsigned)kind >= IDS__MAX || out == NULL || t >= 13537086546263552ULL)
+		return ARPS_E_INTERNAL;
+	memcpy(out, prefixes[kind], IDS_PREFIX_LEN);
+	for (i = IDS_ORDERED_DIGITS - 1; i >= 0; i--) {
+		out[IDS_PREFIX_LEN + i] = b62[t % 62];
+		t /= 62;
+	}
+	if (!rand_chars(rng, b62, 62, out + IDS_PREFIX_LEN + IDS_ORDERED_DIGITS,
+	    IDS_BODY_LEN - IDS_ORDERED_DIGITS))
+		return ARPS_E_INTERNAL;
+	out[IDS_LEN] = '\0';
+	return ARPS_OK;
+}
+
 bool
 ids_valid(enum ids_kind kind, const char *s)
 {

@@ -61,6 +61,13 @@ enum ids_kind {
 const char	*ids_prefix(enum ids_kind kind);
 /* Write a new id of `kind` (prefix + 16 unbiased base62) into out. */
 int		 ids_new(enum ids_kind kind, const struct arps_rng *rng, char out[IDS_BUFSZ]);
+/* An id whose body starts with t (t < 62^9, about 1.35e16) as 9 base62
+ * digits, then IDS_BODY_LEN - 9 random characters: ids of larger t sort
+ * after (strcmp), whatever the random part.  For event ids in commit
+ * order (t: a per-owner microsecond counter). */
+#define IDS_ORDERED_DIGITS 9
+int		 ids_new_ordered(enum ids_kind kind, const struct arps_rng *rng, uint64_t t,
+		    char out[IDS_BUFSZ]);
 /* True when s (NUL-terminated) is exactly a well-formed id of `kind`. */
 bool		 ids_valid(enum ids_kind kind, const char *s);
 /* Kind of a well-formed id in *kind; false (kind untouched) if s is none. */

@@ -754,9 +754,13 @@ jk_string(struct jkeys *k, char *out, size_t *outlen)
 			if (lo >= 0xdc00 && lo <= 0xdfff)
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 			else
-				k->i = save;	/* a lone surrogate: the next escape stands alone */
+				k->i = save;	/* a lone surrogate: refused below */
 		}
-		/* UTF-8 (a lone surrogate as its 3-byte form: only compared) */
+		/* I-JSON (RFC 7493 2.1): no string holds a surrogate that is not
+		 * half of a pair; json-c would store U+FFFD in its place */
+		if (cp >= 0xd800 && cp <= 0xdfff)
+			return VAL_JSON_SURROGATE;
+		/* UTF-8 */
 		if (out != NULL) {
 			if (cp < 0x80)
 				out[o] = (char)cp;

@@ -113,13 +113,16 @@ int	 val_email(const char *s, size_t len);
  * The object keys of the JSON text s[0..len) (design.md §9.7, RFC 7493
  * I-JSON): VAL_JSON_OK when no object repeats a key (compared after
  * decoding escapes, at any depth) and no key holds U+0000;
- * VAL_JSON_DUP_KEY, VAL_JSON_NUL_KEY, VAL_JSON_BAD for a text that is not
+ * VAL_JSON_DUP_KEY, VAL_JSON_NUL_KEY, VAL_JSON_SURROGATE (a string, key or
+ * value, with a "\\uD800"-"\\uDFFF" escape that is not half of a pair: RFC
+ * 7493 2.1), VAL_JSON_BAD for a text that is not
  * JSON, VAL_JSON_NOMEM when scratch (the caller's block, aligned for
  * size_t) is smaller than val_json_keys_scratch(len) bytes.  For a text
  * json-c has accepted: json-c keeps the last of two equal keys and cuts a
  * key at its NUL.  Allocates nothing; O(n log n) in the number of keys.
  */
-enum { VAL_JSON_OK, VAL_JSON_DUP_KEY, VAL_JSON_NUL_KEY, VAL_JSON_BAD, VAL_JSON_NOMEM };
+enum { VAL_JSON_OK, VAL_JSON_DUP_KEY, VAL_JSON_NUL_KEY, VAL_JSON_BAD, VAL_JSON_NOMEM,
+	VAL_JSON_SURROGATE };
 size_t	 val_json_keys_scratch(size_t len);
 int	 val_json_keys(const char *s, size_t len, void *scratch, size_t scratchsz);
 /* ISO 8601 timestamp (see timefmt_parse) into *out. */

@@ -26,8 +26,9 @@ static const char q_touch[] =
 static const char q_vector[] =
     "SELECT vector FROM embeddings WHERE subject_id = ? AND status = 'ready'";
 
-/* Ready bio vectors with their agent's standing, a page at a time in
- * subject order (keyset), for study.matched. */
+/* Ready bio vectors of claimed agents (an unclaimed agent lists no study,
+ * interface-spec "Matching"; a suspended one takes part in none) with their
+ * standing, a page at a time in subject order (keyset), for study.matched. */
 #define BIO_COLUMNS(X, L) \
 	X(BIO_C_AGENT,		"e.subject_id") \
 	X(BIO_C_VECTOR,		"e.vector") \
@@ -37,6 +38,7 @@ enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
 static const char q_bios[] =
     "SELECT " DB_COLS_SQL(BIO_COLUMNS) " FROM embeddings e JOIN agents a ON a.id = e.subject_id"
     " WHERE e.subject_id > ? AND e.subject_id LIKE 'agt\\_%' AND e.status = 'ready'"
+    " AND a.status = 'claimed'"
     " ORDER BY e.subject_id LIMIT 500";
 static const char q_study_open[] =
     "SELECT 1 FROM studies WHERE id = ? AND status = 'active'";

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/errors.h"
 #include "db/events.h"
@@ -35,12 +36,17 @@ struct evq {
  */
 #define HEAD_COLUMNS(X, L) \
 	X(HEAD_C_LAST,		"last_seq") \
+	X(HEAD_C_LAST_US,	"last_us") \
 	L(HEAD_C_HOOKED,	"EXISTS (SELECT 1 FROM webhooks w WHERE w.owner_id = ?" \
 				" AND w.status = 'active')")
 enum head_col { DB_COLS_ENUM(HEAD_COLUMNS) HEAD_C__END };
+/* last_us (the ids' counter, db/migrations/009): at least the clock's
+ * microsecond of this flush's last event, and always n past the previous
+ * flush's (the right side's last_us is the row's old value). */
 static const char q_head[] =
-    "INSERT INTO event_heads (owner_id, last_seq) SELECT ?, ?"
-    " ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq)"
+    "INSERT INTO event_heads (owner_id, last_seq, last_us) SELECT ?, ?, ?"
+    " ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq),"
+    " last_us = GREATEST(last_us + VALUES(last_seq), VALUES(last_us))"
     " RETURNING " DB_COLS_SQL(HEAD_COLUMNS);
 #define HOOK_COLUMNS(X, L) \
 	X(HOOK_C_ID,		"id") \
@@ -67,6 +73,7 @@ static const char q_list[] =
 static const char q_list_type[] =
     "SELECT " DB_COLS_SQL(EVENT_COLUMNS) " FROM events WHERE owner_id = ? AND type = ?"
     " AND seq > ? ORDER BY seq LIMIT ?";
+static const char q_head_last[] = "SELECT last_seq FROM event_heads WHERE owner_id = ?";
 static const char q_purge_events[] =
     "DELETE FROM events WHERE created_at < ? LIMIT ?";
 static const char q_purge_deliveries[] =
@@ -144,10 +151,19 @@ flush_owner(struct db *db, struct evq_item *v, size_t n)
 	struct dbp *p = NULL, *dp = NULL;
 	char (*id)[IDS_BUFSZ] = NULL;
 	size_t i, h, nd = 0;
-	int64_t last;
+	int64_t last, us;
+	struct timespec ts;
 	enum db_rc rc;
 
-	if ((rc = DB_Q(db, q_head, &head, NULL, P_STR(v[0].owner), P_I64(n),
+	/*
+	 * The ids' counter: the clock's microseconds, moved on past the
+	 * owner's previous flush under its head lock, so that the owner's ids
+	 * sort in the feed's order (design.md §11.4: a webhook receiver
+	 * orders by created_at and id).
+	 */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + (int64_t)n - 1;
+	if ((rc = DB_Q(db, q_head, &head, NULL, P_STR(v[0].owner), P_I64(n), P_I64(us),
 	    P_STR(v[0].owner))) != DB_OK)
 		return rc;
 	if (head->nrows != 1) {		/* RETURNING gives the row written */
@@ -155,6 +171,7 @@ flush_owner(struct db *db, struct evq_item *v, size_t n)
 		return DB_ERR;
 	}
 	last = dbres_i64(head, 0, HEAD_C_LAST);
+	us = dbres_i64(head, 0, HEAD_C_LAST_US) - (int64_t)n + 1;	/* the first id's */
 	if (dbres_i64(head, 0, HEAD_C_HOOKED) != 0 &&
 	    (rc = DB_Q(db, q_hooks, &hooks, NULL, P_STR(v[0].owner))) != DB_OK)
 		goto out;
@@ -167,7 +184,8 @@ flush_owner(struct db *db, struct evq_item *v, size_t n)
 		const char *type = event_type_name(v[i].type);
 		struct dbp *r = p + i * 6;
 
-		if (ids_new(IDS_EVENT, &secret_rng, id[i]) != ARPS_OK)
+		if (us < 0 || ids_new_ordered(IDS_EVENT, &secret_rng, (uint64_t)us + i, id[i]) !=
+		    ARPS_OK)
 			goto out;
 		r[0] = P_STR(v[i].owner);
 		r[1] = P_I64(last - (int64_t)n + 1 + (int64_t)i);
@@ -260,6 +278,21 @@ db_events_list(struct db *db, const char *owner, const char *type, int64_t after
 	if (rc != DB_OK)
 		return rc;
 	rc = dbres_map(res, limit, sizeof **v, map_event, clear_event, (void **)v, n, &more);
+	dbres_free(res);
+	return rc;
+}
+
+enum db_rc
+db_events_last(struct db *db, const char *owner, int64_t *last)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	*last = 0;
+	if ((rc = DB_ONE(db, q_head_last, &res, P_STR(owner))) == DB_NOTFOUND)
+		return DB_OK;
+	if (rc == DB_OK)
+		*last = dbres_i64(res, 0, DB_COL_ONLY);
 	dbres_free(res);
 	return rc;
 }

@@ -42,6 +42,9 @@ struct event_row {
 enum db_rc db_events_list(struct db *db, const char *owner, const char *type, int64_t after,
     int64_t limit, struct event_row **v, size_t *n);
 void db_events_free(struct event_row *v, size_t n);
+/* The number of the owner's newest event (0: none yet): the largest
+ * cursor its feed ever hands out. */
+enum db_rc db_events_last(struct db *db, const char *owner, int64_t *last);
 
 /* Retention (design.md §9.10): delete up to batch events and webhook
  * deliveries created before `before`; *n gets the rows deleted. */

@@ -56,6 +56,8 @@ static const char q_study_first[] =
     " SET s.created_at = LEAST(s.created_at, p.first) WHERE s.id = ? AND p.first IS NOT NULL";
 static const char q_outbox_due[] =
     "UPDATE outbox SET next_attempt_at = LEAST(next_attempt_at, ?) WHERE seq = ? AND state = 'pending'";
+static const char q_hook_failing[] =
+    "UPDATE webhooks SET failing_since = ? WHERE id = ? AND status = 'active'";
 static const char q_emb_lock[] = "SELECT subject_id FROM embeddings WHERE subject_id = ? FOR UPDATE";
 static const char q_emb_reset[] =
     "UPDATE embeddings SET status = ?, vector = NULL, error = ?, updated_at = updated_at - ?"
@@ -296,6 +298,17 @@ db_fixture_outbox_due(struct db *db, int64_t seq, int64_t now)
 	enum db_rc rc;
 
 	if ((rc = DB_Q(db, q_outbox_due, NULL, &n, P_I64(now), P_I64(seq))) != DB_OK)
+		return rc;
+	return n == 1 ? DB_OK : DB_NOTFOUND;
+}
+
+enum db_rc
+db_fixture_webhook_failing(struct db *db, const char *hook_id, int64_t seconds, int64_t now)
+{
+	uint64_t n = 0;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, q_hook_failing, NULL, &n, P_I64(now - seconds), P_STR(hook_id))) != DB_OK)
 		return rc;
 	return n == 1 ? DB_OK : DB_NOTFOUND;
 }
@@ -722,6 +735,16 @@ v_studies_clone(struct db *db, char **a, int n, int64_t now)
 		return 2;
 	return outcome(db, db_fixture_studies_clone(db, a[0], cnt, now), "studies-clone", a[0]);
 }
+static int
+v_webhook_failing(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t s;
+
+	(void)n;
+	if (arg_id(a[0], IDS_WEBHOOK) != 0 || arg_int(a[1], 0, MAX_SECONDS, &s, "SECONDS") != 0)
+		return 2;
+	return outcome(db, db_fixture_webhook_failing(db, a[0], s, now), "webhook-failing", a[0]);
+}
 
 static const struct verb {
 	const char *name;
@@ -744,6 +767,7 @@ static const struct verb {
 	{ "seed-participations",     4, 5,
 	  "seed-participations STD_ID TAG N ACCEPTED_AGO [SUBMITTED_AGO]", v_seed_participations },
 	{ "outbox-due",              1, 1,  "outbox-due SEQ", v_outbox_due },
+	{ "webhook-failing",         2, 2,  "webhook-failing WHK_ID SECONDS", v_webhook_failing },
 	{ "researcher-purge",        1, 1,  "researcher-purge ACC_ID", v_researcher_purge },
 	{ "studies-clone",           2, 2,  "studies-clone STD_ID N", v_studies_clone },
 };

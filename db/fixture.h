@@ -62,6 +62,11 @@ enum db_rc db_fixture_study_backdate(struct db *db, const char *study_id, int64_
 /* A pending outbox row becomes due now (its back-off skipped);
  * DB_NOTFOUND when no pending row has that seq. */
 enum db_rc db_fixture_outbox_due(struct db *db, int64_t seq, int64_t now);
+/* An active webhook has been failing since `seconds` before now (its
+ * next failed try decides whether it is disabled); DB_NOTFOUND when no
+ * active webhook has that id. */
+enum db_rc db_fixture_webhook_failing(struct db *db, const char *hook_id, int64_t seconds,
+    int64_t now);
 enum db_rc db_fixture_study_deadline_pass(struct db *db, const char *study_id, int64_t now);
 
 /* Every participation of the study happened `seconds` earlier: all of its

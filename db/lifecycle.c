@@ -8,8 +8,10 @@
  * UPDATE, or the UPDATE itself) in this one order, and never goes back:
  *
  *   1. the study row            (db_study_get / db_study_get_row, for_update)
- *   2. the participation row    (db_participation_get / _by_agent / _by_anon,
- *                                for_update)
+ *   2. the participation row    (db_participation_get, for_update; or with
+ *                                its study by db_study_part_by_agent_lock /
+ *                                _by_anon_lock, whose outer join reads and
+ *                                locks the study first)
  *   3. the agent row            (db_agent_get, for_update: apply_rep, accept,
  *                                the suspended check of a completion)
  *   4. the wallets, in owner-id order (db_ledger_post sorts its wallet
@@ -216,11 +218,7 @@ check_full(struct db *db, struct study *s, int64_t now)
 	dbres_free(q);
 	if (study_transition(s->state, STUDY_EV_FULL, s->max_participants, &c, &res) != ARPS_OK)
 		return DB_OK;
-	if ((rc = study_set_state(db, s, res.to, now)) != DB_OK)
-		return rc;
-	return db_event(db, s->researcher_id, EV_STUDY_FULL, now,
-	    "{\"study_id\":\"%s\",\"max_participants\":%lld}", s->id,
-	    (long long)s->max_participants);
+	return study_set_state(db, s, res.to, now);
 }
 
 /* Whether apply_rep reads (and locks) the agent for ev. */
@@ -602,6 +600,14 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 		return DB_OK;
 	}
 	s->occupied++;
+	/* The last slot taken: the study is full (accepting is 409 STUDY_FULL
+	 * until a slot reopens); the researcher hears it now, not when the
+	 * last participant has submitted and the study closes. */
+	if (s->occupied == s->max_participants &&
+	    (rc = db_event(db, s->researcher_id, EV_STUDY_FULL, now,
+	    "{\"study_id\":\"%s\",\"max_participants\":%lld}", s->id,
+	    (long long)s->max_participants)) != DB_OK)
+		return rc;
 	if (ids_new(IDS_PARTICIPATION, &secret_rng, p->id) != ARPS_OK)
 		return DB_ERR;
 	snprintf(p->study_id, sizeof p->study_id, "%s", study_id);
@@ -640,17 +646,17 @@ db_participation_agent_event(struct db *db, const char *study_id, const char *ag
 		memset(s_out, 0, sizeof *s_out);
 	if (ev != PART_EV_OPEN && ev != PART_EV_COMPLETE && ev != PART_EV_WITHDRAW)
 		return DB_ERR;
-	/* The row alone: the "full" check reads the occupied column, so no
-	 * count of the study's participations (one scan per request under
-	 * the study lock, growing with the study). */
-	if ((rc = db_study_get_row(db, study_id, 1, &s)) == DB_NOTFOUND) {
+	/* The study row alone (the "full" check reads the occupied column,
+	 * so no count of the study's participations: one scan per request
+	 * under the study lock, growing with the study), then the agent's
+	 * participation, locked in that order by one statement. */
+	if ((rc = db_study_part_by_agent_lock(db, study_id, agent_id, &s, p, &took)) ==
+	    DB_NOTFOUND) {
 		*outcome = ARPS_E_NOT_FOUND;
 		return DB_OK;
 	}
 	if (rc != DB_OK)
 		return rc;
-	if ((rc = db_participation_by_agent(db, study_id, agent_id, 1, p, &took)) != DB_OK)
-		goto out;
 	if (!took) {
 		*outcome = ARPS_E_NO_ACTIVE_PARTICIPATION;
 		goto out;

@@ -108,13 +108,19 @@ static const char q_part_get[] = PART_ALONE " FROM participations p WHERE p.id =
 static const char q_part_lock[] = PART_ALONE " FROM participations p WHERE p.id = ? FOR UPDATE";
 static const char q_part_by_agent[] =
     PART_ALONE " FROM participations p WHERE p.study_id = ? AND p.agent_id = ?";
-static const char q_part_by_agent_lock[] =
-    PART_ALONE " FROM participations p WHERE p.study_id = ? AND p.agent_id = ? FOR UPDATE";
 static const char q_part_by_anon[] =
     PART_SELECT("a.reputation", "NULL", "0") " FROM participations p"
     " JOIN agents a ON a.id = p.agent_id WHERE p.study_id = ? AND p.participant_id = ?";
-static const char q_part_by_anon_lock[] =
-    PART_ALONE " FROM participations p WHERE p.study_id = ? AND p.participant_id = ? FOR UPDATE";
+/* The study row and one of its participations (the agent's, or by the
+ * anonymous id), both locked by one statement: the outer join reads the
+ * study first, so the locks are taken in design.md §13.2's order. */
+#define STUDY_PART_LOCK(on) \
+	"SELECT " STUDY_COLS ", " DB_COLS_SQL(PART_COLUMNS) ", 0, NULL, 0 FROM studies s" \
+	" LEFT JOIN participations p ON p.study_id = s.id AND " on " WHERE s.id = ? FOR UPDATE"
+static const char q_study_part_by_agent_lock[] = STUDY_PART_LOCK("p.agent_id = ?");
+static const char q_study_part_by_anon_lock[] = STUDY_PART_LOCK("p.participant_id = ?");
+/* Where the participation's columns begin in those rows. */
+#define STUDY_ROW_NCOLS STUDY_C_N_ACCEPTED
 static const char q_part_list[] =
     PART_SELECT("a.reputation", "NULL", "0") " FROM participations p"
     " JOIN agents a ON a.id = p.agent_id WHERE p.study_id = ? AND p.seq < ?"
@@ -502,13 +508,13 @@ db_participation_get(struct db *db, const char *prt_id, int for_update, struct p
 
 enum db_rc
 db_participation_by_agent(struct db *db, const char *study_id, const char *agent_id,
-    int for_update, struct participation *p, int *took_part)
+    struct participation *p, int *took_part)
 {
 	enum db_rc rc;
 
 	*took_part = 0;
-	rc = read_one(db, for_update ? q_part_by_agent_lock : q_part_by_agent,
-	    DB_ARGS(P_STR(study_id), P_STR(agent_id)), part_row, p, sizeof *p);
+	rc = read_one(db, q_part_by_agent, DB_ARGS(P_STR(study_id), P_STR(agent_id)), part_row, p,
+	    sizeof *p);
 	if (rc == DB_NOTFOUND)
 		return DB_OK;
 	if (rc == DB_OK)
@@ -518,8 +524,54 @@ db_participation_by_agent(struct db *db, const char *study_id, const char *agent
 
 enum db_rc
 db_participation_by_anon(struct db *db, const char *study_id, const char *participant_id,
-    int for_update, struct participation *p)
+    struct participation *p)
 {
-	return read_one(db, for_update ? q_part_by_anon_lock : q_part_by_anon,
-	    DB_ARGS(P_STR(study_id), P_STR(participant_id)), part_row, p, sizeof *p);
+	return read_one(db, q_part_by_anon, DB_ARGS(P_STR(study_id), P_STR(participant_id)),
+	    part_row, p, sizeof *p);
+}
+
+/* db_study_part_*_lock: key is the agent's id or the participant id. */
+static enum db_rc
+study_part_lock(struct db *db, const char *sql, const char *study_id, const char *key,
+    struct study *s, struct participation *p, int *took_part)
+{
+	struct dbres *res = NULL, tail;
+	enum db_rc rc;
+
+	memset(s, 0, sizeof *s);
+	memset(p, 0, sizeof *p);
+	*took_part = 0;
+	if ((rc = DB_ONE(db, sql, &res, P_STR(key), P_STR(study_id))) != DB_OK)
+		return rc;
+	/* The participation's columns as a row of their own. */
+	tail.nrows = 1;
+	tail.ncols = res->ncols - STUDY_ROW_NCOLS;
+	tail.cells = res->cells + STUDY_ROW_NCOLS;
+	if (res->ncols != STUDY_ROW_NCOLS + PART_C__END || study_row(res, 0, 0, s) != 0)
+		rc = DB_ERR;
+	else if (!dbres_isnull(&tail, 0, PART_C_ID)) {
+		if (part_row(&tail, 0, p) != 0) {
+			db_study_clear(s);
+			rc = DB_ERR;
+		} else
+			*took_part = 1;
+	}
+	dbres_free(res);
+	return rc;
+}
+
+enum db_rc
+db_study_part_by_agent_lock(struct db *db, const char *study_id, const char *agent_id,
+    struct study *s, struct participation *p, int *took_part)
+{
+	return study_part_lock(db, q_study_part_by_agent_lock, study_id, agent_id, s, p,
+	    took_part);
+}
+
+enum db_rc
+db_study_part_by_anon_lock(struct db *db, const char *study_id, const char *participant_id,
+    struct study *s, struct participation *p, int *took_part)
+{
+	return study_part_lock(db, q_study_part_by_anon_lock, study_id, participant_id, s, p,
+	    took_part);
 }

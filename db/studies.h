@@ -126,13 +126,19 @@ enum db_rc db_study_get_many(struct db *, const char *const *ids, size_t n, stru
 /* True in *took_part when the agent has (or had) a participation in the
  * study; its row in *p when p is not NULL and it exists. */
 enum db_rc db_participation_by_agent(struct db *, const char *study_id, const char *agent_id,
-    int for_update, struct participation *p, int *took_part);
+    struct participation *p, int *took_part);
+/* The study row and the agent's participation in it (or the one of that
+ * anonymous participant id), locked in that order by one statement: *s
+ * and, when *took_part, *p.  DB_NOTFOUND when there is no such study. */
+enum db_rc db_study_part_by_agent_lock(struct db *, const char *study_id, const char *agent_id,
+    struct study *s, struct participation *p, int *took_part);
+enum db_rc db_study_part_by_anon_lock(struct db *, const char *study_id,
+    const char *participant_id, struct study *s, struct participation *p, int *took_part);
 /* A participation by its anonymous participant id within a study, with
- * the agent's reputation; for_update: the row alone (reputation left zero),
- * locked, the second lock of a review after its study's.  DB_NOTFOUND when
- * none. */
+ * the agent's reputation (unlocked; a review locks it with its study by
+ * db_study_part_by_anon_lock).  DB_NOTFOUND when none. */
 enum db_rc db_participation_by_anon(struct db *, const char *study_id, const char *participant_id,
-    int for_update, struct participation *p);
+    struct participation *p);
 /* A study's participations, newest first, with each agent's reputation. */
 enum db_rc db_participants_list(struct db *, const char *study_id, int64_t cursor, int64_t limit,
     struct participation **v, size_t *n, int64_t *next);
@@ -224,7 +230,7 @@ enum db_rc db_participation_settle(struct db *, const char *prt_id, const char *
     enum part_event ev, const char *reason, int64_t now, struct settle_out *out);
 /* The same for a caller that holds the locks already: *s the study row
  * and out->p the participation, each read FOR UPDATE in this transaction
- * (a review: db_study_get_row, then db_participation_by_anon), so
+ * (a review: both by db_study_part_by_anon_lock), so
  * nothing is read again.  *s is updated; out->p is taken over (caller
  * clears it). */
 enum db_rc db_participation_settle_locked(struct db *, struct study *s, enum part_event ev,

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/errors.h"
 #include "core/events.h"
@@ -148,7 +149,8 @@ enum bpart_col { DB_COLS_ENUM(BPART_COLUMNS) BP_C__END };
 enum bagent_col { DB_COLS_ENUM(BAGENT_COLUMNS) BA_C__END };
 #define BHEAD_COLUMNS(X, L) \
 	X(BH_C_OWNER,		"owner_id") \
-	L(BH_C_LAST,		"last_seq")
+	X(BH_C_LAST,		"last_seq") \
+	L(BH_C_LAST_US,		"last_us")
 enum bhead_col { DB_COLS_ENUM(BHEAD_COLUMNS) BH_C__END };
 #define BHOOK_COLUMNS(X, L) \
 	X(BW_C_OWNER,		"owner_id") \
@@ -178,8 +180,10 @@ static struct db_shape shapes[SH__MAX] = {
 	    ") v ON t.id = v.i SET t.reputation = v.r, t.streak = v.s", 0, 3 },
 	[SH_PART_SET] = { "UPDATE participations SET status = ?, reviewed_at = COALESCE(?, reviewed_at),"
 	    " ended_at = COALESCE(?, ended_at) WHERE id IN (", "?", ", ", ")", 3, 1 },
-	[SH_HEADS] = { "INSERT INTO event_heads (owner_id, last_seq) VALUES ", "(?, ?)", ", ",
-	    " ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq)", 0, 2 },
+	/* as db/events.c's head: last_us the event ids' counter */
+	[SH_HEADS] = { "INSERT INTO event_heads (owner_id, last_seq, last_us) VALUES ", "(?, ?, ?)",
+	    ", ", " ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq),"
+	    " last_us = GREATEST(last_us + VALUES(last_seq), VALUES(last_us))", 0, 3 },
 	[SH_EVENTS] = { "INSERT INTO events (owner_id, seq, id, type, data, created_at) VALUES ",
 	    "(?, ?, ?, ?, ?, ?)", ", ", "", 0, 6 },
 	[SH_DELIVERIES] = { "INSERT INTO webhook_deliveries (webhook_id, event_id, created_at,"
@@ -808,7 +812,7 @@ bevent_cmp(const void *a, const void *b)
 struct heads {
 	struct setb *b;
 	const char **owner;	/* distinct, in id order */
-	int64_t *last;
+	int64_t *last, *last_us;
 	size_t n;
 	struct dbres **hooks;	/* the chunks' webhook rows */
 	size_t nhooks;
@@ -843,6 +847,7 @@ each_head(void *arg, const struct dbres *res)
 		if ((j = owner_index(h, dbres_str(res, i, BH_C_OWNER))) == SIZE_MAX)
 			return DB_ERR;
 		h->last[j] = dbres_i64(res, i, BH_C_LAST);
+		h->last_us[j] = dbres_i64(res, i, BH_C_LAST_US);
 	}
 	return DB_OK;
 }
@@ -902,6 +907,8 @@ write_events(struct setb *b)
 	struct dbp *p = NULL, *dp = NULL;
 	struct hooks hooks = { 0 };
 	size_t i, j, nd = 0, hk;
+	struct timespec ts;
+	int64_t us;
 	enum db_rc rc = DB_ERR;
 
 	if (b->nev == 0)
@@ -909,8 +916,11 @@ write_events(struct setb *b)
 	qsort(b->evs, b->nev, sizeof *b->evs, bevent_cmp);
 	if ((h.owner = calloc(b->nev, sizeof *h.owner)) == NULL ||
 	    (h.last = calloc(b->nev, sizeof *h.last)) == NULL ||
+	    (h.last_us = calloc(b->nev, sizeof *h.last_us)) == NULL ||
 	    (p = calloc(6 * b->nev + 1, sizeof *p)) == NULL)
 		goto out;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 	for (i = 0; i < b->nev; i++)
 		if (h.n == 0 || strcmp(h.owner[h.n - 1], b->evs[i].owner) != 0)
 			h.owner[h.n++] = b->evs[i].owner;
@@ -922,8 +932,9 @@ write_events(struct setb *b)
 			c++;
 			j++;
 		}
-		p[2 * i] = P_STR(h.owner[i]);
-		p[2 * i + 1] = P_I64(c);
+		p[3 * i] = P_STR(h.owner[i]);
+		p[3 * i + 1] = P_I64(c);
+		p[3 * i + 2] = P_I64(us + (int64_t)c - 1);
 	}
 	if ((rc = db_rows_exec(b->db, &shapes[SH_HEADS], NULL, p, h.n, NULL, NULL, NULL)) != DB_OK)
 		goto out;
@@ -942,11 +953,14 @@ write_events(struct setb *b)
 		while (j < b->nev && strcmp(b->evs[j].owner, h.owner[i]) == 0)
 			j++;
 		c = j - first;
-		if (h.last[i] < (int64_t)c)
+		if (h.last[i] < (int64_t)c || h.last_us[i] < (int64_t)c)
 			goto out;
 		for (hk = first; hk < j; hk++) {
-			b->evs[hk].seq = h.last[i] - (int64_t)c + 1 + (int64_t)(hk - first);
-			if (ids_new(IDS_EVENT, &secret_rng, b->evs[hk].id) != ARPS_OK)
+			int64_t k = (int64_t)(hk - first) - (int64_t)c + 1;
+
+			b->evs[hk].seq = h.last[i] + k;
+			if (ids_new_ordered(IDS_EVENT, &secret_rng, (uint64_t)(h.last_us[i] + k),
+			    b->evs[hk].id) != ARPS_OK)
 				goto out;
 		}
 	}
@@ -996,6 +1010,7 @@ write_events(struct setb *b)
 out:
 	free(h.owner);
 	free(h.last);
+	free(h.last_us);
 	free(p);
 	free(dp);
 	hooks_clear(&hooks);

@@ -431,10 +431,16 @@ db_delivery_done(struct db *db, const struct delivery_job *j, int ok, int status
 		goto fail;
 	if (res->nrows == 1 && !dbres_isnull(res, 0, DB_COL_ONLY) &&
 	    now - dbres_i64(res, 0, DB_COL_ONLY) >= WEBHOOK_DISABLE_AFTER) {
+		char since[TIMEFMT_BUFSZ];
+
+		/* a time in an event's data is a timestamp, as everywhere */
+		if (timefmt_format(dbres_i64(res, 0, DB_COL_ONLY), since) != 0) {
+			rc = DB_ERR;
+			goto fail;
+		}
 		if ((rc = DB_Q(db, q_hook_disable, NULL, NULL, P_I64(now), P_STR(j->hook_id))) != DB_OK ||
 		    (rc = db_event(db, j->owner_id, EV_WEBHOOK_DISABLED, now,
-		    "{\"webhook_id\":\"%s\",\"failing_since\":%lld}", j->hook_id,
-		    (long long)dbres_i64(res, 0, DB_COL_ONLY))) != DB_OK)
+		    "{\"webhook_id\":\"%s\",\"failing_since\":\"%s\"}", j->hook_id, since)) != DB_OK)
 			goto fail;
 	}
 	dbres_free(res);

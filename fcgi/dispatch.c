@@ -104,6 +104,14 @@ req_dispatch(struct req *r)
 		return;
 	if (r->idem != NULL && strcmp(r->method, "POST") == 0 && idem_begin_or_reply(r) != 0)
 		return;
+	/* A body is JSON wherever one is sent (design.md §6.1: 415, 400): an
+	 * endpoint that reads no field refuses a body that is not, as one
+	 * that reads fields does (inside the key's claim, as the handler's
+	 * own refusal would be). */
+	if (r->blen > 0 && strcmp(method, "GET") != 0 && req_json(r) == NULL) {
+		idem_end(r);
+		return;
+	}
 	if (hit->fn(r) != 0 && r->status == 0)
 		reply_err(r, ARPS_E_INTERNAL, "internal error");
 	if (r->status == 0)

@@ -41,6 +41,25 @@ decode_feed_or_reply(struct req *r, int64_t *limit, int64_t *cursor)
 	return 0;
 }
 
+/* An empty page after a cursor past the owner's newest event: that
+ * cursor was never handed out (a client polling from it would skip the
+ * events numbered up to it), so 422 as any other bad cursor.  Read only
+ * for an empty page: a page with events proves its cursor was below. */
+static int
+feed_cursor_or_reply(struct req *r, int64_t cursor, size_t n)
+{
+	int64_t last;
+	enum db_rc rc;
+
+	if (n > 0 || cursor == 0)
+		return 0;
+	if ((rc = db_events_last(r->db, r->who.id, &last)) != DB_OK)
+		return reply_db(r, rc);
+	if (cursor > last)
+		return reply_err(r, ARPS_E_VALIDATION, "cursor: not a cursor from this list");
+	return 0;
+}
+
 /* {"next_cursor": "<n>"}: never null (design.md §11). */
 static void
 add_feed_cursor(struct json_object *o, int64_t next)
@@ -80,6 +99,8 @@ h_events(struct req *r)
 		return 0;
 	if ((rc = db_events_list(r->db, r->who.id, NULL, cursor, limit, &v, &n)) != DB_OK)
 		return reply_db(r, rc);
+	if (feed_cursor_or_reply(r, cursor, n) != 0)
+		return 0;
 	arr = json_object_new_array();
 	next = cursor;
 	for (i = 0; i < n; i++) {
@@ -116,6 +137,8 @@ h_reputation(struct req *r)
 	if ((rc = db_events_list(r->db, r->who.id, event_type_name(EV_REPUTATION_CHANGED), cursor,
 	    limit, &v, &n)) != DB_OK)
 		return reply_db(r, rc);
+	if (feed_cursor_or_reply(r, cursor, n) != 0)
+		return 0;
 	arr = json_object_new_array();
 	next = cursor;
 	for (i = 0; i < n; i++) {

@@ -477,14 +477,11 @@ struct call {
 	const char *idem;
 };
 
-/*
- * Check the arguments against the tool's input schema and build the call.
- * The body fields are checked by decode_body_or_reply itself, the decoder
- * the handler runs.  0, or -1 with msg set (an invalid-params error).
- */
+/* call_build's checks: 0, or -1 with msg set, or with *err set (the
+ * body decoder's answer). */
 static int
-call_build(const struct tool *t, struct json_object *args, struct call *c, char *msg,
-    size_t msgsz)
+call_check(const struct tool *t, struct json_object *args, struct call *c, char *msg,
+    size_t msgsz, struct req *err)
 {
 	union { max_align_t align; char b[512]; } scratch;
 	const struct qparam *q;
@@ -599,13 +596,13 @@ call_build(const struct tool *t, struct json_object *args, struct call *c, char 
 		memset(&chk, 0, sizeof chk);
 		chk.json = c->body;	/* borrowed: decoded as the handler will */
 		if (decode_body_or_reply(&chk, t->body->f, t->body->n, scratch.b, &present) != 0) {
-			struct json_object *err = chk.out ? json_tokener_parse(chk.out) : NULL, *d;
-
-			snprintf(msg, msgsz, "%s", err != NULL &&
-			    json_object_object_get_ex(err, "detail", &d) ? json_object_get_string(d) :
-			    "invalid arguments");
-			json_object_put(err);
-			free(chk.out);
+			if (chk.out == NULL) {
+				snprintf(msg, msgsz, "invalid arguments");
+				return -1;
+			}
+			err->status = chk.status;	/* the handler's own refusal */
+			err->out = chk.out;
+			err->outlen = chk.outlen;
 			return -1;
 		}
 		free(chk.out);
@@ -614,6 +611,26 @@ call_build(const struct tool *t, struct json_object *args, struct call *c, char 
 toolong:
 	snprintf(msg, msgsz, "arguments too long for %s", t->name);
 	return -1;
+}
+
+/*
+ * Check the arguments against the tool's input schema and build the call.
+ * The body fields are checked by decode_body_or_reply itself, the decoder
+ * the handler runs.  0, or -1 with *err set to the refusal as REST would
+ * answer it (the decoder's own answer, else 422 VALIDATION_ERROR with the
+ * reason): a tool error, which a model can read and correct
+ * (design.md §11.3), not a protocol error.
+ */
+static int
+call_build(const struct tool *t, struct json_object *args, struct call *c, struct req *err)
+{
+	char msg[512];
+	const size_t msgsz = sizeof msg;
+	int rc = call_check(t, args, c, msg, msgsz, err);
+
+	if (rc != 0 && err->out == NULL)
+		reply_err(err, ARPS_E_VALIDATION, "%s", msg);
+	return rc;
 }
 
 /* The value of one extra header line of an answer into buf; NULL if absent. */
@@ -632,6 +649,41 @@ extra_header(const struct req *r, const char *name, char *buf, size_t n)
 }
 
 /*
+ * A REST answer (in: status, body, extra headers) as a tool result: the
+ * body as text and structuredContent, isError from 400 up, with the HTTP
+ * status and the Retry-After and Idempotent-Replayed headers in _meta.
+ */
+static void
+tool_answer(struct req *r, struct json_object *id, struct req *in)
+{
+	struct json_object *res, *content, *text, *meta, *sc;
+	char hv[64];
+
+	res = json_object_new_object();
+	content = json_object_new_array();
+	text = json_object_new_object();
+	jput(text, "type", json_object_new_string("text"));
+	jput(text, "text", json_object_new_string_len(in->out ? in->out : "", (int)in->outlen));
+	json_object_array_add(content, text);
+	jput(res, "content", content);
+	if (in->out != NULL && (sc = json_tokener_parse(in->out)) != NULL) {
+		if (json_object_is_type(sc, json_type_object))
+			jput(res, "structuredContent", sc);
+		else
+			json_object_put(sc);
+	}
+	jput(res, "isError", json_object_new_boolean(in->status >= 400));
+	meta = json_object_new_object();
+	jput(meta, "arps/http_status", json_object_new_int(in->status));
+	if (extra_header(in, "Retry-After", hv, sizeof hv) != NULL)
+		jput(meta, "arps/retry_after", json_object_new_int(atoi(hv)));
+	if (extra_header(in, "Idempotent-Replayed", hv, sizeof hv) != NULL)
+		jput(meta, "arps/idempotent_replayed", json_object_new_boolean(1));
+	jput(res, "_meta", meta);
+	rpc_result(r, id, res);
+}
+
+/*
  * Run the call through req_dispatch as the caller (the same credential
  * headers), then answer its REST answer as the tool result: the body as
  * text and structuredContent, isError from 400 up, with the HTTP status
@@ -640,8 +692,6 @@ extra_header(const struct req *r, const char *name, char *buf, size_t n)
 static void
 call_run(struct req *r, struct json_object *id, const struct tool *t, struct call *c)
 {
-	struct json_object *res, *content, *text, *meta, *sc;
-	char hv[64];
 	const char *body = NULL;
 	struct req in;
 
@@ -670,29 +720,7 @@ call_run(struct req *r, struct json_object *id, const struct tool *t, struct cal
 	req_dispatch(&in);
 	log_msg("%s mcp %s: %s %.200s %d", r->reqid ? r->reqid : "-", t->name, in.method,
 	    in.path, in.status);
-
-	res = json_object_new_object();
-	content = json_object_new_array();
-	text = json_object_new_object();
-	jput(text, "type", json_object_new_string("text"));
-	jput(text, "text", json_object_new_string_len(in.out ? in.out : "", (int)in.outlen));
-	json_object_array_add(content, text);
-	jput(res, "content", content);
-	if (in.out != NULL && (sc = json_tokener_parse(in.out)) != NULL) {
-		if (json_object_is_type(sc, json_type_object))
-			jput(res, "structuredContent", sc);
-		else
-			json_object_put(sc);
-	}
-	jput(res, "isError", json_object_new_boolean(in.status >= 400));
-	meta = json_object_new_object();
-	jput(meta, "arps/http_status", json_object_new_int(in.status));
-	if (extra_header(&in, "Retry-After", hv, sizeof hv) != NULL)
-		jput(meta, "arps/retry_after", json_object_new_int(atoi(hv)));
-	if (extra_header(&in, "Idempotent-Replayed", hv, sizeof hv) != NULL)
-		jput(meta, "arps/idempotent_replayed", json_object_new_boolean(1));
-	jput(res, "_meta", meta);
-	rpc_result(r, id, res);
+	tool_answer(r, id, &in);
 
 	/* Deferred work of the handler (an embedding) runs after our answer. */
 	r->after = in.after;
@@ -763,8 +791,8 @@ m_tools_call(struct req *r, struct json_object *id, struct json_object *params)
 {
 	struct json_object *v, *args = NULL, *empty = NULL;
 	const struct tool *t = NULL;
+	struct req err;
 	struct call c;
-	char msg[512];
 	const char *name;
 	size_t i;
 
@@ -788,10 +816,12 @@ m_tools_call(struct req *r, struct json_object *id, struct json_object *params)
 	}
 	if (args == NULL)
 		args = empty = json_object_new_object();
-	if (call_build(t, args, &c, msg, sizeof msg) != 0)
-		rpc_error(r, id, RPC_INVALID_PARAMS, "%s", msg);
+	memset(&err, 0, sizeof err);
+	if (call_build(t, args, &c, &err) != 0)
+		tool_answer(r, id, &err);	/* a refusal: a tool error */
 	else
 		call_run(r, id, t, &c);
+	free(err.out);
 	json_object_put(c.body);
 	json_object_put(empty);
 }
@@ -858,6 +888,8 @@ rpc_parse(struct req *r)
 			/* I-JSON, as every body of the API (design.md §9.7) */
 			rpc_error(r, NULL, RPC_PARSE_ERROR, keys == VAL_JSON_NUL_KEY ?
 			    "parse error: an object key holds U+0000" :
+			    keys == VAL_JSON_SURROGATE ?
+			    "parse error: a string holds a lone surrogate escape" :
 			    "parse error: a key is repeated in one object");
 			return NULL;
 		}

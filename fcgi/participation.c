@@ -91,6 +91,7 @@ available_empty(struct req *r, const char *action, const char *ep, const char *d
 	struct json_object *o = json_object_new_object(), *next = json_object_new_array();
 
 	json_object_object_add(o, "studies", json_object_new_array());
+	json_object_object_add(o, "next_cursor", NULL);	/* one page, as every list says */
 	jadd_action(next, action, ep, desc);
 	if (action2 != NULL)
 		jadd_action(next, action2, ep2, desc2);
@@ -233,7 +234,7 @@ h_available(struct req *r)
 	} else
 		jadd_action(next, "check_later", "GET /studies/available",
 		    "No study is open to you right now; check again later.");
-	jb_raw(pb, "],\"nextActions\":");
+	jb_raw(pb, "],\"next_cursor\":null,\"nextActions\":");	/* one page */
 	jb_raw(pb, json_object_to_json_string_ext(next,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	jb_raw(pb, "}");

@@ -275,7 +275,8 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	r.ctype = env(fx, "CONTENT_TYPE");
 	r.apikey = credential(fx, "HTTP_X_API_KEY");
 	r.authz = credential(fx, "HTTP_AUTHORIZATION");
-	r.idem = env(fx, "HTTP_IDEMPOTENCY_KEY");
+	/* Sent empty, the key is there and invalid (422), not absent. */
+	r.idem = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", fx->envp);
 	r.mcp_version = env(fx, "HTTP_MCP_PROTOCOL_VERSION");
 	watchdog_arm(t0, "request %s %s %.200s", r.reqid ? r.reqid : "-",
 	    r.method ? r.method : "-", r.path ? r.path : "-");

@@ -106,6 +106,11 @@ req_json(struct req *r)
 		reply_err(r, ARPS_E_INVALID_JSON,
 		    "the body is not valid JSON: an object key contains U+0000");
 		return NULL;
+	case VAL_JSON_SURROGATE:
+		json_object_put(o);
+		reply_err(r, ARPS_E_INVALID_JSON,
+		    "the body is not valid JSON: a string holds a lone surrogate escape");
+		return NULL;
 	default:
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON, "the body is not valid JSON");

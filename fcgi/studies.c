@@ -341,7 +341,7 @@ h_study_get(struct req *r)
 		db_study_clear(&s);
 		return 0;
 	}
-	if ((rc = db_participation_by_agent(r->db, id, r->who.id, 0, &p, &took)) != DB_OK) {
+	if ((rc = db_participation_by_agent(r->db, id, r->who.id, &p, &took)) != DB_OK) {
 		db_study_clear(&s);
 		return reply_db(r, rc);
 	}
@@ -474,28 +474,27 @@ review_tx(struct req *r, void *arg)
 	enum part_state was;
 	struct study s;
 	enum db_rc rc;
+	int took;
 
 	/* The locks of a settle in their order (db/lifecycle.c), each row
-	 * read once: the study row (not its counts), then the participation. */
+	 * read once: the study row (not its counts), then the participation,
+	 * by one statement.  Another researcher's study: 404 as none. */
 	memset(&so, 0, sizeof so);
-	if ((rc = db_study_get_row(r->db, c->study_id, 1, &s)) == DB_NOTFOUND ||
-	    (rc == DB_OK && strcmp(s.researcher_id, r->who.id) != 0)) {
+	rc = db_study_part_by_anon_lock(r->db, c->study_id, c->pid, &s, &so.p, &took);
+	if (rc == DB_NOTFOUND || (rc == DB_OK && strcmp(s.researcher_id, r->who.id) != 0)) {
+		db_participation_clear(&so.p);
 		db_study_clear(&s);
 		reply_no_study(r, c->study_id);
 		return DB_ROLLBACK;
 	}
-	if (rc != DB_OK) {
-		db_study_clear(&s);
-		return rc;
-	}
-	if ((rc = db_participation_by_anon(r->db, c->study_id, c->pid, 1, &so.p)) ==
-	    DB_NOTFOUND) {
+	if (rc != DB_OK)
+		return rc;	/* nothing kept */
+	if (!took) {
 		db_study_clear(&s);
 		reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s", c->pid);
 		return DB_ROLLBACK;
 	}
-	if (rc == DB_OK)
-		rc = db_participation_settle_locked(r->db, &s, c->ev, c->reason, r->now, &so);
+	rc = db_participation_settle_locked(r->db, &s, c->ev, c->reason, r->now, &so);
 	was = so.p.state;
 	db_study_clear(&s);
 	if (rc != DB_OK || so.outcome != ARPS_OK) {
@@ -513,7 +512,7 @@ review_tx(struct req *r, void *arg)
 	/* The row as the settle left it, with the agent's score read under
 	 * its lock (the tier shown); else read again. */
 	if (!so.rep_known) {
-		rc = db_participation_by_anon(r->db, c->study_id, c->pid, 0, &p);
+		rc = db_participation_by_anon(r->db, c->study_id, c->pid, &p);
 		db_participation_clear(&so.p);
 		if (rc != DB_OK)
 			return rc == DB_NOTFOUND ? DB_ERR : rc;

@@ -43,6 +43,10 @@ feed_all(const char *hdr, int limit, char *types, size_t tn, char ids[][IDS_BUFS
 			snprintf(key, sizeof key, "events.%zu.id", i);
 			id = jgets(&r, key);
 			assert_true(ids_valid(IDS_EVENT, id));
+			/* an owner's ids sort as its feed (design.md §11.4: a
+			 * webhook receiver orders by created_at and id) */
+			if (*n > 0)
+				assert_true(strcmp(ids[*n - 1], id) < 0);
 			/* never repeated */
 			for (k = 0; k < *n; k++)
 				assert_string_not_equal(ids[k], id);
@@ -147,15 +151,21 @@ full_participation(void **state)
 	resp_free(&r);
 
 	/* the researcher's */
+	/* study.full when the one slot was taken (the accept), then the
+	 * submission, then the close it caused */
 	feed_all(u.hdr, 2, types, sizeof types, ids1, 64, &n1);
-	assert_string_equal(types, "wallet.credited,submission.created,study.status_changed,"
-	    "study.full");
+	assert_string_equal(types, "wallet.credited,study.full,submission.created,"
+	    "study.status_changed");
 	r = nth_event(u.hdr, 1);
+	assert_string_equal(jgets(&r, "events.0.data.study_id"), s);
+	assert_int_equal(jgeti(&r, "events.0.data.max_participants"), 1);
+	resp_free(&r);
+	r = nth_event(u.hdr, 2);
 	assert_string_equal(jgets(&r, "events.0.data.study_id"), s);
 	assert_string_equal(jgets(&r, "events.0.data.participation_id"), prt);
 	assert_string_equal(jgets(&r, "events.0.data.participant_id"), pid);
 	resp_free(&r);
-	r = nth_event(u.hdr, 2);
+	r = nth_event(u.hdr, 3);
 	assert_string_equal(jgets(&r, "events.0.data.from"), "active");
 	assert_string_equal(jgets(&r, "events.0.data.to"), "awaiting_review");
 	resp_free(&r);
@@ -306,13 +316,14 @@ cursor_under_concurrency(void **state)
 
 /* study.matched: written when the criteria embedding becomes ready, for
  * an agent whose bio matches (the same text scores about 0.9) and not for
- * one without a bio. */
+ * one without a bio, nor for an unclaimed one with the same bio (it lists
+ * no study: interface-spec "Matching"). */
 static void
 matched_on_publication(void **state)
 {
 	static const char bio[] = "Adults who write software every day";
 	struct test_user u, o1, o2;
-	struct test_agent a, nobio;
+	struct test_agent a, nobio, unclaimed;
 	char s[IDS_BUFSZ], types[2048], ids[64][IDS_BUFSZ];
 	struct resp r;
 	size_t n, i;
@@ -321,7 +332,9 @@ matched_on_publication(void **state)
 	(void)state;
 	agent_claimed(&a, &o1, "matchable");
 	agent_claimed(&nobio, &o2, "silent");
+	agent_new(&unclaimed, "unclaimed-matchable");
 	agent_bio_ready(&a, bio);
+	agent_bio_ready(&unclaimed, bio);
 	researcher(&u, 10000);
 	study_new(&u, s, 100, 2, NULL);	/* its criteria: the bio's text */
 	embedding_ready(s);
@@ -343,6 +356,8 @@ matched_on_publication(void **state)
 	assert_int_equal(found, 1);
 	feed_all(nobio.hdr, 50, types, sizeof types, ids, 64, &n);
 	assert_string_equal(types, "wallet.credited");
+	feed_all(unclaimed.hdr, 50, types, sizeof types, ids, 64, &n);
+	assert_int_equal(n, 0);
 }
 
 static void
@@ -405,10 +420,15 @@ webhook_endpoints(void **state)
 		assert_error(&r, 422, "VALIDATION_ERROR");
 		resp_free(&r);
 	}
-	/* a researcher's types */
+	/* a researcher's types: its own, and wallet.credited (a top-up is in
+	 * its feed), not an agent's */
 	r = post_as(u.hdr, "{\"url\":\"https://hooks.example.org/r\",\"events\":[\"study.full\","
-	    "\"submission.created\"]}", "/api/v1/webhooks");
+	    "\"submission.created\",\"wallet.credited\"]}", "/api/v1/webhooks");
 	assert_int_equal(r.status, 201);
+	resp_free(&r);
+	r = post_as(u.hdr, "{\"url\":\"https://hooks.example.org/r\",\"events\":"
+	    "[\"participation.approved\"]}", "/api/v1/webhooks");
+	assert_error(&r, 422, "VALIDATION_ERROR");
 	resp_free(&r);
 	/* at most 10 per credential */
 	for (i = 1; i < 10; i++) {

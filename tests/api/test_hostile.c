@@ -148,6 +148,23 @@ static const struct row rows[] = {
 	  422, "VALIDATION_ERROR" },
 	{ "ct_any_for_empty_body", 'N', "PATCH", ME, "{AGENT}\nContent-Type: text/plain", "",
 	  NO_CT, 200, NULL },
+	/* an endpoint that reads no field refuses a body that is not JSON as
+	 * one that reads fields does (design.md §6.1), before its path id */
+	{ "ct_text_plain_no_fields", 'N', "POST", "/api/v1/heartbeat",
+	  "{AGENT}\nContent-Type: text/plain", "hi", NO_CT, 415, "UNSUPPORTED_MEDIA_TYPE" },
+	{ "ct_text_plain_accept", 'N', "POST", STUDIES "/std_AAAAAAAAAAAAAAAA/accept",
+	  "{AGENT}\nContent-Type: text/plain", "junk", NO_CT, 415, "UNSUPPORTED_MEDIA_TYPE" },
+	{ "invalid_json_no_fields", 'N', "POST", STUDIES "/std_AAAAAAAAAAAAAAAA/resume", "{RES}",
+	  "not json", 0, 400, "INVALID_JSON" },
+	{ "json_array_no_fields", 'N', "POST", STUDIES "/std_AAAAAAAAAAAAAAAA/pause", "{RES}",
+	  "[]", 0, 400, "INVALID_JSON" },
+	{ "empty_object_no_fields", 'N', "POST", STUDIES "/std_AAAAAAAAAAAAAAAA/pause", "{RES}",
+	  "{}", 0, 404, "NOT_FOUND" },
+	/* I-JSON (RFC 7493 2.1): a lone surrogate escape, in a value or a key */
+	{ "lone_low_surrogate_value", 'N', "PATCH", ME, "{AGENT}", "{\"name\":\"\\udc00x\"}", 0,
+	  400, "INVALID_JSON" },
+	{ "surrogate_pair_value", 'N', "PATCH", ME, "{AGENT}",
+	  "{\"name\":\"Agent \\ud83d\\ude00\"}", 0, 200, NULL },
 
 	/* --- transport: paths (routed as sent, api.md §1) and methods --- */
 	{ "path_escaped_slash", 'N', "GET", "/api/v1/agents%2Fme", "{AGENT}", NULL, 0, 404,
@@ -232,7 +249,7 @@ static const struct row rows[] = {
 	{ "json_integer_leading_zero", 'N', "POST", STUDIES, "{RES}",
 	  "\"max_participants\":01", STUDY, 400, "INVALID_JSON" },
 	{ "json_lone_surrogate_escape", 'N', "PATCH", ME, "{AGENT}", "{\"name\":\"x\\ud800\"}", 0,
-	  200, NULL },
+	  400, "INVALID_JSON" },
 	{ "json_raw_surrogate_bytes", 'N', "PATCH", ME, "{AGENT}",
 	  "{\"name\":\"x\xed\xa0\x80\"}", 0, 400, "INVALID_JSON" },
 	{ "json_overlong_2_bytes", 'N', "PATCH", ME, "{AGENT}", "{\"name\":\"\xc0\xaf\"}", 0, 400,
@@ -359,6 +376,11 @@ static const struct row rows[] = {
 	  "{\"bio\":\"x\"}", 0, 422, "VALIDATION_ERROR" },
 	{ "idem_key_255", 'N', "POST", BIO, "{AGENT}\nIdempotency-Key: {REP:255:~}",
 	  "{\"bio\":\"I design posters in Berlin.\"}", 0, 200, NULL },
+	/* sent empty, a key is there and invalid, not absent */
+	{ "idem_key_empty", 'N', "POST", BIO, "{AGENT}\nIdempotency-Key: ",
+	  "{\"bio\":\"x\"}", 0, 422, "VALIDATION_ERROR" },
+	{ "idem_key_empty_no_credential", 'N', "POST", "/api/v1/agents/register",
+	  "Idempotency-Key: ", "{\"name\":\"x\"}", 0, 422, "VALIDATION_ERROR" },
 	{ "idem_key_no_credential_21", 'N', "POST", "/api/v1/agents/register",
 	  "Idempotency-Key: {REP:21:a}", "{\"name\":\"x\"}", 0, 422, "VALIDATION_ERROR" },
 	{ "idem_key_no_credential_dot", 'N', "POST", "/api/v1/agents/register",

@@ -161,6 +161,8 @@ available(const struct test_agent *a, double tw)
 		assert_true(score <= prev);
 		prev = score;
 	}
+	assert_true(json_object_object_get_ex(r.json, "next_cursor", NULL));
+	assert_null(jget(r.json, "next_cursor"));
 	if (i > 0) {
 		char want[96];
 
@@ -355,6 +357,9 @@ bio_hints(void **state)
 	r = get_as(a.hdr, "/api/v1/studies/available");
 	assert_int_equal(r.status, 200);
 	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	/* a list answer: next_cursor, null (one page) */
+	assert_true(json_object_object_get_ex(r.json, "next_cursor", NULL));
+	assert_null(jget(r.json, "next_cursor"));
 	assert_string_equal(jgets(&r, "nextActions.0.action"), "setup_bio");
 	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), "POST /profile/bio");
 	resp_free(&r);

@@ -257,6 +257,69 @@ auth_failures(void **state)
 	resp_free(&r);
 }
 
+/*
+ * Arguments a tool refuses (design.md §11.3: a refusal is a tool error
+ * carrying the REST answer's {detail, error_code, status}; MCP 2025-11-25
+ * asks input validation errors to be tool errors, which a model can read
+ * and correct, not protocol errors): the schema's checks and the
+ * handler's own decoder alike answer 422 VALIDATION_ERROR as a result
+ * with isError, never a JSON-RPC error.
+ */
+static void
+tool_argument_refusals(void **state)
+{
+	static const char *const rows[] = {
+		RPC("1", "tools/call", "{\"name\":\"get_profile\",\"arguments\":{\"x\":1}}"),
+		RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":{}}"),
+		RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":{\"study_id\":5}}"),
+		RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":"
+		    "{\"study_id\":\"a/b\"}}"),
+		RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":"
+		    "{\"study_id\":\"\"}}"),
+		RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":"
+		    "{\"study_id\":\"std_x\",\"idempotency_key\":5}}"),
+		/* no idempotency_key on a read */
+		RPC("1", "tools/call", "{\"name\":\"get_profile\",\"arguments\":"
+		    "{\"idempotency_key\":\"k\"}}"),
+		RPC("1", "tools/call", "{\"name\":\"list_available_studies\",\"arguments\":"
+		    "{\"limit\":\"5\"}}"),
+		RPC("1", "tools/call", "{\"name\":\"list_available_studies\",\"arguments\":"
+		    "{\"limit\":0}}"),
+		RPC("1", "tools/call", "{\"name\":\"list_available_studies\",\"arguments\":"
+		    "{\"limit\":101}}"),
+		RPC("1", "tools/call", "{\"name\":\"list_history\",\"arguments\":"
+		    "{\"limit\":201}}"),
+		RPC("1", "tools/call", "{\"name\":\"list_wallet_transactions\",\"arguments\":"
+		    "{\"type\":\"bogus\"}}"),
+		RPC("1", "tools/call", "{\"name\":\"list_wallet_transactions\",\"arguments\":"
+		    "{\"cursor\":3}}"),
+		/* body fields: the handler's own decoder judges them */
+		RPC("1", "tools/call", "{\"name\":\"set_bio\",\"arguments\":{}}"),
+		RPC("1", "tools/call", "{\"name\":\"set_bio\",\"arguments\":{\"bio\":\"\"}}"),
+		RPC("1", "tools/call", "{\"name\":\"set_bio\",\"arguments\":{\"bio\":7}}"),
+		RPC("1", "tools/call", "{\"name\":\"update_profile\",\"arguments\":"
+		    "{\"name\":\"two\\nlines\"}}"),
+		RPC("1", "tools/call", "{\"name\":\"complete_study\",\"arguments\":"
+		    "{\"study_id\":\"std_x\",\"completion_code\":42}}"),
+	};
+	struct test_agent a;
+	struct resp r;
+	size_t i;
+
+	(void)state;
+	agent_new(&a, "mcp-refusals");
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		r = mcp_post(a.hdr, NULL, rows[i]);
+		if (r.status != 200 || jget(r.json, "error") != NULL)
+			print_error("row %zu: %ld %s\n", i, r.status, r.body ? r.body : "");
+		assert_int_equal(r.status, 200);
+		assert_null(jget(r.json, "error"));
+		assert_int_equal(jint(&r, "id"), 1);
+		assert_tool_refusal(&r, 422, "VALIDATION_ERROR");
+		resp_free(&r);
+	}
+}
+
 static void
 jsonrpc_errors(void **state)
 {
@@ -293,42 +356,6 @@ jsonrpc_errors(void **state)
 		/* researcher tools are not the agent's */
 		{ RPC("1", "tools/call", "{\"name\":\"create_study\",\"arguments\":{}}"), 200, -32602 },
 		{ RPC("1", "tools/call", "{\"name\":\"get_profile\",\"arguments\":[]}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"get_profile\",\"arguments\":{\"x\":1}}"), 200,
-		    -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":{}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":{\"study_id\":5}}"),
-		    200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":"
-		    "{\"study_id\":\"a/b\"}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":"
-		    "{\"study_id\":\"\"}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"accept_study\",\"arguments\":"
-		    "{\"study_id\":\"std_x\",\"idempotency_key\":5}}"), 200, -32602 },
-		/* no idempotency_key on a read */
-		{ RPC("1", "tools/call", "{\"name\":\"get_profile\",\"arguments\":"
-		    "{\"idempotency_key\":\"k\"}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"list_available_studies\",\"arguments\":"
-		    "{\"limit\":\"5\"}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"list_available_studies\",\"arguments\":"
-		    "{\"limit\":0}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"list_available_studies\",\"arguments\":"
-		    "{\"limit\":101}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"list_history\",\"arguments\":"
-		    "{\"limit\":201}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"list_wallet_transactions\",\"arguments\":"
-		    "{\"type\":\"bogus\"}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"list_wallet_transactions\",\"arguments\":"
-		    "{\"cursor\":3}}"), 200, -32602 },
-		/* body fields: the handler's own decoder judges them */
-		{ RPC("1", "tools/call", "{\"name\":\"set_bio\",\"arguments\":{}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"set_bio\",\"arguments\":{\"bio\":\"\"}}"), 200,
-		    -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"set_bio\",\"arguments\":{\"bio\":7}}"), 200,
-		    -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"update_profile\",\"arguments\":"
-		    "{\"name\":\"two\\nlines\"}}"), 200, -32602 },
-		{ RPC("1", "tools/call", "{\"name\":\"complete_study\",\"arguments\":"
-		    "{\"study_id\":\"std_x\",\"completion_code\":42}}"), 200, -32602 },
 	};
 	struct test_agent a;
 	struct resp r;
@@ -636,6 +663,7 @@ main(void)
 		cmocka_unit_test(get_405),
 		cmocka_unit_test(auth_failures),
 		cmocka_unit_test(jsonrpc_errors),
+		cmocka_unit_test(tool_argument_refusals),
 		cmocka_unit_test(tools_list_agent),
 		cmocka_unit_test(tools_list_researcher),
 		cmocka_unit_test(tool_refusals),

@@ -342,6 +342,10 @@ assert_once(const char *study, const char *tag, long long *moved)
 	/* each agent's events numbered 1.. without a gap */
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM event_heads h WHERE owner_id LIKE 'agt_s%s%%'"
 	    " AND last_seq <> (SELECT COUNT(*) FROM events e WHERE e.owner_id = h.owner_id)", tag), 0);
+	/* and their ids in that order (design.md §11.4) */
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM (SELECT id, LAG(id) OVER (PARTITION BY"
+	    " owner_id ORDER BY seq) AS prev FROM events WHERE owner_id LIKE 'agt_s%s%%') t"
+	    " WHERE prev >= id", tag), 0);
 	assert_int_equal(sql_int("SELECT occupied FROM studies WHERE id = '%s'", study), KILL_N - t);
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 	*moved = t + a;

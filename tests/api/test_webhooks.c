@@ -376,6 +376,62 @@ killed_mid_delivery(void **state)
 	rx_stop();
 }
 
+/* A hook that has failed for 3 days is disabled at its next failure, and
+ * its owner's feed says so: webhook.disabled with the hook's id and when
+ * it began failing, a timestamp as every other (design.md §3). */
+static void
+disabled_after_three_days(void **state)
+{
+	static const int answers[] = { 500 };
+	struct test_agent a;
+	struct test_user owner;
+	char hook[IDS_BUFSZ], secret[128], key[64];
+	struct resp r;
+	size_t i, n;
+	int found = 0;
+
+	(void)state;
+	rx_start(answers, 1, 0);
+	agent_new(&a, "given-up");
+	hook_new(&a, "\"wallet.credited\"", hook, secret);
+	/* failing since 3 days and 10 s ago, as if every try since had failed */
+	fixture("webhook-failing %s 259210", hook);
+	user_login(&owner, "owner");
+	agent_claim(&a, &owner);
+	deliver_start();
+	assert_int_equal(rx_wait(1, 30), 1);
+	for (i = 0; i < 100 && !found; i++) {
+		usleep(100000);
+		r = get_as(a.hdr, "/api/v1/events?limit=200");
+		assert_int_equal(r.status, 200);
+		n = json_object_array_length(jget(r.json, "events"));
+		while (n-- > 0 && !found) {
+			snprintf(key, sizeof key, "events.%zu.type", n);
+			if (strcmp(jgets(&r, key), "webhook.disabled") != 0)
+				continue;
+			found = 1;
+			snprintf(key, sizeof key, "events.%zu.data.webhook_id", n);
+			assert_string_equal(jgets(&r, key), hook);
+			snprintf(key, sizeof key, "events.%zu.data.failing_since", n);
+			assert_true(json_object_is_type(jget(r.json, key), json_type_string));
+			assert_int_equal(strlen(jgets(&r, key)), 20);
+			assert_int_equal(jgets(&r, key)[19], 'Z');
+		}
+		resp_free(&r);
+	}
+	assert_true(found);
+	r = get_as(a.hdr, "/api/v1/webhooks");
+	assert_string_equal(jgets(&r, "webhooks.0.id"), hook);
+	assert_string_equal(jgets(&r, "webhooks.0.status"), "disabled");
+	assert_int_equal(strlen(jgets(&r, "webhooks.0.disabled_at")), 20);
+	resp_free(&r);
+	/* no further try */
+	sleep(3);
+	assert_int_equal(rx_count(), 1);
+	deliver_kill(15);
+	rx_stop();
+}
+
 int
 main(void)
 {
@@ -383,6 +439,7 @@ main(void)
 		cmocka_unit_test(signed_events),
 		cmocka_unit_test(retries_same_id),
 		cmocka_unit_test(killed_mid_delivery),
+		cmocka_unit_test(disabled_after_three_days),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

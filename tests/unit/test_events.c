@@ -26,6 +26,11 @@ names_round_trip(void **state)
 	assert_true(event_type_for(EV_PART_APPROVED, true));
 	assert_false(event_type_for(EV_PART_APPROVED, false));
 	assert_true(event_type_for(EV_STUDY_FULL, false));
+	assert_false(event_type_for(EV_STUDY_FULL, true));
+	/* a researcher's wallet is topped up: its feed has the type, so
+	 * its webhooks may ask for it */
+	assert_true(event_type_for(EV_WALLET_CREDITED, true));
+	assert_true(event_type_for(EV_WALLET_CREDITED, false));
 	assert_true(event_type_for(EV_WEBHOOK_DISABLED, true));
 	assert_true(event_type_for(EV_WEBHOOK_DISABLED, false));
 }

@@ -91,6 +91,58 @@ test_ids_new_valid(void **state)
 	assert_true(ids_kind_of("std_0123456789abcdef", NULL));
 }
 
+/* Ordered ids: t as 9 base62 digits, then random characters; a larger t
+ * sorts after whatever the random parts (event ids in commit order). */
+static void
+test_ids_new_ordered(void **state)
+{
+	static const uint64_t ts[] = { 0, 1, 61, 62, 3843, 3844, 1795782712000000ULL,
+	    1795782712000001ULL, 1795782712999999ULL, 13537086546263551ULL };
+	struct trng	 t = { NULL, 0, 0, 0x2545f4914f6cdd1dULL };
+	struct arps_rng	 rng = { trng_fill, &t };
+	char		 id[IDS_BUFSZ], prev[IDS_BUFSZ] = "";
+	uint64_t	 v, x;
+	size_t		 i;
+	int		 n;
+
+	(void)state;
+	assert_int_equal(ids_new_ordered(IDS_EVENT, &rng, 0, id), ARPS_OK);
+	assert_int_equal(strncmp(id, "evt_000000000", 13), 0);
+	assert_int_equal(ids_new_ordered(IDS_EVENT, &rng, 62, id), ARPS_OK);
+	assert_int_equal(strncmp(id, "evt_000000010", 13), 0);
+	assert_int_equal(ids_new_ordered(IDS_EVENT, &rng, 13537086546263551ULL, id), ARPS_OK);
+	assert_int_equal(strncmp(id, "evt_zzzzzzzzz", 13), 0);
+	assert_int_equal(ids_new_ordered(IDS_EVENT, &rng, 13537086546263552ULL, id),
+	    ARPS_E_INTERNAL);
+	assert_int_equal(ids_new_ordered(IDS__MAX, &rng, 1, id), ARPS_E_INTERNAL);
+	assert_int_equal(ids_new_ordered(IDS_EVENT, NULL, 1, id), ARPS_E_INTERNAL);
+	for (i = 0; i < sizeof ts / sizeof ts[0]; i++)
+		for (n = 0; n < 50; n++) {
+			assert_int_equal(ids_new_ordered(IDS_EVENT, &rng, ts[i], id), ARPS_OK);
+			assert_true(ids_valid(IDS_EVENT, id));
+			assert_int_equal(strlen(id), IDS_LEN);
+			/* the digits read back as t */
+			for (v = 0, x = 0; x < IDS_ORDERED_DIGITS; x++) {
+				const char *c = id + IDS_PREFIX_LEN + x;
+
+				v = v * 62 + (uint64_t)(*c <= '9' ? *c - '0' : *c <= 'Z' ?
+				    *c - 'A' + 10 : *c - 'a' + 36);
+			}
+			assert_true(v == ts[i]);
+			if (n == 0 && prev[0] != '\0')
+				assert_true(strcmp(prev, id) < 0);
+			if (n == 49)
+				memcpy(prev, id, sizeof prev);
+		}
+	/* consecutive counters from one random source: strictly increasing */
+	for (v = 1795782712000000ULL, prev[0] = '\0'; v < 1795782712000000ULL + 5000; v++) {
+		assert_int_equal(ids_new_ordered(IDS_EVENT, &rng, v, id), ARPS_OK);
+		if (prev[0] != '\0')
+			assert_true(strcmp(prev, id) < 0);
+		memcpy(prev, id, sizeof prev);
+	}
+}
+
 /* Bytes >= 248 are rejected; the rest map to b62[b % 62]. */
 static void
 test_ids_unbiased(void **state)
@@ -380,6 +432,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prefixes),
 		cmocka_unit_test(test_ids_new_valid),
+		cmocka_unit_test(test_ids_new_ordered),
 		cmocka_unit_test(test_ids_unbiased),
 		cmocka_unit_test(test_ids_valid_rows),
 		cmocka_unit_test(test_apikey_every_change),

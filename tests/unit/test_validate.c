@@ -202,8 +202,8 @@ test_parse_int(void **state)
 	assert_int_equal(val_parse_int64("1\0", 2, 0, 1, &v), ARPS_E_VALIDATION);
 }
 
-/* design.md §9.7: repeated keys (at any depth, after escapes) and keys
- * holding U+0000. */
+/* design.md §9.7: repeated keys (at any depth, after escapes), keys
+ * holding U+0000, and lone surrogate escapes (RFC 7493 2.1). */
 static void
 test_json_keys(void **state)
 {
@@ -216,7 +216,14 @@ test_json_keys(void **state)
 		{ " { \"a\" : [ {\"a\":1}, {\"a\":2} ] , \"b\" : {\"a\":{}} } ", VAL_JSON_OK },
 		{ "{\"a\":\"\\u0000 in a value\"}", VAL_JSON_OK },
 		{ "{\"ab\":1,\"a\":2,\"abc\":3,\"A\":4}", VAL_JSON_OK },
-		{ "{\"\\ud83d\\ude00\":1,\"\\ud83d\":2}", VAL_JSON_OK },
+		{ "{\"\\ud83d\\ude00\":1,\"x\":\"\\uD83D\\uDE00\"}", VAL_JSON_OK },
+		/* a surrogate that is not half of a pair, in a key or a value */
+		{ "{\"\\ud83d\\ude00\":1,\"\\ud83d\":2}", VAL_JSON_SURROGATE },
+		{ "{\"a\":\"x\\ud800y\"}", VAL_JSON_SURROGATE },
+		{ "{\"a\":\"\\udc00x\"}", VAL_JSON_SURROGATE },
+		{ "{\"a\":\"\\ud800\\u0041\"}", VAL_JSON_SURROGATE },
+		{ "{\"a\":\"\\ude00\\ud83d\"}", VAL_JSON_SURROGATE },
+		{ "[\"\\uDBFF\"]", VAL_JSON_SURROGATE },
 		{ "[1,\"x\",true,null,-1.5e3,{\"k\":[]}]", VAL_JSON_OK },
 		{ "{\"a\":1,\"a\":2}", VAL_JSON_DUP_KEY },
 		{ "{\"a\":1,\"b\":2,\"a\":3}", VAL_JSON_DUP_KEY },
