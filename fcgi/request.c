@@ -76,7 +76,13 @@ req_json(struct req *r)
 	o = json_tokener_parse_ex(tok, r->body, (int)r->blen);
 	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success ||
 	    json_tokener_get_parse_end(tok) != r->blen) {
-		const char *why = json_tokener_error_desc(json_tokener_get_error(tok));
+		enum json_tokener_error e = json_tokener_get_error(tok);
+		const char *why = json_tokener_error_desc(e);
+
+		/* json-c's streaming states are no reason: a value cut short, a
+		 * bare scalar at the end ("null", "5"), or "null" itself */
+		if (o == NULL && (e == json_tokener_continue || e == json_tokener_success))
+			why = "not a complete JSON object";
 		json_object_put(o);
 		json_tokener_free(tok);
 		reply_err(r, ARPS_E_INVALID_JSON, "the body is not valid JSON: %s",
@@ -119,7 +125,7 @@ req_json(struct req *r)
 	if (!req_json_finite(o)) {
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON,
-		    "the body is not valid JSON: NaN and Infinity are not JSON numbers");
+		    "the body is not valid JSON: a number is NaN, Infinity or beyond the double range");
 		return NULL;
 	}
 	if (!json_object_is_type(o, json_type_object)) {
