@@ -191,6 +191,25 @@ full_participation(void **state)
 	r = get_as(a.hdr, "/api/v1/events?limit=0");
 	assert_error(&r, 422, "VALIDATION_ERROR");
 	resp_free(&r);
+	/* the newest event's number is the largest cursor handed out: past
+	 * it, a cursor was never given (polling from it would skip events) */
+	r = get_as(a.hdr, "/api/v1/events?cursor=%zu", n);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "events")), 0);
+	assert_int_equal(atoll(jgets(&r, "next_cursor")), (long long)n);
+	resp_free(&r);
+	r = get_as(a.hdr, "/api/v1/events?cursor=%zu", n + 1);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = get_as(a.hdr, "/api/v1/agents/me/reputation?cursor=%zu", n + 1);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = get_as(b.hdr, "/api/v1/events?cursor=1");		/* no event yet */
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = get_as(b.hdr, "/api/v1/events?cursor=0");
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
 
 	/* the reputation changes, with cause and participation */
 	r = get_as(a.hdr, "/api/v1/agents/me/reputation");

@@ -425,9 +425,16 @@ disabled_after_three_days(void **state)
 	assert_string_equal(jgets(&r, "webhooks.0.status"), "disabled");
 	assert_int_equal(strlen(jgets(&r, "webhooks.0.disabled_at")), 20);
 	resp_free(&r);
-	/* no further try */
-	sleep(3);
+	/* no further try (the test stack retries after 1 s, then 2 s): the
+	 * pending delivery is dropped as its hook is gone */
+	sleep(4);
 	assert_int_equal(rx_count(), 1);
+	r = get_as(a.hdr, "/api/v1/webhooks/%s/deliveries", hook);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "deliveries")), 1);
+	assert_string_equal(jgets(&r, "deliveries.0.status"), "failed");
+	assert_int_equal(jgeti(&r, "deliveries.0.attempts"), 1);
+	resp_free(&r);
 	deliver_kill(15);
 	rx_stop();
 }
