@@ -641,6 +641,19 @@ dbres_isnull(const struct dbres *res, size_t row, size_t col)
 }
 
 enum db_rc
+db_cursor_known(struct db *db, const char *sql, const char *key, int64_t cursor)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	if (cursor <= 0)
+		return DB_OK;
+	if ((rc = DB_ONE(db, sql, &res, P_STR(key), P_I64(cursor))) == DB_OK)
+		dbres_free(res);
+	return rc;
+}
+
+enum db_rc
 db_exec_one(struct db *db, const char *sql, const struct dbp *p, size_t np, struct dbres **res)
 {
 	enum db_rc rc;

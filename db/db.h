@@ -174,6 +174,12 @@ enum db_rc dbres_map(const struct dbres *res, int64_t limit, size_t size,
 /* Release an array of n elements of `size` bytes, each with clear; NULL is fine. */
 void db_array_free(void *v, size_t n, size_t size, void (*clear)(void *));
 
+/* A newest-first list's cursor (design.md §6.1: a bad cursor is 422): DB_OK
+ * for 0 (the first page) or when `sql` (one `?` for key, one for the seq)
+ * finds the row the cursor names, DB_NOTFOUND when it names none of this
+ * list's rows (never handed out: made up, or another list's). */
+enum db_rc db_cursor_known(struct db *db, const char *sql, const char *key, int64_t cursor);
+
 /* The seq bound of a newest-first list page: seq < cursor, or every row
  * for cursor 0 (the first page). */
 static inline int64_t

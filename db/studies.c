@@ -130,6 +130,13 @@ static const char q_history[] =
     " JOIN studies s ON s.id = p.study_id WHERE p.agent_id = ? AND p.seq < ?"
     " ORDER BY p.seq DESC LIMIT ?";
 
+/* A list cursor names one of the list's rows (db_cursor_known). */
+static const char q_study_known[] = "SELECT 1 FROM studies WHERE researcher_id = ? AND seq = ?";
+static const char q_part_known_study[] =
+    "SELECT 1 FROM participations WHERE study_id = ? AND seq = ?";
+static const char q_part_known_agent[] =
+    "SELECT 1 FROM participations WHERE agent_id = ? AND seq = ?";
+
 /* --- row mapping --- */
 
 void
@@ -434,7 +441,8 @@ db_study_open_for(struct db *db, const char *agent_id, int64_t now, const char *
  * else NULL.
  */
 static enum db_rc
-read_page(struct db *db, const char *sql, const char *key, int64_t cursor, int64_t limit,
+read_page(struct db *db, const char *sql, const char *known, const char *key, int64_t cursor,
+    int64_t limit,
     int (*map)(const struct dbres *, size_t, void *), void (*clear)(void *), size_t size,
     void **v, size_t *n, const void **next_at)
 {
@@ -445,6 +453,8 @@ read_page(struct db *db, const char *sql, const char *key, int64_t cursor, int64
 	*v = NULL;
 	*n = 0;
 	*next_at = NULL;
+	if ((rc = db_cursor_known(db, known, key, cursor)) != DB_OK)
+		return rc;
 	if ((rc = DB_Q(db, sql, &res, NULL, P_STR(key), P_I64(db_cursor_bound(cursor)),
 	    P_I64(limit + 1))) != DB_OK)
 		return rc;
@@ -463,7 +473,7 @@ db_study_list_owner(struct db *db, const char *owner, int64_t cursor, int64_t li
 	void *rows;
 	enum db_rc rc;
 
-	rc = read_page(db, q_study_list, owner, cursor, limit, study_row_counted,
+	rc = read_page(db, q_study_list, q_study_known, owner, cursor, limit, study_row_counted,
 	    study_clear_elem, sizeof **v, &rows, n, &last);
 	*v = rows;
 	*next = last != NULL ? ((const struct study *)last)->seq : 0;
@@ -471,15 +481,15 @@ db_study_list_owner(struct db *db, const char *owner, int64_t cursor, int64_t li
 }
 
 static enum db_rc
-part_list(struct db *db, const char *sql, const char *key, int64_t cursor, int64_t limit,
-    struct participation **v, size_t *n, int64_t *next)
+part_list(struct db *db, const char *sql, const char *known, const char *key, int64_t cursor,
+    int64_t limit, struct participation **v, size_t *n, int64_t *next)
 {
 	const void *last;
 	void *rows;
 	enum db_rc rc;
 
-	rc = read_page(db, sql, key, cursor, limit, part_row, part_clear_elem, sizeof **v, &rows,
-	    n, &last);
+	rc = read_page(db, sql, known, key, cursor, limit, part_row, part_clear_elem, sizeof **v,
+	    &rows, n, &last);
 	*v = rows;
 	*next = last != NULL ? ((const struct participation *)last)->seq : 0;
 	return rc;
@@ -489,14 +499,14 @@ enum db_rc
 db_participants_list(struct db *db, const char *study_id, int64_t cursor, int64_t limit,
     struct participation **v, size_t *n, int64_t *next)
 {
-	return part_list(db, q_part_list, study_id, cursor, limit, v, n, next);
+	return part_list(db, q_part_list, q_part_known_study, study_id, cursor, limit, v, n, next);
 }
 
 enum db_rc
 db_history_list(struct db *db, const char *agent_id, int64_t cursor, int64_t limit,
     struct participation **v, size_t *n, int64_t *next)
 {
-	return part_list(db, q_history, agent_id, cursor, limit, v, n, next);
+	return part_list(db, q_history, q_part_known_agent, agent_id, cursor, limit, v, n, next);
 }
 
 enum db_rc

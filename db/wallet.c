@@ -23,6 +23,8 @@ static const char q_txn_type[] =
     "SELECT " TXN_COLS " FROM transactions WHERE owner_id = ? AND type = ? AND seq < ?"
     " ORDER BY seq DESC LIMIT ?";
 
+static const char q_txn_known[] = "SELECT 1 FROM transactions WHERE owner_id = ? AND seq = ?";
+
 static void
 txn_clear(void *t)
 {
@@ -67,6 +69,8 @@ db_txn_list(struct db *db, const char *owner, const enum ledger_txn_type *type, 
 	*v = NULL;
 	*n = 0;
 	*next = 0;
+	if ((rc = db_cursor_known(db, q_txn_known, owner, cursor)) != DB_OK)
+		return rc;
 	if (type != NULL)
 		rc = DB_Q(db, q_txn_type, &res, NULL, P_STR(owner),
 		    P_STR(ledger_txn_type_name(*type)), P_I64(bound), P_I64(limit + 1));

@@ -26,6 +26,8 @@ static const char q_count[] =
 static const char q_ins[] =
     "INSERT INTO webhooks (id, owner_id, url, events, secret_sealed, status, created_at)"
     " VALUES (?, ?, ?, ?, ?, 'active', ?)";
+static const char q_delivery_known[] =
+    "SELECT 1 FROM webhook_deliveries WHERE webhook_id = ? AND seq = ?";
 static const char q_list[] =
     "SELECT " DB_COLS_SQL(WEBHOOK_COLUMNS) " FROM webhooks WHERE owner_id = ?"
     " AND status <> 'deleted' ORDER BY seq LIMIT 100";
@@ -280,6 +282,8 @@ db_webhook_deliveries(struct db *db, const char *hook_id, int64_t cursor, int64_
 	*v = NULL;
 	*n = 0;
 	*next = 0;
+	if ((rc = db_cursor_known(db, q_delivery_known, hook_id, cursor)) != DB_OK)
+		return rc;
 	if ((rc = DB_Q(db, q_deliveries, &res, NULL, P_STR(hook_id), P_I64(db_cursor_bound(cursor)),
 	    P_I64(limit + 1))) != DB_OK)
 		return rc;

@@ -353,7 +353,7 @@ h_webhook_deliveries(struct req *r)
 	if (rc != DB_OK)
 		return reply_db(r, rc);
 	if ((rc = db_webhook_deliveries(r->db, r->params[0], cursor, limit, &v, &n, &next)) != DB_OK)
-		return reply_db(r, rc);
+		return reply_list_db(r, rc);
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		it = json_object_new_object();

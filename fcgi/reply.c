@@ -88,6 +88,14 @@ reply_db(struct req *r, enum db_rc dbrc)
 	return reply_err(r, ARPS_E_INTERNAL, "internal error");
 }
 
+int
+reply_list_db(struct req *r, enum db_rc dbrc)
+{
+	if (dbrc == DB_NOTFOUND)
+		return reply_err(r, ARPS_E_VALIDATION, "cursor: not a cursor from this list");
+	return reply_db(r, dbrc);
+}
+
 void
 reply_header(struct req *r, const char *name, const char *fmt, ...)
 {

@@ -30,6 +30,9 @@ int reply_err(struct req *r, enum arps_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Map a db/ result that is not DB_OK to 503 / 500 and answer it; returns -1. */
 int reply_db(struct req *r, enum db_rc dbrc);
+/* reply_db for a list read: DB_NOTFOUND is a cursor the list never handed
+ * out (db_cursor_known), 422. */
+int reply_list_db(struct req *r, enum db_rc dbrc);
 /* Add one response header line (no CRLF in name or value). */
 void reply_header(struct req *r, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -262,7 +262,7 @@ h_study_list(struct req *r)
 	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
 		return 0;
 	if ((rc = db_study_list_owner(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
-		return reply_db(r, rc);
+		return reply_list_db(r, rc);
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++)
 		json_object_array_add(arr, study_researcher_json(&v[i]));
@@ -440,7 +440,7 @@ h_participants(struct req *r)
 	}
 	db_study_clear(&s);
 	if ((rc = db_participants_list(r->db, id, cursor, limit, &v, &n, &next)) != DB_OK)
-		return reply_db(r, rc);
+		return reply_list_db(r, rc);
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++)
 		json_object_array_add(arr, participant_json(&v[i]));

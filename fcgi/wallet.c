@@ -52,7 +52,7 @@ h_wallet_transactions(struct req *r)
 		return reply_err(r, ARPS_E_VALIDATION, "type: not a transaction type");
 	if ((rc = db_txn_list(r->db, r->who.id, t != NULL ? &type : NULL, cursor, limit, &v, &n,
 	    &next)) != DB_OK)
-		return reply_db(r, rc);
+		return reply_list_db(r, rc);
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		it = json_object_new_object();

@@ -415,6 +415,13 @@ static const struct row rows[] = {
 	  "VALIDATION_ERROR" },
 	{ "cursor_letters", 'N', "GET", STUDIES "?cursor=abc", "{RES}", NULL, 0, 422,
 	  "VALIDATION_ERROR" },
+	/* a number this list never handed out (design.md §6.1: a bad cursor) */
+	{ "cursor_unknown_studies", 'N', "GET", STUDIES "?cursor=999999999", "{RES}", NULL, 0,
+	  422, "VALIDATION_ERROR" },
+	{ "cursor_unknown_transactions", 'N', "GET", TXNS "?cursor=999999999", "{AGENT}", NULL, 0,
+	  422, "VALIDATION_ERROR" },
+	{ "cursor_unknown_history", 'N', "GET", "/api/v1/studies/history?cursor=999999999",
+	  "{AGENT}", NULL, 0, 422, "VALIDATION_ERROR" },
 	{ "cursor_64_bytes", 'N', "GET", STUDIES "?cursor={REP:64:1}", "{RES}", NULL, 0, 422,
 	  "VALIDATION_ERROR" },
 	{ "type_upper_case", 'N', "GET", TXNS "?type=EARNING", "{AGENT}", NULL, 0, 422,

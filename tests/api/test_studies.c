@@ -196,6 +196,10 @@ list_and_detail(void **state)
 	assert_non_null(jget(r.json, "stats"));
 	assert_non_null(jget(r.json, "funding"));
 	resp_free(&r);
+	/* a cursor of this list is this researcher's: another's list refuses it */
+	r = get_as(other.hdr, "/api/v1/studies?cursor=%s", cur);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
 	/* another researcher: 404, and the list is empty */
 	r = get_as(other.hdr, "/api/v1/studies/%s", s1);
 	assert_error(&r, 404, "NOT_FOUND");
