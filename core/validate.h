@@ -48,6 +48,9 @@
 #define VAL_LIST_LIMIT_DEFAULT		50
 #define VAL_AVAILABLE_LIMIT_MAX		100		/* design.md §6.6, default 20 */
 #define VAL_AVAILABLE_LIMIT_DEFAULT	20
+/* The available list's cursor is the position after its page: at most
+ * this deep (a ranking, not an archive: each page ranks offset + limit). */
+#define VAL_AVAILABLE_OFFSET_MAX	1000
 
 /* True when s[0..len) is valid UTF-8 (no overlongs, no surrogates, nothing
  * above U+10FFFF) with no NUL byte; *nchars, if not NULL, gets the number

@@ -91,7 +91,7 @@ available_empty(struct req *r, const char *action, const char *ep, const char *d
 	struct json_object *o = json_object_new_object(), *next = json_object_new_array();
 
 	json_object_object_add(o, "studies", json_object_new_array());
-	json_object_object_add(o, "next_cursor", NULL);	/* one page, as every list says */
+	json_object_object_add(o, "next_cursor", NULL);	/* nothing to page through */
 	jadd_action(next, action, ep, desc);
 	if (action2 != NULL)
 		jadd_action(next, action2, ep2, desc2);
@@ -150,6 +150,11 @@ h_available(struct req *r)
 	if (decode_page_or_reply(r, VAL_AVAILABLE_LIMIT_DEFAULT, VAL_AVAILABLE_LIMIT_MAX, &limit,
 	    &cursor) != 0)
 		return 0;
+	/* The cursor is the rank the page starts at (design.md §6.15: every
+	 * list pages): the ranking is made anew for each poll, so a page after
+	 * the first is the next ones of the ranking as it is now. */
+	if (cursor > VAL_AVAILABLE_OFFSET_MAX)
+		return reply_err(r, ARPS_E_VALIDATION, "cursor: not a cursor from this list");
 	if (ag == NULL || cur == NULL) {	/* the key's look-up brings both (fcgi/auth.c) */
 		if ((rc = db_agent_get(r->db, r->who.id, 0, &a_own)) != DB_OK ||
 		    (rc = db_agent_current(r->db, r->who.id, &cur_own)) != DB_OK)
@@ -186,7 +191,7 @@ h_available(struct req *r)
 	tier = rep_tier_of(ag->reputation);
 	mp.first_access_minutes = r->cfg->first_access_minutes;
 	mp.basic_max_studies = (size_t)r->cfg->basic_max_studies;
-	mp.limit = (size_t)limit;
+	mp.limit = (size_t)(cursor + limit + 1);	/* one more: is there a next page */
 	hd.change_pending = cur->change_pending;
 	if ((rc = match_top(r->db, r->who.id, bio, tier, r->now, &mp, cur->heads ? &hd : NULL,
 	    &top, &n)) != DB_OK)
@@ -198,10 +203,10 @@ h_available(struct req *r)
 		return reply_err(r, ARPS_E_INTERNAL, "out of memory");
 	}
 	jb_raw(pb, "{\"studies\":[");
-	for (i = 0; i < n; i++) {
+	for (i = (size_t)cursor; i < n && i < (size_t)(cursor + limit); i++) {
 		const struct study *s = &top[i].study;	/* confirmed open by match_top */
 
-		jb_raw(pb, i > 0 ? ",{\"id\":" : "{\"id\":");
+		jb_raw(pb, i > (size_t)cursor ? ",{\"id\":" : "{\"id\":");
 		jb_str(pb, s->id);
 		jb_raw(pb, ",\"title\":");
 		jb_str(pb, s->title);
@@ -234,7 +239,12 @@ h_available(struct req *r)
 	} else
 		jadd_action(next, "check_later", "GET /studies/available",
 		    "No study is open to you right now; check again later.");
-	jb_raw(pb, "],\"next_cursor\":null,\"nextActions\":");	/* one page */
+	if (n > (size_t)(cursor + limit)) {	/* ranked beyond this page */
+		jb_raw(pb, "],\"next_cursor\":\"");
+		jb_int(pb, cursor + limit);
+		jb_raw(pb, "\",\"nextActions\":");
+	} else
+		jb_raw(pb, "],\"next_cursor\":null,\"nextActions\":");
 	jb_raw(pb, json_object_to_json_string_ext(next,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	jb_raw(pb, "}");

@@ -161,8 +161,12 @@ available(const struct test_agent *a, double tw)
 		assert_true(score <= prev);
 		prev = score;
 	}
+	/* a list answer: next_cursor, null when the ranking ends on this page */
 	assert_true(json_object_object_get_ex(r.json, "next_cursor", NULL));
-	assert_null(jget(r.json, "next_cursor"));
+	if (i < 100)
+		assert_null(jget(r.json, "next_cursor"));
+	else
+		assert_string_equal(jgets(&r, "next_cursor"), "100");
 	if (i > 0) {
 		char want[96];
 
@@ -244,6 +248,59 @@ rank_by_meaning(void **state)
 			mrr += 1.0 / (double)own;
 		else
 			missing++;
+		resp_free(&r);
+	}
+	/* the list pages (design.md §6.15): following next_cursor with 7 a
+	 * page gives the one ranking, in order, as one page of 100 */
+	{
+		char ids[128][IDS_BUFSZ], cur[32] = "";
+		size_t all, got = 0, k;
+
+		r = available(&ag[0], 1.0);
+		all = json_object_array_length(jget(r.json, "studies"));
+		assert_true(all > 7 && all <= 128);
+		for (k = 0; k < all; k++) {
+			char key[48];
+
+			snprintf(key, sizeof key, "studies.%zu.id", k);
+			snprintf(ids[k], IDS_BUFSZ, "%s", jgets(&r, key));
+		}
+		resp_free(&r);
+		for (;;) {
+			struct json_object *page;
+
+			r = cur[0] ? get_as(ag[0].hdr, "/api/v1/studies/available?limit=7&cursor=%s",
+			    cur) : get_as(ag[0].hdr, "/api/v1/studies/available?limit=7");
+			assert_int_equal(r.status, 200);
+			page = jget(r.json, "studies");
+			for (k = 0; k < json_object_array_length(page) && got < all; k++) {
+				assert_string_equal(json_object_get_string(jget(
+				    json_object_array_get_idx(page, k), "id")), ids[got]);
+				got++;
+			}
+			if (jget(r.json, "next_cursor") == NULL || got == all) {
+				/* past the page of 100 the ranking may go on */
+				assert_true(jget(r.json, "next_cursor") == NULL || all == 100);
+				resp_free(&r);
+				break;
+			}
+			assert_int_equal(json_object_array_length(page), 7);
+			snprintf(cur, sizeof cur, "%s", jgets(&r, "next_cursor"));
+			assert_int_equal(atoll(cur), (long long)got);
+			resp_free(&r);
+		}
+		if (all < 100)
+			assert_int_equal(got, all);
+		/* the deepest page (the stack may hold more than 1000 open
+		 * studies: a page, never more), and past it 422 */
+		r = get_as(ag[0].hdr, "/api/v1/studies/available?cursor=1000");
+		assert_int_equal(r.status, 200);
+		assert_true(json_object_array_length(jget(r.json, "studies")) <= 20);
+		if (json_object_array_length(jget(r.json, "studies")) == 0)
+			assert_null(jget(r.json, "next_cursor"));
+		resp_free(&r);
+		r = get_as(ag[0].hdr, "/api/v1/studies/available?cursor=1001");
+		assert_error(&r, 422, "VALIDATION_ERROR");
 		resp_free(&r);
 	}
 	mrr /= (double)p.n;
