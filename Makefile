@@ -14,18 +14,30 @@ PKGS    := json-c libmariadb libsodium
 PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKGLIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-CORE_SRC := $(sort $(wildcard core/*.c))
+# One list a folder, in the dependency order of design.md §2.1 (each may use
+# only the ones before it; tools/check-deps.sh holds it).
+CORE_SRC    := $(sort $(wildcard core/*.c))
+ENC_SRC     := $(sort $(wildcard encoder/*.c))
+LIB_SRC     := $(sort $(wildcard lib/*.c))
+DB_SRC      := $(sort $(wildcard db/*.c))
+TXN_SRC     := $(sort $(wildcard txn/*.c))
+MATCH_SRC   := $(sort $(wildcard match/*.c))
+FCGI_SRC    := $(sort $(wildcard fcgi/*.c))
 # The transports and the delivery loops go into arps-deliver only: the
 # workers carry no libcurl and no code that forks.
-DELIVER_SRC := lib/deliver.c lib/mail_transport.c lib/webhook.c
-LIB_SRC  := $(filter-out $(DELIVER_SRC),$(sort $(wildcard lib/*.c)))
-DB_SRC   := $(sort $(wildcard db/*.c))
-FCGI_SRC := $(sort $(wildcard fcgi/*.c))
-CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
-LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
-DB_OBJ   := $(DB_SRC:%.c=$(B)/%.o)
-FCGI_OBJ := $(FCGI_SRC:%.c=$(B)/%.o)
+DELIVER_SRC := $(sort $(wildcard deliver/*.c))
+CORE_OBJ    := $(CORE_SRC:%.c=$(B)/%.o)
+ENC_OBJ     := $(ENC_SRC:%.c=$(B)/%.o)
+LIB_OBJ     := $(LIB_SRC:%.c=$(B)/%.o)
+DB_OBJ      := $(DB_SRC:%.c=$(B)/%.o)
+TXN_OBJ     := $(TXN_SRC:%.c=$(B)/%.o)
+MATCH_OBJ   := $(MATCH_SRC:%.c=$(B)/%.o)
+FCGI_OBJ    := $(FCGI_SRC:%.c=$(B)/%.o)
 DELIVER_OBJ := $(DELIVER_SRC:%.c=$(B)/%.o)
+# Test fixtures: a test-only library, linked into build/tests/arps-fixture
+# and never into a daemon (design.md §2.1).
+TESTLIB_SRC := $(sort $(wildcard tests/lib/*.c))
+TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(B)/%.o)
 
 BINS := $(B)/arps-fcgi $(B)/arps-sweep $(B)/arps-admin $(B)/arps-deliver
 
@@ -51,35 +63,39 @@ $(B)/core/%.o: core/%.c $(wildcard core/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COVFLAGS) -c -o $@ $<
 
-$(B)/%.o: %.c $(wildcard core/*.h lib/*.h db/*.h fcgi/*.h)
+$(B)/%.o: %.c $(wildcard core/*.h encoder/*.h lib/*.h db/*.h txn/*.h match/*.h fcgi/*.h deliver/*.h tests/lib/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKGCFLAGS) -c -o $@ $<
 
-$(B)/arps-fcgi: $(B)/cmd/arps-fcgi.o $(FCGI_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+$(B)/arps-fcgi: $(B)/cmd/arps-fcgi.o $(FCGI_OBJ) $(MATCH_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ -lfcgi $(PKGLIBS) -lcrypto -lm
 
-$(B)/arps-sweep: $(B)/cmd/arps-sweep.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+$(B)/arps-sweep: $(B)/cmd/arps-sweep.o $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 $(B)/arps-deliver: $(B)/cmd/arps-deliver.o $(DELIVER_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(shell pkg-config --libs libcurl) $(PKGLIBS) -lcrypto -lpthread -lm
 
-$(B)/arps-admin: $(B)/cmd/arps-admin.o $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+$(B)/arps-admin: $(B)/cmd/arps-admin.o $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
-# Unit tests: core only, no I/O.
-$(B)/tests/unit/%: tests/unit/%.c $(UNIT_HELP) $(CORE_OBJ) $(wildcard tests/unit/*.h)
+# The test fixtures as a command (tests/arps-fixture.c): test builds only.
+$(B)/tests/arps-fixture: $(B)/tests/arps-fixture.o $(TESTLIB_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
+
+# Unit tests: core and the encoder, no I/O.
+$(B)/tests/unit/%: tests/unit/%.c $(UNIT_HELP) $(CORE_OBJ) $(ENC_OBJ) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $< $(UNIT_HELP) $(CORE_OBJ) $(UNIT_EXTRA) $(shell pkg-config --cflags --libs cmocka) -lm
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $< $(UNIT_HELP) $(CORE_OBJ) $(ENC_OBJ) $(UNIT_EXTRA) $(shell pkg-config --cflags --libs cmocka) -lm
 
 # test_jb: the hand-written JSON of fcgi/jb.c, which needs json-c only.
 $(B)/tests/unit/test_jb: $(B)/fcgi/jb.o
 $(B)/tests/unit/test_jb: UNIT_EXTRA = $(B)/fcgi/jb.o $(shell pkg-config --cflags --libs json-c)
 
 # DB tests: core + lib + db against the dev MariaDB.
-$(B)/tests/db/%: tests/db/%.c $(DBT_HELP) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+$(B)/tests/db/%: tests/db/%.c $(DBT_HELP) $(TESTLIB_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKGCFLAGS) -o $@ $< $(DBT_HELP) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ) \
+	$(CC) $(CFLAGS) $(PKGCFLAGS) -o $@ $< $(DBT_HELP) $(TESTLIB_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ) \
 	    $(shell pkg-config --cflags --libs cmocka) $(PKGLIBS) -lcrypto -lm
 
 # API tests: libcurl through nginx.
@@ -88,7 +104,7 @@ $(B)/tests/api/%: tests/api/%.c $(API_HELP) $(wildcard tests/api/*.h) $(CORE_OBJ
 	$(CC) $(CFLAGS) $(PKGCFLAGS) -o $@ $< $(API_HELP) $(CORE_OBJ) \
 	    $(shell pkg-config --cflags --libs cmocka libcurl) $(PKGLIBS) -lcrypto -lpthread -lm
 
-tests: $(UNIT_BIN) $(DBT_BIN) $(API_BIN)
+tests: $(UNIT_BIN) $(DBT_BIN) $(API_BIN) $(B)/tests/arps-fixture
 
 run:
 	@tools/dev.sh run
@@ -106,9 +122,10 @@ test-unit:
 	@tools/dev.sh test unit
 
 # Static checks (design.md §2.5), also run by `make test`.
-check: all
+check: all tests
 	@tools/check-core-purity.sh
-	@tools/check-fcgi-deps.sh
+	@tools/check-deps.sh
+	@tests/check/test_check_deps.sh
 	@tools/check-next-actions.sh
 	@tools/check-db-columns.sh
 	@tools/check-citations.sh

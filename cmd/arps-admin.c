@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/admin.h"
+#include "txn/admin.h"
 #include "db/setup.h"
 #include "lib/jwks.h"
 #include "db/db.h"
-#include "db/fixture.h"
 #include "lib/config.h"
 #include "lib/log.h"
 #include "lib/secret.h"
@@ -35,8 +34,6 @@ static const struct cmd {
 	{ "reinstate-agent", 1, "reinstate-agent AGT_ID", admin_reinstate },
 	{ "verify-ledger",   0, "verify-ledger", admin_verify_ledger },
 	{ "jwks",           -1, "jwks PEM=KID ... (public JWKS of key files, to stdout)", NULL },
-	{ "test",           -1, "test VERB ... (fixtures; only where the config has test_fixtures = true)",
-	  admin_test },
 };
 
 static int
@@ -92,8 +89,6 @@ main(int argc, char *argv[])
 	}
 	if (cmds[c].fn == NULL)		/* setup-db: connects as root itself */
 		return setup_db(&cfg, n == 2);
-	if (cmds[c].fn == admin_test && !cfg.test_fixtures)
-		return admin_test(NULL, &cfg, args + 1);	/* refuses before connecting */
 	/* migrate runs as arps_migrate when setup-db wrote its credentials. */
 	mcfg = cfg;
 	if (cmds[c].fn == admin_migrate && setup_migrate_config(&cfg, &mcfg) < 0)

@@ -1,6 +1,6 @@
 /*
  * arps-deliver: delivers the mail outbox and the webhook deliveries
- * (lib/deliver.h), the one process that sends anything out.  Usage:
+ * (deliver/deliver.h), the one process that sends anything out.  Usage:
  * arps-deliver [--config PATH].  SIGTERM or SIGINT: the message in hand is
  * finished, then exit 0.  Any number may run at once (claims skip locked
  * rows).  Exit 2 on a bad configuration, 1 when libsodium fails.
@@ -12,7 +12,7 @@
 #include <curl/curl.h>
 
 #include "lib/config.h"
-#include "lib/deliver.h"
+#include "deliver/deliver.h"
 #include "lib/log.h"
 #include "lib/secret.h"
 

@@ -2,8 +2,8 @@
  * arps-sweep: the cron-invoked jobs (timeouts, auto-approval, deadlines,
  * study completion, embedding retries).
  * Usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock] [--rows]
- * --rows moves the participation jobs row by row (db/lifecycle.c) instead of
- * in set-based batches (db/sweep.c): the same outcome, for comparison.
+ * --rows moves the participation jobs row by row (txn/lifecycle.c) instead of
+ * in set-based batches (txn/sweep.c): the same outcome, for comparison.
  * Exit 0 when every job ran (or another sweep holds the lock), 1 on a
  * database error, 2 on usage errors.  One summary line per job to stderr.
  */
@@ -16,10 +16,10 @@
 #include "core/validate.h"
 #include "db/db.h"
 #include "db/retention.h"
-#include "db/sweep.h"
+#include "txn/sweep.h"
 #include "lib/config.h"
 #include "lib/log.h"
-#include "lib/model.h"
+#include "encoder/model.h"
 #include "lib/secret.h"
 
 static struct config cfg;

@@ -15,7 +15,6 @@
 #include "lib/config.h"
 #include "lib/log.h"
 #include "db/db.h"
-#include "db/events.h"
 #include "db/guard.h"
 
 #define STMT_SLOTS 512		/* power of two, more than the statements we have */
@@ -31,6 +30,7 @@ struct db {
 	int limit_set;		/* the value set on this session; 0: none yet */
 	int64_t deadline;	/* monotonic microseconds; 0: none */
 	struct evq *evq;	/* events of the open transaction (db/events.c) */
+	const struct db_pending_ops *pending;	/* who flushes and drops it */
 	/* db_guard: the watchdog of a frozen server, back-off of reconnects */
 	struct guard *guard;
 	int64_t retry_at;	/* monotonic microseconds: no connect attempt before */
@@ -162,6 +162,13 @@ db_open_bounded(const struct config *cfg, unsigned seconds)
 	return db;
 }
 
+static void
+pending_drop(struct db *db)
+{
+	if (db->pending != NULL)
+		db->pending->drop(db);
+}
+
 int
 db_up(const struct db *db)
 {
@@ -173,7 +180,7 @@ db_close(struct db *db)
 {
 	if (db == NULL)
 		return;
-	db_events_drop(db);
+	pending_drop(db);
 	db_drop(db);
 	free(db);
 }
@@ -754,7 +761,7 @@ db_begin(struct db *db)
 	int was_up = db->up;
 	enum db_rc rc;
 
-	db_events_drop(db);
+	pending_drop(db);
 	rc = simple(db, "START TRANSACTION");
 	if (rc == DB_GONE && was_up)
 		rc = simple(db, "START TRANSACTION");
@@ -769,7 +776,7 @@ db_commit(struct db *db)
 
 	/* The transaction's events go with its changes (design.md §11): when
 	 * they cannot be written, nothing of the transaction is. */
-	if ((rc = db_events_flush(db)) != DB_OK) {
+	if (db->pending != NULL && (rc = db->pending->flush(db)) != DB_OK) {
 		db_rollback(db);
 		return rc;
 	}
@@ -784,7 +791,7 @@ db_rollback(struct db *db)
 {
 	if (db->up)
 		(void)simple(db, "ROLLBACK");
-	db_events_drop(db);
+	pending_drop(db);
 	db->in_tx = 0;
 }
 
@@ -964,4 +971,10 @@ struct evq **
 db_evq(struct db *db)
 {
 	return &db->evq;
+}
+
+void
+db_set_pending(struct db *db, const struct db_pending_ops *ops)
+{
+	db->pending = ops;
 }

@@ -14,7 +14,7 @@
  * The only other return types: void for the *_free / *_clear functions
  * (which accept NULL), plain accessors (db_error, db_errno, dbres_*), the
  * predicate db_embedding_vector (1 or 0), and the arps-admin commands of
- * db/admin.h, which return the process exit status.
+ * txn/admin.h, which return the process exit status.
  */
 #ifndef ARPS_DB_DB_H
 #define ARPS_DB_DB_H
@@ -217,10 +217,20 @@ void db_rollback(struct db *db);
  */
 enum db_rc db_tx(struct db *db, enum db_rc (*fn)(struct db *, void *), void *arg);
 
-/* The queue of events of the open transaction (db/events.c writes it at
- * db_commit; db_begin and db_rollback drop it). */
+/* The queue of events of the open transaction (db/events.c). */
 struct evq;
 struct evq **db_evq(struct db *db);
+
+/* Work a layer above the driver queues within the open transaction:
+ * flush() runs before COMMIT (a non-OK code rolls the transaction back),
+ * drop() at BEGIN, ROLLBACK and close.  The events of db/events.c are the
+ * one user; registering them here keeps the driver below its callers
+ * (design.md §2.5: no link cycle). */
+struct db_pending_ops {
+	enum db_rc (*flush)(struct db *db);
+	void (*drop)(struct db *db);
+};
+void db_set_pending(struct db *db, const struct db_pending_ops *ops);
 
 /* Apply every db/migrations/NNN_*.sql not yet recorded in schema_version. */
 enum db_rc db_migrate(struct db *db, const char *dir, int verbose);

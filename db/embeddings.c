@@ -3,7 +3,7 @@
 
 #include <sodium.h>
 
-#include "core/match.h"
+#include "core/score.h"
 #include "core/reputation.h"
 #include "db/embeddings.h"
 #include "db/events.h"
@@ -47,7 +47,7 @@ static const char q_study_open[] =
 /* A study's criteria vector that just became ready, stored in one
  * transaction with its study.matched events. */
 struct ready_study {
-	const struct embed_model *enc;
+	const float *mean_bio, *mean_crit;
 	const char *subject;
 	const float *vec;
 	const unsigned char *hash;
@@ -96,8 +96,8 @@ study_ready_tx(struct db *db, void *arg)
 			    !rep_may_take_part(st != NULL && strcmp(st, "suspended") == 0, rep))
 				continue;
 			memcpy(bio, bv, sizeof bio);
-			score = match_score(match_pair_similarity(bio, rs->vec, rs->enc->mean_bio,
-			    rs->enc->mean_crit), rep_tier_of(rep));
+			score = match_score(match_pair_similarity(bio, rs->vec, rs->mean_bio,
+			    rs->mean_crit), rep_tier_of(rep));
 			if (score < MATCHED_MIN_SCORE)
 				continue;
 			if ((rc = db_event(db, agent, EV_STUDY_MATCHED, rs->now,
@@ -112,46 +112,32 @@ study_ready_tx(struct db *db, void *arg)
 }
 
 enum db_rc
-db_embed_subject(struct db *db, const struct embed_model *enc, void *scratch,
-    const char *subject, const char *text, int64_t now)
+db_embedding_store(struct db *db, const char *subject, const char *text, const float *vec,
+    const char *error, const float *mean_bio, const float *mean_crit, int64_t now)
 {
-	float vec[EMBED_DIM];
 	unsigned char h[32];
-	const char *status = "ready", *err = NULL;
-	int erc;	/* embed_text's EMBED_* code */
 
-	if (enc == NULL)
-		return DB_OK;
 	crypto_generichash(h, sizeof h, (const unsigned char *)text, strlen(text), NULL, 0);
-	erc = embed_text(enc, text, strlen(text), scratch, vec);
-	if (erc == EMBED_EEMPTY) {
-		status = "failed";
-		err = "the text has no words the model knows";
-	} else if (erc != EMBED_OK) {
-		status = "failed";
-		err = "the encoder refused the text";
-	}
-	if (erc == EMBED_OK && strncmp(subject, "std_", 4) == 0) {
-		struct ready_study rs = { enc, subject, vec, h, now };
+	if (vec != NULL && strncmp(subject, "std_", 4) == 0) {
+		struct ready_study rs = { mean_bio, mean_crit, subject, vec, h, now };
 
 		return db_tx(db, study_ready_tx, &rs);
 	}
-	return DB_Q(db, q_store, NULL, NULL, P_STR(status),
-	    erc == EMBED_OK ? P_BLOB(vec, sizeof vec) : P_NULL, P_STR(err), P_I64(now),
-	    P_STR(subject), P_BLOB(h, sizeof h));
+	return DB_Q(db, q_store, NULL, NULL, P_STR(vec != NULL ? "ready" : "failed"),
+	    vec != NULL ? P_BLOB(vec, EMBED_DIM * sizeof(float)) : P_NULL, P_STR(error),
+	    P_I64(now), P_STR(subject), P_BLOB(h, sizeof h));
 }
 
 enum db_rc
-db_embed_pending(struct db *db, const struct embed_model *enc, void *scratch,
-    int64_t now, int64_t age, size_t limit, size_t *done)
+db_embedding_pending(struct db *db, int64_t now, int64_t age, size_t limit,
+    enum db_rc (*each)(void *arg, const char *subject, const char *text), void *arg,
+    size_t *done)
 {
 	struct dbres *res = NULL;
 	enum db_rc rc;
 	size_t i;
 
 	*done = 0;
-	if (enc == NULL)
-		return DB_OK;
 	if ((rc = DB_Q(db, q_pending, &res, NULL, P_I64(now - age), P_I64(limit))) != DB_OK)
 		return rc;
 	for (i = 0; i < res->nrows; i++) {
@@ -162,7 +148,7 @@ db_embed_pending(struct db *db, const struct embed_model *enc, void *scratch,
 			(void)DB_Q(db, q_touch, NULL, NULL, P_I64(now), P_STR(subject));
 			continue;
 		}
-		if ((rc = db_embed_subject(db, enc, scratch, subject, text, now)) != DB_OK)
+		if ((rc = each(arg, subject, text)) != DB_OK)
 			break;
 		(*done)++;
 	}

@@ -87,8 +87,11 @@ db_event(struct db *db, const char *owner, enum event_type t, int64_t now, const
 	va_list ap;
 	int len;
 
+	static const struct db_pending_ops ops = { db_events_flush, db_events_drop };
+
 	if (*qp == NULL && (*qp = calloc(1, sizeof **qp)) == NULL)
 		return DB_ERR;
+	db_set_pending(db, &ops);
 	q = *qp;
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 16;

@@ -2,7 +2,7 @@
  * arps-admin setup-db (design.md §10): the database and its three
  * least-privilege MariaDB users, their passwords written beside the config,
  * then the migrations.  Functions return the arps-admin exit status: 0 done,
- * 1 refused or failed (one line on stderr), as db/admin.h.
+ * 1 refused or failed (one line on stderr), as txn/admin.h.
  */
 #ifndef ARPS_DB_SETUP_H
 #define ARPS_DB_SETUP_H

@@ -1,10 +1,10 @@
 /* Studies and participations: the column lists, row mapping and reads.
- * The state changes, with the lock order, are in db/lifecycle.c. */
+ * The state changes, with the lock order, are in txn/lifecycle.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/matching.h"
+#include "db/match.h"
 #include "db/studies.h"
 
 /* A study row (alias s), read at the STUDY_C_* positions. */

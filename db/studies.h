@@ -2,7 +2,7 @@
  * Studies and participations: row reads, lists, and every state change.
  *
  * Reads and row mapping are in db/studies.c, the state changes in
- * db/lifecycle.c (its head comment is the lock-order contract).
+ * txn/lifecycle.c (its head comment is the lock-order contract).
  * Each state change is one function that runs inside the caller's
  * transaction (db_tx / req_tx), locks rows in the one fixed order used
  * everywhere -- the study row, then the participation row, then the agent
@@ -115,7 +115,7 @@ enum db_rc db_study_list_owner(struct db *, const char *owner, int64_t cursor, i
 /* The studies of ids[0..n) still open to agent_id at now (active, a free
  * slot, no deadline passed, never taken part in by the agent): out[i] and
  * found[i] as db_study_get_many; one statement per 30 ids.  The
- * confirmation of GET /studies/available (fcgi/match.c). */
+ * confirmation of GET /studies/available (match/engine.c). */
 enum db_rc db_study_open_for(struct db *, const char *agent_id, int64_t now,
     const char *const *ids, size_t n, struct study *out, int *found);
 /* Studies by id, read 32 ids per query: out[i] gets study

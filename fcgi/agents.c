@@ -12,7 +12,7 @@
 #include "db/limits.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
-#include "fcgi/match.h"
+#include "match/engine.h"
 #include "lib/config.h"
 #include "lib/secret.h"
 

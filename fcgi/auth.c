@@ -6,7 +6,7 @@
 #include "core/ids.h"
 #include "db/accounts.h"
 #include "fcgi/auth.h"
-#include "fcgi/match.h"
+#include "match/engine.h"
 #include "lib/config.h"
 #include "lib/secret.h"
 

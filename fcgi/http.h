@@ -3,7 +3,7 @@
  * one table, authenticated per route, handled, and answered once from a
  * buffered response so the answer can be stored for Idempotency-Key replay.
  *
- * The objects of fcgi/ depend one way (tools/check-fcgi-deps.sh fails on a
+ * The objects of fcgi/ depend one way (tools/check-deps.sh fails on a
  * cycle):  pool -> mcp -> dispatch -> routes -> handlers -> fields, request,
  * idem, reply;  dispatch -> auth, idem -> reply;  mcp -> auth, fields,
  * handlers (their field tables).  This header holds the request,
@@ -117,7 +117,7 @@ struct route {
 };
 
 /* The key's look-up also reads the heads of GET /studies/available's
- * fast path (db_agent_by_key_heads, fcgi/match.c). */
+ * fast path (db_agent_by_key_heads, match/engine.c). */
 #define ROUTE_HEADS	0x1
 
 /* The routing table (fcgi/routes.c). */

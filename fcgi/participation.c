@@ -6,15 +6,15 @@
 #include <string.h>
 
 #include "core/ids.h"
-#include "core/match.h"
+#include "core/score.h"
 #include "core/reputation.h"
 #include "core/validate.h"
 #include "db/accounts.h"
-#include "db/matching.h"
+#include "db/match.h"
 #include "db/studies.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
-#include "fcgi/match.h"
+#include "match/engine.h"
 #include "lib/config.h"
 
 #define ENDPOINT_MAX	96

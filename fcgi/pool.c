@@ -20,7 +20,7 @@
 #include "db/db.h"
 #include "fcgi/dispatch.h"
 #include "fcgi/http.h"
-#include "fcgi/match.h"
+#include "match/engine.h"
 #include "fcgi/mcp.h"
 #include "fcgi/pool.h"
 #include "lib/config.h"
@@ -403,7 +403,7 @@ worker(const struct config *cfg, int sock, size_t slot, pid_t master)
 		}
 		fails = 0;
 		/* The connection is not marked close-on-exec: a worker never
-		 * starts a program (tools/check-fcgi-deps.sh checks the binary
+		 * starts a program (tools/check-deps.sh checks the binary
 		 * imports no exec*), and the flag cost a system call a request. */
 		handle(&fx, cfg, db);
 		served++;

@@ -13,7 +13,7 @@
 #include "db/studies.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
-#include "fcgi/match.h"
+#include "match/engine.h"
 #include "lib/config.h"
 
 /* --- answer shapes --- */
@@ -476,7 +476,7 @@ review_tx(struct req *r, void *arg)
 	enum db_rc rc;
 	int took;
 
-	/* The locks of a settle in their order (db/lifecycle.c), each row
+	/* The locks of a settle in their order (txn/lifecycle.c), each row
 	 * read once: the study row (not its counts), then the participation,
 	 * by one statement.  Another researcher's study: 404 as none. */
 	memset(&so, 0, sizeof so);

@@ -86,11 +86,11 @@ struct config {
 	 * browser sign-in: .authorize_url / .client_id / .label */
 	struct config_idp idp[CONFIG_MAX_IDP];
 	size_t nidp;
-	/* arps-admin test ... (db/fixture.h) allowed: only the dev, test and
+	/* arps-admin test ... (tests/lib/fixture.h) allowed: only the dev, test and
 	 * bench stacks write test_fixtures = true; default false */
 	int test_fixtures;
 	/* the test stack checks every page of /studies/available from an
-	 * agent's kept ranking against a full ranking (fcgi/match.c and
+	 * agent's kept ranking against a full ranking (match/engine.c and
 	 * design.md §9.12): a difference answers 500; default false */
 	int match_selfcheck;
 	/* webhooks (design.md §11): loopback http targets (dev stack only),

@@ -3,7 +3,7 @@
  * seal a message (mail_seal) and queue it in the outbox in the same
  * transaction as the request's effect (db_outbox_mail).  arps-deliver opens
  * it (mail_open), formats it (mail_format) and hands it to the configured
- * transport (mail_transmit, lib/mail_transport.c, linked into arps-deliver
+ * transport (mail_transmit, deliver/mail.c, linked into arps-deliver
  * only):
  *   file:DIR           one file DIR/<message id>.eml per message, written
  *                      atomically (temporary file, fsync, rename); a re-send
@@ -75,7 +75,7 @@ const char *mail_transport_invalid(const char *spec);
  * Hand one formatted message to the configured transport, waiting at most
  * cfg->deliver_timeout seconds.  0 once the transport accepted it (file
  * renamed into place, relay answered 250 to DATA, sendmail exited 0), else
- * -1 with the reason in err.  arps-deliver only (lib/mail_transport.c).
+ * -1 with the reason in err.  arps-deliver only (deliver/mail.c).
  */
 int mail_transmit(const struct config *cfg, const struct mail_msg *m, const char *text,
     size_t len, char *err, size_t errsz);

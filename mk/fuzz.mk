@@ -43,7 +43,7 @@ FUZZ_LINK = $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^
 # The HTTP edge minus the pool, with the harnesses' authentication
 # (tests/fuzz/fuzz_auth.c) instead of fcgi/auth.c.
 FUZZ_EDGE := $(call FUZZ_OBJ,$(filter-out fcgi/pool.c fcgi/auth.c,$(FCGI_SRC)) \
-    tests/fuzz/fuzz_auth.c $(DB_SRC) $(LIB_SRC) $(CORE_SRC))
+    tests/fuzz/fuzz_auth.c $(MATCH_SRC) $(TXN_SRC) $(DB_SRC) $(LIB_SRC) $(ENC_SRC) $(CORE_SRC))
 
 $(FUZZ_DIR)/fuzz_core: $(call FUZZ_OBJ,tests/fuzz/fuzz_core.c $(CORE_SRC))
 	$(FUZZ_LINK) -lm
@@ -59,11 +59,11 @@ $(FUZZ_DIR)/fuzz_oidc: $(call FUZZ_OBJ,tests/fuzz/fuzz_oidc.c lib/jwks.c $(CORE_
 $(FUZZ_DIR)/fuzz_config: $(call FUZZ_OBJ,tests/fuzz/fuzz_config.c lib/config.c lib/mail.c \
     $(CORE_SRC))
 	$(FUZZ_LINK) $(PKGLIBS) -lm
-$(FUZZ_DIR)/fuzz_tokenize: $(call FUZZ_OBJ,tests/fuzz/fuzz_tokenize.c lib/model.c $(CORE_SRC))
+$(FUZZ_DIR)/fuzz_tokenize: $(call FUZZ_OBJ,tests/fuzz/fuzz_tokenize.c $(ENC_SRC) $(CORE_SRC))
 	$(FUZZ_LINK) -lm
-$(FUZZ_DIR)/fuzz_embed: $(call FUZZ_OBJ,tests/fuzz/fuzz_embed.c lib/model.c $(CORE_SRC))
+$(FUZZ_DIR)/fuzz_embed: $(call FUZZ_OBJ,tests/fuzz/fuzz_embed.c $(ENC_SRC) $(CORE_SRC))
 	$(FUZZ_LINK) -lm
-$(FUZZ_DIR)/fuzz_embed_full: $(call FUZZ_OBJ,tests/fuzz/fuzz_embed_full.c lib/model.c $(CORE_SRC))
+$(FUZZ_DIR)/fuzz_embed_full: $(call FUZZ_OBJ,tests/fuzz/fuzz_embed_full.c $(ENC_SRC) $(CORE_SRC))
 	$(FUZZ_LINK) -lm
 
 # $(call fuzz_run,NAME,SECONDS): fuzz from a fresh copy of the seeds (the

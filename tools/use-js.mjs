@@ -1,7 +1,7 @@
 // Shared by the Node tools: load the USE Lite JavaScript runtime
 // (@energetic-ai/embeddings@0.2.0 + @energetic-ai/core@0.2.0 + the model
 // package, installed offline under build/js by `make js-deps`) and embed a text
-// with the same long-text rule as core/embed.c (chunks of <= 128 tokens cut
+// with the same long-text rule as encoder/embed.c (chunks of <= 128 tokens cut
 // after a piece ending in . ! ?, unit vectors averaged and re-normalised).
 import { createRequire } from 'node:module';
 import path from 'node:path';

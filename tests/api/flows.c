@@ -219,6 +219,30 @@ admin(char *out, size_t n, const char *fmt, ...)
 	return run(out, n, cmd);
 }
 
+static int
+fixture_va(char *args, size_t n, const char *fmt, va_list ap)
+{
+	char cmd[2048];
+
+	vsnprintf(args, n, fmt, ap);
+	snprintf(cmd, sizeof cmd, "%s/build/tests/arps-fixture --config %s %s", getenv("ARPS_ROOT"),
+	    getenv("ARPS_CONFIG"), args);
+	return run(NULL, 0, cmd);
+}
+
+int
+fixture_rc(const char *fmt, ...)
+{
+	char args[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = fixture_va(args, sizeof args, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 void
 fixture(const char *fmt, ...)
 {
@@ -227,10 +251,10 @@ fixture(const char *fmt, ...)
 	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
+	rc = fixture_va(args, sizeof args, fmt, ap);
 	va_end(ap);
-	if ((rc = admin(NULL, 0, "test %s", args)) != 0)
-		print_error("arps-admin test %s: exit %d\n", args, rc);
+	if (rc != 0)
+		print_error("arps-fixture %s: exit %d\n", args, rc);
 	assert_int_equal(rc, 0);
 }
 

@@ -36,9 +36,11 @@ void agent_claimed(struct test_agent *a, struct test_user *owner, const char *na
 /* Run arps-admin with the stack's config; returns its exit status.  When
  * out is not NULL it gets the first line of standard output. */
 int admin(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Run one `arps-admin test VERB ...` fixture (db/fixture.h); asserts it
+/* Run one `arps-fixture VERB ...` fixture (tests/lib/fixture.h); asserts it
  * exits 0.  Tests change state that no request can change only this way. */
 void fixture(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same fixture, its exit status returned (0 done, 1 refused, 2 usage). */
+int fixture_rc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The wallet balance via arps-admin: available, frozen. */
 void admin_wallet(const char *owner, long long *available, long long *frozen);
 

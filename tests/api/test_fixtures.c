@@ -1,4 +1,4 @@
-/* The test-fixture layer (db/fixture.h, `arps-admin test ...`): refused
+/* The test-fixture layer (tests/lib/fixture.h, `arps-fixture ...`): refused
  * without test_fixtures = true, and each fixture keeps the invariants the
  * real code keeps. */
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 
 #include "tests/api/study_helpers.h"
 
-/* Run arps-admin with config cfg and args; its exit status, and the
+/* Run arps-fixture with config cfg and args; its exit status, and the
  * number of lines it wrote to stderr (the first into line). */
 static int
 admin_with(const char *cfg, int *lines, char *line, size_t n, const char *args)
@@ -27,7 +27,7 @@ admin_with(const char *cfg, int *lines, char *line, size_t n, const char *args)
 
 	assert_true(fd >= 0);
 	close(fd);
-	snprintf(cmd, sizeof cmd, "%s/build/arps-admin --config %s %s >/dev/null 2>%s",
+	snprintf(cmd, sizeof cmd, "%s/build/tests/arps-fixture --config %s %s >/dev/null 2>%s",
 	    getenv("ARPS_ROOT"), cfg, args, err);
 	rc = sh("%s", cmd);
 	*lines = 0;
@@ -60,11 +60,11 @@ refused_without_the_key(void **state)
 		close(fd);
 		assert_int_equal(sh("grep -v '^test_fixtures' %s > %s && printf '%s' >> %s",
 		    getenv("ARPS_CONFIG"), cfg, tails[i], cfg), 0);
-		snprintf(args, sizeof args, "test agent-reputation %s 99", a.id);
+		snprintf(args, sizeof args, "agent-reputation %s 99", a.id);
 		assert_int_equal(admin_with(cfg, &lines, line, sizeof line, args), 1);
 		assert_int_equal(lines, 1);
 		assert_non_null(strstr(line, "test_fixtures = true"));
-		assert_int_equal(admin_with(cfg, &lines, line, sizeof line, "test frobnicate"), 1);
+		assert_int_equal(admin_with(cfg, &lines, line, sizeof line, "frobnicate"), 1);
 		unlink(cfg);
 		snprintf(cfg, sizeof cfg, "/tmp/arps-fixture-conf-XXXXXX");
 	}
@@ -84,22 +84,22 @@ usage_and_refusals(void **state)
 	(void)state;
 	researcher(&u, 10000);
 	study_new(&u, s, 100, 2, NULL);
-	assert_int_equal(admin(NULL, 0, "test 2>/dev/null"), 2);
-	assert_int_equal(admin(NULL, 0, "test frobnicate 2>/dev/null"), 2);
-	assert_int_equal(admin(NULL, 0, "test agent-reputation agt_nope 50 2>/dev/null"), 2);
-	assert_int_equal(admin(NULL, 0, "test agent-reputation agt_0000000000000000 101 2>/dev/null"), 2);
-	assert_int_equal(admin(NULL, 0, "test agent-reputation agt_0000000000000000 50 2>/dev/null"), 1);
-	assert_int_equal(admin(NULL, 0, "test study-backdate 60 2>/dev/null"), 2);
-	assert_int_equal(admin(NULL, 0, "test study-backdate -5 %s 2>/dev/null", s), 2);
-	assert_int_equal(admin(NULL, 0, "test embedding-reset %s ready 2>/dev/null", s), 2);
-	assert_int_equal(admin(NULL, 0, "test seed-participations %s BAD!!! 1 60 2>/dev/null", s), 2);
+	assert_int_equal(fixture_rc("2>/dev/null"), 2);
+	assert_int_equal(fixture_rc("frobnicate 2>/dev/null"), 2);
+	assert_int_equal(fixture_rc("agent-reputation agt_nope 50 2>/dev/null"), 2);
+	assert_int_equal(fixture_rc("agent-reputation agt_0000000000000000 101 2>/dev/null"), 2);
+	assert_int_equal(fixture_rc("agent-reputation agt_0000000000000000 50 2>/dev/null"), 1);
+	assert_int_equal(fixture_rc("study-backdate 60 2>/dev/null"), 2);
+	assert_int_equal(fixture_rc("study-backdate -5 %s 2>/dev/null", s), 2);
+	assert_int_equal(fixture_rc("embedding-reset %s ready 2>/dev/null", s), 2);
+	assert_int_equal(fixture_rc("seed-participations %s BAD!!! 1 60 2>/dev/null", s), 2);
 	/* more than the free slots, or a study not open */
-	assert_int_equal(admin(NULL, 0, "test seed-participations %s %06x 3 60 2>/dev/null", s,
+	assert_int_equal(fixture_rc("seed-participations %s %06x 3 60 2>/dev/null", s,
 	    randombytes_uniform(0xffffff)), 1);
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM participations WHERE study_id = '%s'", s), 0);
 	assert_int_equal(sql_int("SELECT occupied FROM studies WHERE id = '%s'", s), 0);
-	assert_int_equal(admin(NULL, 0, "test login-code-expire nobody@example.org 2>/dev/null"), 1);
-	assert_int_equal(admin(NULL, 0, "test tokens-expire acc_0000000000000000 2>/dev/null"), 1);
+	assert_int_equal(fixture_rc("login-code-expire nobody@example.org 2>/dev/null"), 1);
+	assert_int_equal(fixture_rc("tokens-expire acc_0000000000000000 2>/dev/null"), 1);
 }
 
 /* Backdated participations move with all their times, and their study is
@@ -188,7 +188,7 @@ seed_adds_up(void **state)
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM studies s WHERE s.id = '%s' AND s.created_at <="
 	    " (SELECT MIN(accepted_at) FROM participations WHERE study_id = s.id)", s), 1);
 	/* the same tag again clashes, and nothing of the second try stays */
-	assert_int_equal(admin(NULL, 0, "test seed-participations %s %s 5 60 2>/dev/null", s, tag), 1);
+	assert_int_equal(fixture_rc("seed-participations %s %s 5 60 2>/dev/null", s, tag), 1);
 	assert_int_equal(sql_int("SELECT occupied FROM studies WHERE id = '%s'", s), 30);
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
@@ -196,7 +196,7 @@ seed_adds_up(void **state)
 /*
  * No test helper or script writes a table itself: every INSERT, UPDATE,
  * DELETE or REPLACE that tests/api, tests/db and the tools' shell scripts
- * need is in db/fixture.c instead.  Exempt: tests/db/test_schema.c, whose
+ * need is in tests/lib/fixture.c instead.  Exempt: tests/db/test_schema.c, whose
  * statements are the writes the schema must refuse (its clean-up goes
  * through the fixtures), tests/db/test_rows.c, which writes only a
  * TEMPORARY table of its own session (db/rows.c's statements, checked row
@@ -220,7 +220,7 @@ no_sql_writes_beside_the_fixtures(void **state)
 	    "\\|^tools/test-production\\.sh:'", getenv("ARPS_ROOT"));
 	assert_non_null(p = popen(cmd, "r"));
 	while (fgets(line, sizeof line, p) != NULL) {
-		print_error("SQL write outside db/fixture.c: %s", line);
+		print_error("SQL write outside tests/lib/fixture.c: %s", line);
 		hits++;
 	}
 	pclose(p);

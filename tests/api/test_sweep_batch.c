@@ -1,5 +1,5 @@
 /*
- * arps-sweep's set-based batches (db/sweep.c, design.md §1.3): the same
+ * arps-sweep's set-based batches (txn/sweep.c, design.md §1.3): the same
  * outcome as the row-by-row path (--rows) for a batch holding rows of
  * several studies and agents, one agent twice; a row the API moves
  * between the batch's read and its write is moved once, by the API; and

@@ -105,7 +105,7 @@ bad_files(void **state)
 	}
 }
 
-/* arps-admin test ... is off unless a test stack's config turns it on. */
+/* arps-fixture is off unless a test stack's config turns it on. */
 static void
 fixtures_key(void **state)
 {

@@ -13,7 +13,7 @@
 
 #include "db/accounts.h"
 #include "db/db.h"
-#include "db/fixture.h"
+#include "tests/lib/fixture.h"
 #include "lib/config.h"
 
 static struct config cfg;
@@ -68,7 +68,7 @@ migrate_twice(void **state)
 /* The statements here are the test's input: each is a write the schema
  * must refuse, or the row such a write needs.  They stay raw SQL (a fixture
  * keeps the invariants these break on purpose); the clean-up goes through
- * db/fixture.h. */
+ * tests/lib/fixture.h. */
 static void
 constraints(void **state)
 {

@@ -17,7 +17,7 @@
 #include "core/ledger.h"
 #include "core/money.h"
 #include "db/accounts.h"
-#include "db/admin.h"
+#include "txn/admin.h"
 #include "db/db.h"
 #include "db/ledger.h"
 #include "db/studies.h"

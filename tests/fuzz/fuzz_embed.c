@@ -1,6 +1,6 @@
 /*
  * libFuzzer: the encoder's input side at full speed (make fuzz; needs
- * build/model/use-lite.bin).  The forward pass itself (core/embed.c
+ * build/model/use-lite.bin).  The forward pass itself (encoder/embed.c
  * forward()) takes milliseconds a text and its sizes are compile-time
  * constants (D0 256, D1 512, FF 1536, 4 heads, 2 layers, 128 positions:
  * embed_init refuses a model file with other sizes), so no smaller model can
@@ -32,8 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/embed.h"
-#include "lib/model.h"
+#include "encoder/embed.h"
+#include "encoder/model.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/embed.h"
-#include "lib/model.h"
+#include "encoder/embed.h"
+#include "encoder/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * libFuzzer: the tokenizer (core/tokenize.c) on any bytes a client sends as
+ * libFuzzer: the tokenizer (encoder/tokenize.c) on any bytes a client sends as
  * a bio or screening criteria (make fuzz; needs build/model/use-lite.bin).
  * It runs in a worker after the answer and again in the sweep, so no text
  * may crash, hang or read out of bounds.
@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/embed.h"
-#include "core/tokenize.h"
-#include "lib/model.h"
+#include "encoder/embed.h"
+#include "encoder/tokenize.h"
+#include "encoder/model.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

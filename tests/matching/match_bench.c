@@ -12,10 +12,10 @@
 
 #include <math.h>
 
-#include "core/embed.h"
-#include "core/tokenize.h"
-#include "core/match.h"
-#include "lib/model.h"
+#include "encoder/embed.h"
+#include "encoder/tokenize.h"
+#include "core/score.h"
+#include "encoder/model.h"
 #include "tests/matching/match_common.h"
 
 #define NSTUDY 10000

@@ -22,9 +22,9 @@
 #include <ctype.h>
 #include <math.h>
 
-#include "core/embed.h"
-#include "core/match.h"
-#include "lib/model.h"
+#include "encoder/embed.h"
+#include "core/score.h"
+#include "encoder/model.h"
 #include "tests/matching/match_common.h"
 
 static const char *const stop[] = {

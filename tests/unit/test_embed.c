@@ -5,8 +5,7 @@
  * `make model`) and tests/unit/embed_reference.txt (tools/embed-reference.mjs)
  * relative to the repo root, where tests run.  Every text must give the same
  * token ids as the JS tokenizer and a vector with cosine >= 0.999 to the JS
- * vector.  lib/model.c is compiled in here because the unit-test rule links
- * core objects only.
+ * vector.
  *
  * The calibration means (EMBED_SEC_MEANS) are checked too: the SHA-256 of
  * each calibration file recorded in the model equals its line in
@@ -25,10 +24,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/embed.h"
-#include "core/match.h"
-#include "core/tokenize.h"
-#include "lib/model.c"
+#include "encoder/embed.h"
+#include "core/score.h"
+#include "encoder/tokenize.h"
+#include "encoder/model.h"
 
 #define REF_PATH "tests/unit/embed_reference.txt"
 #define SUM_PATH "tools/model.sha256"

@@ -6,11 +6,12 @@
 #include <time.h>
 
 #include "db/embeddings.h"
-#include "db/matching.h"
-#include "fcgi/match.h"
+#include "txn/embed.h"
+#include "db/match.h"
+#include "match/engine.h"
 #include "lib/config.h"
 #include "lib/log.h"
-#include "lib/model.h"
+#include "encoder/model.h"
 
 static struct model model;
 static int mapped;
@@ -72,7 +73,7 @@ embed_after(struct req *r, void *arg)
 {
 	struct pending *p = arg;
 
-	if (db_embed_subject(r->db, match_encoder(), scratch, p->subject, p->text, r->now) != DB_OK)
+	if (txn_embed_subject(r->db, match_encoder(), scratch, p->subject, p->text, r->now) != DB_OK)
 		log_msg("match: embedding %s not stored: %s", p->subject, db_error(r->db));
 	free(p);
 }
@@ -111,7 +112,7 @@ match_embed_after(struct req *r, const char *subject, const char *text)
  * when the change is written, visible when its transaction commits: a
  * lower number can appear after a higher one was read.  The worker keeps
  * the highest number seen and the holes below it (struct match_seq,
- * core/match.h) and asks for both each time; a hole is forgotten only
+ * core/score.h) and asks for both each time; a hole is forgotten only
  * after IX_GAP_WAIT seconds, longer than any transaction lasts (a
  * request's database work ends within 30 s, design.md §9.5): by then its
  * transaction either committed (and the row was read) or rolled back.
@@ -688,7 +689,7 @@ struct rank {
 	float	 bio[EMBED_DIM];	/* as read, before centring */
 	uint64_t epoch, gen;		/* the index this list is as of */
 	uint64_t used;			/* last use (the least recent is replaced) */
-	struct match_kept k;		/* the list (core/match.h) */
+	struct match_kept k;		/* the list (core/score.h) */
 	struct match_kent e[RANK_KEEP];
 };
 

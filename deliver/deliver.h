@@ -10,8 +10,8 @@
  * Failures retry after mail_retry_min seconds, doubling up to
  * mail_retry_max; mail_give_up seconds after queueing the row is dead.
  */
-#ifndef ARPS_LIB_DELIVER_H
-#define ARPS_LIB_DELIVER_H
+#ifndef ARPS_DELIVER_DELIVER_H
+#define ARPS_DELIVER_DELIVER_H
 
 #include <signal.h>
 #include <stdint.h>

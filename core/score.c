@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "errors.h"
-#include "match.h"
+#include "score.h"
 
 static const double tier_weight[REP_TIER__MAX] = {
 	[REP_TIER_SUSPENDED] = 0.0,

@@ -1,4 +1,4 @@
-/* The webhook transport (lib/webhook.h). */
+/* The webhook transport (deliver/webhook.h). */
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -15,7 +15,7 @@
 #include "db/webhooks.h"
 #include "lib/config.h"
 #include "lib/log.h"
-#include "lib/webhook.h"
+#include "deliver/webhook.h"
 
 #define RESPONSE_MAX	(64 * 1024)	/* read at most this much of an answer */
 

@@ -4,8 +4,8 @@
  * address resolved and checked here (design.md §9.8) and pinned with
  * CURLOPT_RESOLVE, so a DNS answer cannot move a try to a private host.
  */
-#ifndef ARPS_LIB_WEBHOOK_H
-#define ARPS_LIB_WEBHOOK_H
+#ifndef ARPS_DELIVER_WEBHOOK_H
+#define ARPS_DELIVER_WEBHOOK_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -13,10 +13,11 @@
 #include "core/reputation.h"
 #include "core/study.h"
 #include "db/embeddings.h"
+#include "txn/embed.h"
 #include "db/events.h"
 #include "db/rows.h"
 #include "db/studies.h"
-#include "db/sweep.h"
+#include "txn/sweep.h"
 #include "lib/secret.h"
 
 #define EMBED_RETRY_AGE 60	/* embeddings still processing after a minute */
@@ -75,7 +76,7 @@ struct batch {
 	size_t moved;
 };
 
-/* The batch row by row, through db/lifecycle.c. */
+/* The batch row by row, through txn/lifecycle.c. */
 static enum db_rc
 rows_tx(struct db *db, void *arg)
 {
@@ -120,7 +121,7 @@ rows_tx(struct db *db, void *arg)
  * write with multi-row statements: postings, transactions, wallet
  * balances, reputations, the rows, the studies' money and slots, and the
  * events with their numbering and webhook deliveries (design.md §11.4).
- * The locks follow the order at the top of db/lifecycle.c (study,
+ * The locks follow the order at the top of txn/lifecycle.c (study,
  * participation, agent, wallets, event heads), each level in id order.
  * A row the API moved after the batch's read is refused by its state
  * guard under the lock, as in the row-by-row path.  A batch in which a
@@ -463,7 +464,7 @@ lock_parts(struct setb *b)
 		const struct bstudy *bs = &b->st[i];
 
 		/* A study that may fill up with this batch: its FULL check
-		 * runs row by row (db/lifecycle.c). */
+		 * runs row by row (txn/lifecycle.c). */
 		if (bs->keeps && bs->s.occupied - bs->freed >= bs->s.max_participants &&
 		    (bs->s.state == STUDY_ACTIVE || bs->s.state == STUDY_PAUSED))
 			b->fallback = 1;
@@ -513,7 +514,7 @@ bagent_cmp(const void *a, const void *b)
 	return strcmp(((const struct bagent *)a)->id, ((const struct bagent *)b)->id);
 }
 
-/* Why a reputation changed, as reputation.changed's cause (as db/lifecycle.c). */
+/* Why a reputation changed, as reputation.changed's cause (as txn/lifecycle.c). */
 static const char *const rep_causes[REP_EV__MAX] = {
 	[REP_EV_APPROVE] = "approved",
 	[REP_EV_REJECT] = "rejected",
@@ -1124,7 +1125,7 @@ job_embeddings(struct sweep *sw, size_t *moved, size_t *batches)
 	if (sw->enc == NULL)
 		return DB_OK;
 	do {
-		rc = db_embed_pending(sw->db, sw->enc, sw->scratch, sw->now, EMBED_RETRY_AGE,
+		rc = txn_embed_pending(sw->db, sw->enc, sw->scratch, sw->now, EMBED_RETRY_AGE,
 		    sw->batch, &done);
 		*moved += done;
 		(*batches)++;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/matching.h"
+#include "db/match.h"
 
 #define Q4	"?, ?, ?, ?"
 #define Q32	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4

@@ -1,7 +1,7 @@
 /* The operator commands of arps-admin.  Each returns the process exit
  * status: 0 done, 1 refused (with a one-line reason on stderr). */
-#ifndef ARPS_DB_ADMIN_H
-#define ARPS_DB_ADMIN_H
+#ifndef ARPS_TXN_ADMIN_H
+#define ARPS_TXN_ADMIN_H
 
 struct db;
 struct config;

@@ -9,7 +9,7 @@
 #include "core/ledger.h"
 #include "core/validate.h"
 #include "db/accounts.h"
-#include "db/admin.h"
+#include "txn/admin.h"
 #include "db/events.h"
 #include "db/db.h"
 #include "db/ledger.h"

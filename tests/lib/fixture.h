@@ -6,7 +6,7 @@
  * here, in one place, so that each keeps the invariants the real code keeps;
  * no test or script writes a table with its own SQL.
  *
- * Reached through `arps-admin test VERB ...` (admin_test), which refuses
+ * Reached through `arps-fixture VERB ...` (tests/arps-fixture.c, fixture_run), which refuses
  * unless the configuration says test_fixtures = true: only the dev, test and
  * bench stacks of tools/dev.sh write that line.
  *
@@ -16,8 +16,8 @@
  * id exists; anything else is an infrastructure error.  Each runs in its
  * own transaction (db_tx), so a caller must not hold one open.
  */
-#ifndef ARPS_DB_FIXTURE_H
-#define ARPS_DB_FIXTURE_H
+#ifndef ARPS_TESTS_LIB_FIXTURE_H
+#define ARPS_TESTS_LIB_FIXTURE_H
 
 #include <stdint.h>
 
@@ -101,10 +101,10 @@ enum db_rc db_fixture_seed_participations(struct db *db, const char *study_id, c
  * schema test made by hand leaves nothing verify-ledger would see. */
 enum db_rc db_fixture_researcher_purge(struct db *db, const char *account_id);
 
-/* arps-admin test VERB ARGS...: args is NULL-terminated.  Returns the exit
+/* arps-fixture VERB ARGS...: args is NULL-terminated.  Returns the exit
  * status: 0 done, 1 refused (one-line reason on stderr, also when
  * cfg->test_fixtures is off), 2 usage. */
-int admin_test(struct db *db, const struct config *cfg, char **args);
+int fixture_run(struct db *db, const struct config *cfg, char **args);
 
 /*
  * N more studies like study_id (an active study whose criteria embedding is

@@ -11,16 +11,18 @@
  * a score goes through match_centre (match_pair_similarity does all of it
  * for one pair; ranking centres each side once and takes match_dot).
  */
-#ifndef ARPS_CORE_MATCH_H
-#define ARPS_CORE_MATCH_H
+#ifndef ARPS_CORE_SCORE_H
+#define ARPS_CORE_SCORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "embed.h"
 #include "ids.h"
 #include "reputation.h"
+
+/* The length of a stored embedding: the encoder's output (encoder/embed.h). */
+#define EMBED_DIM			512
 
 #define MATCH_SCORE_CAP			0.9999
 #define MATCH_W_SIMILARITY		0.75

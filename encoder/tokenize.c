@@ -1,6 +1,6 @@
 /* SentencePiece tokenizer of USE Lite, see tokenize.h for the exact rules. */
-#include "core/tokenize.h"
-#include "core/embed.h"
+#include "encoder/tokenize.h"
+#include "encoder/embed.h"
 
 #include <string.h>
 

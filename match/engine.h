@@ -1,15 +1,15 @@
 /* The embedding model inside the pool: mapped once by the master before
  * it forks (every worker shares the pages), a scratch buffer per worker,
  * and the work done after an answer is sent. */
-#ifndef ARPS_FCGI_MATCH_H
-#define ARPS_FCGI_MATCH_H
+#ifndef ARPS_MATCH_ENGINE_H
+#define ARPS_MATCH_ENGINE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/embed.h"
+#include "encoder/embed.h"
 #include "core/ids.h"
-#include "core/match.h"
+#include "core/score.h"
 #include "db/db.h"
 #include "fcgi/http.h"
 
@@ -48,7 +48,7 @@ void match_embed_after(struct req *r, const char *subject, const char *text);
 /*
  * The studies GET /studies/available lists to agent_id (design.md §6.6,
  * design.md §7, design.md §9.12), best first: this worker's in-memory index of open
- * studies is brought up to date from the change sequence (fcgi/match.c),
+ * studies is brought up to date from the change sequence (match/engine.c),
  * the agent's kept ranking is caught up on the entries added since (or,
  * when it cannot give the page, every entry whose deadline has not passed
  * is scored against the agent's bio: centred, match_dot over the centred
@@ -62,7 +62,7 @@ void match_embed_after(struct req *r, const char *subject, const char *text);
  */
 /* The head the key's look-up read (db_agent_by_key_heads): with it,
  * when nothing changed since the index's last look, the page needs no
- * statement of its own (the fast path, fcgi/match.c); NULL: none. */
+ * statement of its own (the fast path, match/engine.c); NULL: none. */
 struct match_heads {
 	int	 change_pending;
 };

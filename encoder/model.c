@@ -1,5 +1,5 @@
 /* mmap loader for the embedding model file; see model.h. */
-#include "lib/model.h"
+#include "encoder/model.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,8 +17,8 @@
  * identical); a word longer than 1024 code points, or a run of more than 256
  * decomposed non-starters, is split there (the only divergence from the JS).
  */
-#ifndef ARPS_CORE_TOKENIZE_H
-#define ARPS_CORE_TOKENIZE_H
+#ifndef ARPS_ENCODER_TOKENIZE_H
+#define ARPS_ENCODER_TOKENIZE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,16 +1,16 @@
 /*
  * The sentence-embedding model file (build/model/use-lite.bin, made by
  * `make model` from the pinned npm package and the calibration set):
- * mapped read-only and shared by every process that maps it.  core/embed.h
- * runs the encoder over the blob; core/match.h centres its vectors on the
+ * mapped read-only and shared by every process that maps it.  encoder/embed.h
+ * runs the encoder over the blob; core/score.h centres its vectors on the
  * file's calibration means.
  */
-#ifndef ARPS_LIB_MODEL_H
-#define ARPS_LIB_MODEL_H
+#ifndef ARPS_ENCODER_MODEL_H
+#define ARPS_ENCODER_MODEL_H
 
 #include <stddef.h>
 
-#include "core/embed.h"
+#include "encoder/embed.h"
 
 #define MODEL_DEFAULT_PATH "build/model/use-lite.bin"
 #define MODEL_CALIB_BIOS "tests/matching/calibration/bios.txt"

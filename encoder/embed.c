@@ -1,6 +1,6 @@
 /* USE Lite forward pass over the mapped model blob; see embed.h. */
-#include "core/embed.h"
-#include "core/tokenize.h"
+#include "encoder/embed.h"
+#include "encoder/tokenize.h"
 
 #include <math.h>
 #include <string.h>

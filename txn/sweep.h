@@ -5,11 +5,11 @@
  * moves it (core's transition tables, through db/studies.c), so a job run
  * twice, or by two sweeps at once, moves each row exactly once.  The
  * participation jobs move a batch with a fixed number of multi-row
- * statements (db/sweep.c, design.md §1.3); `rows` moves them one by one
- * through db/lifecycle.c, as the study jobs always are.
+ * statements (txn/sweep.c, design.md §1.3); `rows` moves them one by one
+ * through txn/lifecycle.c, as the study jobs always are.
  */
-#ifndef ARPS_DB_SWEEP_H
-#define ARPS_DB_SWEEP_H
+#ifndef ARPS_TXN_SWEEP_H
+#define ARPS_TXN_SWEEP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 #include "core/ids.h"
 #include "core/validate.h"
 #include "db/db.h"
-#include "db/fixture.h"
+#include "tests/lib/fixture.h"
 #include "db/studies.h"
 #include "lib/config.h"
 
@@ -506,14 +506,14 @@ db_fixture_researcher_purge(struct db *db, const char *account_id)
 	return db_tx(db, purge_tx, &f);
 }
 
-/* --- arps-admin test VERB ... -------------------------------------------- */
+/* --- arps-fixture VERB ... --------------------------------------------- * */
 
 #define MAX_SECONDS	(20LL * 366 * 86400)	/* backdating beyond 20 years is a typo */
 
 static int
 usage_line(const char *u)
 {
-	fprintf(stderr, "usage: arps-admin test %s\n", u);
+	fprintf(stderr, "usage: arps-fixture %s\n", u);
 	return 2;
 }
 
@@ -524,7 +524,7 @@ arg_id(const char *s, enum ids_kind kind)
 {
 	if (ids_valid(kind, s))
 		return 0;
-	fprintf(stderr, "arps-admin: expected an id %s...: %s\n", ids_prefix(kind), s);
+	fprintf(stderr, "arps-fixture: expected an id %s...: %s\n", ids_prefix(kind), s);
 	return -1;
 }
 
@@ -533,7 +533,7 @@ arg_int(const char *s, int64_t lo, int64_t hi, int64_t *out, const char *what)
 {
 	if (val_parse_int64(s, strlen(s), lo, hi, out) == 0)
 		return 0;
-	fprintf(stderr, "arps-admin: %s must be an integer in %lld..%lld: %s\n", what,
+	fprintf(stderr, "arps-fixture: %s must be an integer in %lld..%lld: %s\n", what,
 	    (long long)lo, (long long)hi, s);
 	return -1;
 }
@@ -547,18 +547,18 @@ outcome(struct db *db, enum db_rc rc, const char *verb, const char *subject)
 		printf("%s %s\n", verb, subject);
 		return 0;
 	case DB_NOTFOUND:
-		fprintf(stderr, "arps-admin: test %s: no such subject: %s\n", verb, subject);
+		fprintf(stderr, "arps-fixture: %s: no such subject: %s\n", verb, subject);
 		return 1;
 	case DB_CHECK:
-		fprintf(stderr, "arps-admin: test %s: refused: out of range or not in a state for it: %s\n",
+		fprintf(stderr, "arps-fixture: %s: refused: out of range or not in a state for it: %s\n",
 		    verb, subject);
 		return 1;
 	case DB_DUP:
-		fprintf(stderr, "arps-admin: test %s: the seeded ids exist (pick another tag): %s\n",
+		fprintf(stderr, "arps-fixture: %s: the seeded ids exist (pick another tag): %s\n",
 		    verb, subject);
 		return 1;
 	default:
-		fprintf(stderr, "arps-admin: test %s: database error: %s\n", verb, db_error(db));
+		fprintf(stderr, "arps-fixture: %s: database error: %s\n", verb, db_error(db));
 		return 1;
 	}
 }
@@ -684,11 +684,11 @@ v_embedding_reset(struct db *db, char **a, int n, int64_t now)
 
 	(void)now;
 	if (!ids_kind_of(a[0], &kind) || (kind != IDS_AGENT && kind != IDS_STUDY)) {
-		fprintf(stderr, "arps-admin: not an agent or study id: %s\n", a[0]);
+		fprintf(stderr, "arps-fixture: not an agent or study id: %s\n", a[0]);
 		return 2;
 	}
 	if (strcmp(a[1], "processing") != 0 && strcmp(a[1], "failed") != 0) {
-		fprintf(stderr, "arps-admin: expected processing or failed: %s\n", a[1]);
+		fprintf(stderr, "arps-fixture: expected processing or failed: %s\n", a[1]);
 		return 2;
 	}
 	failed = strcmp(a[1], "failed") == 0;
@@ -708,7 +708,7 @@ v_seed_participations(struct db *db, char **a, int n, int64_t now)
 	    (n > 4 && arg_int(a[4], 0, MAX_SECONDS, &sub, "SUBMITTED_AGO") != 0))
 		return 2;
 	if (!tag_valid(a[1])) {
-		fprintf(stderr, "arps-admin: TAG must be %d of [0-9a-z]: %s\n", FIXTURE_TAG_LEN, a[1]);
+		fprintf(stderr, "arps-fixture: TAG must be %d of [0-9a-z]: %s\n", FIXTURE_TAG_LEN, a[1]);
 		return 2;
 	}
 	return outcome(db, db_fixture_seed_participations(db, a[0], a[1], cnt, now - acc,
@@ -774,13 +774,13 @@ static const struct verb {
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 
 int
-admin_test(struct db *db, const struct config *cfg, char **args)
+fixture_run(struct db *db, const struct config *cfg, char **args)
 {
 	size_t v;
 	int n;
 
 	if (!cfg->test_fixtures) {
-		fprintf(stderr, "arps-admin: test fixtures are off in %s (test_fixtures = true is for"
+		fprintf(stderr, "arps-fixture: fixtures are off in %s (test_fixtures = true is for"
 		    " test stacks only)\n", cfg->path);
 		return 1;
 	}
@@ -790,7 +790,7 @@ admin_test(struct db *db, const struct config *cfg, char **args)
 		if (strcmp(verbs[v].name, args[0]) == 0)
 			break;
 	if (n == 0 || v == NVERBS) {
-		fprintf(stderr, "usage: arps-admin test VERB ...\nverbs:\n");
+		fprintf(stderr, "usage: arps-fixture VERB ...\nverbs:\n");
 		for (v = 0; v < NVERBS; v++)
 			fprintf(stderr, "  %s\n", verbs[v].usage);
 		return 2;

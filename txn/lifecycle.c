@@ -38,7 +38,7 @@
  *    the agent, the wallets), and only then locks the study being
  *    accepted, after the agent.  A review of that participation can
  *    cross it.
- *  - A sweep batch (db/sweep.c) makes many of these calls in one
+ *  - A sweep batch (txn/sweep.c) makes many of these calls in one
  *    transaction, ids in (study_id, id) order, so between two rows it
  *    goes back to level 1 while holding agent and wallet locks.  A
  *    request on the same agent or researcher can cross it; the batch is

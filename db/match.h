@@ -6,15 +6,15 @@
  * full study rows of the few listed come from db_study_get_many
  * (db/studies.h).  Return convention: enum db_rc (db/db.h).
  */
-#ifndef ARPS_DB_MATCHING_H
-#define ARPS_DB_MATCHING_H
+#ifndef ARPS_DB_MATCH_H
+#define ARPS_DB_MATCH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/embed.h"
+#include "encoder/embed.h"
 #include "core/ids.h"
-#include "core/match.h"
+#include "core/score.h"
 #include "db/db.h"
 
 /* Ids per batched IN (...) read (a fixed statement, prepared once). */
@@ -31,7 +31,7 @@ enum db_bio_state {
 	DB_BIO_FAILED,		/* the encoder refused the text */
 };
 
-/* An open study as the per-worker index keeps it (fcgi/match.c). */
+/* An open study as the per-worker index keeps it (match/engine.c). */
 struct match_row {
 	char	 id[IDS_BUFSZ];
 	int64_t	 seq;		/* studies.seq: ties of equal score, newest first */
@@ -70,7 +70,7 @@ enum db_rc db_match_load(struct db *, int64_t after, struct match_row **v, float
  * clock, which writes changed_at (0 when none).  Every change with
  * a number up to it was handed out before then, so (with transactions
  * bounded in time, design.md §9.5) committed long before a load that
- * starts a while later; see fcgi/match.c.
+ * starts a while later; see match/engine.c.
  */
 enum db_rc db_match_change_start(struct db *, int64_t back, int64_t *seq);
 
@@ -125,7 +125,7 @@ _Static_assert(MATCH_GAPS_MAX == 8, "DB_MATCH_UNREAD_SQL has 8 BETWEEN pairs");
 void db_match_pending_params(struct dbp p[DB_MATCH_PENDING_NP], const struct match_seq *s);
 
 /* The head of db_agent_by_key_heads, read now (the self-check of
- * fcgi/match.c): whether a change is pending for a reader at s. */
+ * match/engine.c): whether a change is pending for a reader at s. */
 enum db_rc db_match_pending(struct db *, const struct match_seq *s, int *pending);
 
 #endif
