@@ -22,6 +22,7 @@ LIB_SRC     := $(sort $(wildcard lib/*.c))
 DB_SRC      := $(sort $(wildcard db/*.c))
 TXN_SRC     := $(sort $(wildcard txn/*.c))
 MATCH_SRC   := $(sort $(wildcard match/*.c))
+ADMIN_SRC   := $(sort $(wildcard admin/*.c))
 FCGI_SRC    := $(sort $(wildcard fcgi/*.c))
 # The transports and the delivery loops go into arps-deliver only: the
 # workers carry no libcurl and no code that forks.
@@ -32,6 +33,7 @@ LIB_OBJ     := $(LIB_SRC:%.c=$(B)/%.o)
 DB_OBJ      := $(DB_SRC:%.c=$(B)/%.o)
 TXN_OBJ     := $(TXN_SRC:%.c=$(B)/%.o)
 MATCH_OBJ   := $(MATCH_SRC:%.c=$(B)/%.o)
+ADMIN_OBJ   := $(ADMIN_SRC:%.c=$(B)/%.o)
 FCGI_OBJ    := $(FCGI_SRC:%.c=$(B)/%.o)
 DELIVER_OBJ := $(DELIVER_SRC:%.c=$(B)/%.o)
 # Test fixtures: a test-only library, linked into build/tests/arps-fixture
@@ -63,7 +65,7 @@ $(B)/core/%.o: core/%.c $(wildcard core/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COVFLAGS) -c -o $@ $<
 
-$(B)/%.o: %.c $(wildcard core/*.h encoder/*.h lib/*.h db/*.h txn/*.h match/*.h fcgi/*.h deliver/*.h tests/lib/*.h)
+$(B)/%.o: %.c $(wildcard core/*.h encoder/*.h lib/*.h db/*.h txn/*.h match/*.h admin/*.h fcgi/*.h deliver/*.h tests/lib/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKGCFLAGS) -c -o $@ $<
 
@@ -76,7 +78,7 @@ $(B)/arps-sweep: $(B)/cmd/arps-sweep.o $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ
 $(B)/arps-deliver: $(B)/cmd/arps-deliver.o $(DELIVER_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(shell pkg-config --libs libcurl) $(PKGLIBS) -lcrypto -lpthread -lm
 
-$(B)/arps-admin: $(B)/cmd/arps-admin.o $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
+$(B)/arps-admin: $(B)/cmd/arps-admin.o $(ADMIN_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 # The test fixtures as a command (tests/arps-fixture.c): test builds only.

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "txn/admin.h"
-#include "db/setup.h"
+#include "admin/setup.h"
 #include "lib/jwks.h"
 #include "db/db.h"
 #include "lib/config.h"

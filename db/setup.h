@@ -1,34 +1,37 @@
-/*
- * arps-admin setup-db (design.md §10): the database and its three
- * least-privilege MariaDB users, their passwords written beside the config,
- * then the migrations.  Functions return the arps-admin exit status: 0 done,
- * 1 refused or failed (one line on stderr), as txn/admin.h.
- */
+/* The statements of `arps-admin setup-db`, as MariaDB's root (see setup.c).
+ * Return convention: 0, or -1 with the reason on stderr. */
 #ifndef ARPS_DB_SETUP_H
 #define ARPS_DB_SETUP_H
-
-struct config;
 
 #define SETUP_APP_USER     "arps_app"
 #define SETUP_MIGRATE_USER "arps_migrate"
 #define SETUP_BACKUP_USER  "arps_backup"
 
-/*
- * As root over the MariaDB unix socket (db_socket, else the Debian default):
- * create the database and the users arps_app, arps_migrate, arps_backup;
- * write arps_app's password into the config (db_user, db_password) and the
- * other two into root-only files beside it (migrate.conf, backup.cnf);
- * migrate as arps_migrate; grant arps_app row reads and writes per table,
- * without UPDATE or DELETE on the append-only ledger tables.  Safe to run
- * twice: a password already written is kept unless rotate is set.
- */
-int setup_db(const struct config *cfg, int rotate);
+/* A root connection (a MYSQL handle; no prepared statements: DDL). */
+struct db_root;
 
-/*
- * Copy cfg into out with the credentials of migrate.conf (beside cfg->path)
- * when that file exists.  Returns 1 when it was used, 0 when there is none,
- * -1 when it exists but cannot be read (reason on stderr).
- */
-int setup_migrate_config(const struct config *cfg, struct config *out);
+/* Whether s is an identifier these statements accept: [A-Za-z0-9_]{1,63}. */
+int db_setup_ident_ok(const char *s);
+
+/* Connect as root over the unix socket; NULL with the reason on stderr. */
+struct db_root *db_setup_root_open(const char *socket);
+void db_setup_root_close(struct db_root *r);
+
+/* CREATE DATABASE IF NOT EXISTS db, utf8mb4 binary. */
+int db_setup_database(struct db_root *r, const char *db);
+
+/* Create user@localhost if absent and set its password (hex), then drop
+ * every grant it had unless keep. */
+int db_setup_ensure_user(struct db_root *r, const char *user, const char *password, int keep);
+
+/* arps_migrate: every privilege on db but GRANT OPTION. */
+int db_setup_grant_migrate(struct db_root *r, const char *db);
+
+/* arps_backup: what mariadb-dump --single-transaction --triggers needs. */
+int db_setup_grant_backup(struct db_root *r, const char *db);
+
+/* arps_app: row access table by table, the append-only tables SELECT and
+ * INSERT only, schema_version SELECT only, no DDL; *ntables the count. */
+int db_setup_grant_app(struct db_root *r, const char *db, int *ntables);
 
 #endif

@@ -15,7 +15,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 root=${1:-build}
-LAYERS="core encoder lib db txn match deliver fcgi cmd"
+LAYERS="core encoder lib db txn match admin deliver fcgi cmd"
 
 set --
 for d in $LAYERS; do
