@@ -148,7 +148,8 @@ keys_unique(const unsigned char *buf, size_t len)
 {
 	size_t n = val_json_keys_scratch(len);
 	void *scratch = malloc(n);
-	int rc = scratch != NULL ? val_json_keys((const char *)buf, len, scratch, n) : -1;
+	enum val_json rc = scratch != NULL ?
+	    val_json_keys((const char *)buf, len, scratch, n) : VAL_JSON_NOMEM;
 
 	free(scratch);
 	return rc == VAL_JSON_OK;

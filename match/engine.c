@@ -776,7 +776,7 @@ rank_merge(struct rank *k, const struct ix_logent *l, const float cbio[EMBED_DIM
 		return 0;	/* a later change of it is in the log too */
 	rank_fill(&x, slot, match_similarity(match_dot(cbio, ix.vec + slot * EMBED_DIM,
 	    EMBED_DIM)), k->tier);
-	return match_kept_add(&k->k, &x);
+	return match_kept_add(&k->k, &x) ? 0 : -1;
 }
 
 /* The least recently used of n cache slots of size bytes each, whose
