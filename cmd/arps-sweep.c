@@ -17,6 +17,7 @@
 #include "db/db.h"
 #include "db/retention.h"
 #include "txn/sweep.h"
+#include "lib/clock.h"
 #include "lib/config.h"
 #include "lib/log.h"
 #include "encoder/model.h"
@@ -29,15 +30,6 @@ usage(void)
 {
 	fprintf(stderr, "usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock] [--rows]\n");
 	return 2;
-}
-
-static int64_t
-msec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int
@@ -102,11 +94,11 @@ main(int argc, char *argv[])
 		sw.enc = &model.enc;
 	for (j = 0; j < sweep_njobs; j++) {
 		size_t moved = 0, batches = 0;
-		int64_t t0 = msec();
+		int64_t t0 = clock_mono_ms();
 
 		rc = sweep_jobs[j].run(&sw, &moved, &batches);
 		log_msg("%s: moved %zu in %zu batch(es), %lld ms%s%s", sweep_jobs[j].name, moved,
-		    batches, (long long)(msec() - t0), rc == DB_OK ? "" : ", failed: ",
+		    batches, (long long)(clock_mono_ms() - t0), rc == DB_OK ? "" : ", failed: ",
 		    rc == DB_OK ? "" : db_error(sw.db));
 		if (rc != DB_OK)
 			status = 1;

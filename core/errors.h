@@ -3,6 +3,12 @@
  * One row per code: enum, HTTP status, error_code string.  core/ returns
  * these from rules and transitions; fcgi/ renders them as
  * {detail, error_code, status}.  ARPS_OK is 0; every other value is an error.
+ *
+ * The return convention of core/ (design.md §2.3): a function that can
+ * refuse returns enum arps_err, ARPS_OK or the reason (which is also the
+ * API's error code); a predicate returns bool; a function that computes a
+ * value (a count, an index, a comparison, an HTTP status) returns it.
+ * Outputs are written only on success unless the function says otherwise.
  */
 #ifndef ARPS_CORE_ERRORS_H
 #define ARPS_CORE_ERRORS_H

@@ -1,6 +1,8 @@
 /*
  * The event catalogue (design.md §11): every type an owner can receive,
  * one table.  Pure: names only, no allocation.
+ * Convention of core/ (design.md §2.3, core/errors.h): enum arps_err, ARPS_OK
+ * or the reason, or bool for a predicate; outputs written only on success.
  */
 #ifndef ARPS_CORE_EVENTS_H
 #define ARPS_CORE_EVENTS_H

@@ -81,7 +81,7 @@ rand_chars(const struct arps_rng *rng, const char *alpha, unsigned asz,
 
 NAMES_AT_FN(ids_prefix, enum ids_kind, NAMES_OF(prefixes, IDS__MAX))
 
-int
+enum arps_err
 ids_new(enum ids_kind kind, const struct arps_rng *rng, char out[IDS_BUFSZ])
 {
 	if ((unsigned)kind >= IDS__MAX || out == NULL)
@@ -93,7 +93,7 @@ ids_new(enum ids_kind kind, const struct arps_rng *rng, char out[IDS_BUFSZ])
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 ids_new_ordered(enum ids_kind kind, const struct arps_rng *rng, uint64_t t, char out[IDS_BUFSZ])
 {
 	int i;
@@ -166,7 +166,7 @@ apikey_checksum(const char *key42, char out[APIKEY_SUM_LEN])
 	}
 }
 
-int
+enum arps_err
 apikey_new(const struct arps_rng *rng, char out[APIKEY_BUFSZ])
 {
 	if (out == NULL)
@@ -197,7 +197,7 @@ apikey_check(const char *s)
 	return v == apikey_sum(s);
 }
 
-int
+enum arps_err
 token_new(const struct arps_rng *rng, char out[TOKEN_BUFSZ])
 {
 	unsigned char	 raw[33];
@@ -239,7 +239,7 @@ token_valid(const char *s)
 	return ((last - b64url) & 3) == 0;
 }
 
-int
+enum arps_err
 claim_code_new(const struct arps_rng *rng, char out[CLAIM_BUFSZ])
 {
 	if (out == NULL || !rand_chars(rng, CLAIM_ALPHABET, 32, out, CLAIM_LEN))
@@ -273,7 +273,7 @@ claim_code_normalize(const char *s, char out[CLAIM_BUFSZ])
 	return claim_code_valid(out);
 }
 
-int
+enum arps_err
 login_code_new(const struct arps_rng *rng, char out[LOGIN_CODE_BUFSZ])
 {
 	unsigned char	 b[4];

@@ -3,6 +3,8 @@
  * source and pure format checks.  Nothing here allocates or does I/O;
  * outputs go to caller buffers of the *_BUFSZ sizes below (NUL included).
  * Generators return ARPS_OK, or ARPS_E_INTERNAL on a bad argument.
+ * Convention of core/ (design.md §2.3, core/errors.h): enum arps_err, ARPS_OK
+ * or the reason, or bool for a predicate; outputs written only on success.
  */
 #ifndef ARPS_CORE_IDS_H
 #define ARPS_CORE_IDS_H
@@ -10,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "errors.h"
 
 /* Randomness comes from the caller (libsodium randombytes_buf in production). */
 struct arps_rng {
@@ -60,13 +64,13 @@ enum ids_kind {
 /* Prefix of a kind ("agt_", ...); NULL for an invalid kind. Static storage. */
 const char	*ids_prefix(enum ids_kind kind);
 /* Write a new id of `kind` (prefix + 16 unbiased base62) into out. */
-int		 ids_new(enum ids_kind kind, const struct arps_rng *rng, char out[IDS_BUFSZ]);
+enum arps_err	 ids_new(enum ids_kind kind, const struct arps_rng *rng, char out[IDS_BUFSZ]);
 /* An id whose body starts with t (t < 62^9, about 1.35e16) as 9 base62
  * digits, then IDS_BODY_LEN - 9 random characters: ids of larger t sort
  * after (strcmp), whatever the random part.  For event ids in commit
  * order (t: a per-owner microsecond counter). */
 #define IDS_ORDERED_DIGITS 9
-int		 ids_new_ordered(enum ids_kind kind, const struct arps_rng *rng, uint64_t t,
+enum arps_err	 ids_new_ordered(enum ids_kind kind, const struct arps_rng *rng, uint64_t t,
 		    char out[IDS_BUFSZ]);
 /* True when s (NUL-terminated) is exactly a well-formed id of `kind`. */
 bool		 ids_valid(enum ids_kind kind, const char *s);
@@ -74,7 +78,7 @@ bool		 ids_valid(enum ids_kind kind, const char *s);
 bool		 ids_kind_of(const char *s, enum ids_kind *kind);
 
 /* Write a new API key: arps_live_ + 32 base62 + 6 base62 checksum. */
-int		 apikey_new(const struct arps_rng *rng, char out[APIKEY_BUFSZ]);
+enum arps_err	 apikey_new(const struct arps_rng *rng, char out[APIKEY_BUFSZ]);
 /* True when s has the API-key form and its checksum matches (no look-up).
  * Every single-character substitution anywhere in the 48 chars, and every
  * adjacent transposition within the first 42, is detected by construction. */
@@ -84,19 +88,19 @@ bool		 apikey_check(const char *s);
 void		 apikey_checksum(const char *key42, char out[APIKEY_SUM_LEN]);
 
 /* Write a new access token: act_ + 43 base64url chars from 32 random bytes. */
-int		 token_new(const struct arps_rng *rng, char out[TOKEN_BUFSZ]);
+enum arps_err	 token_new(const struct arps_rng *rng, char out[TOKEN_BUFSZ]);
 /* True when s is act_ + 43 base64url chars in canonical (32-byte) form. */
 bool		 token_valid(const char *s);
 
 /* Write a new claim code: 8 unbiased chars of CLAIM_ALPHABET. */
-int		 claim_code_new(const struct arps_rng *rng, char out[CLAIM_BUFSZ]);
+enum arps_err	 claim_code_new(const struct arps_rng *rng, char out[CLAIM_BUFSZ]);
 /* True when s is exactly 8 chars of CLAIM_ALPHABET (uppercase only). */
 bool		 claim_code_valid(const char *s);
 /* Upper-case s into out and validate it; false (out undefined) if invalid. */
 bool		 claim_code_normalize(const char *s, char out[CLAIM_BUFSZ]);
 
 /* Write a new e-mail login code: 6 unbiased decimal digits. */
-int		 login_code_new(const struct arps_rng *rng, char out[LOGIN_CODE_BUFSZ]);
+enum arps_err	 login_code_new(const struct arps_rng *rng, char out[LOGIN_CODE_BUFSZ]);
 /* True when s is exactly 6 ASCII decimal digits. */
 bool		 login_code_valid(const char *s);
 

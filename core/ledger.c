@@ -112,11 +112,11 @@ static const struct {
 	[LEDGER_P_EXTERNAL] =         { "external",         false },
 };
 
-static int
+static enum arps_err
 amount_of(enum amt a, const struct ledger_in *in, int64_t *v)
 {
 	int64_t	 slot;
-	int	 rc;
+	enum arps_err	 rc;
 
 	switch (a) {
 	case AMT_REWARD:
@@ -142,13 +142,13 @@ amount_of(enum amt a, const struct ledger_in *in, int64_t *v)
 	return money_mul(in->slots, slot, v);
 }
 
-int
+enum arps_err
 ledger_build(const struct ledger_in *in, struct ledger_entry *out)
 {
 	struct ledger_entry	 e;
 	int64_t			 v, total;
 	size_t			 i;
-	int			 rc;
+	enum arps_err		 rc;
 
 	if (out == NULL)
 		return ARPS_E_INTERNAL;
@@ -229,12 +229,12 @@ ledger_balanced(const struct ledger_entry *e)
 	return sum == 0;
 }
 
-int
+enum arps_err
 ledger_expected_frozen(int64_t reward, int64_t fee, int64_t unsettled,
     int64_t *out)
 {
 	int64_t	 slot;
-	int	 rc;
+	enum arps_err	 rc;
 
 	if (reward < 0 || fee < 0 || unsettled < 0)
 		return ARPS_E_VALIDATION;

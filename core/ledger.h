@@ -5,6 +5,8 @@
  * user-visible transactions.  The db layer maps parties to wallet ids.
  * Posting amounts are signed balance changes (sum of an entry is 0);
  * transaction amounts are signed from the wallet's available balance.
+ * Convention of core/ (design.md §2.3, core/errors.h): enum arps_err, ARPS_OK
+ * or the reason, or bool for a predicate; outputs written only on success.
  */
 #ifndef ARPS_CORE_LEDGER_H
 #define ARPS_CORE_LEDGER_H
@@ -12,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "errors.h"
 
 enum ledger_event {
 	LEDGER_EV_NONE,		/* no money moves */
@@ -95,7 +99,7 @@ struct ledger_entry {
  * ARPS_E_INSUFFICIENT_FUNDS (CASHOUT: available < amount);
  * ARPS_E_VALIDATION (negative input, CASHOUT/TOPUP amount 0, bad event);
  * ARPS_E_OVERFLOW.  On error *out is an empty entry. */
-int		 ledger_build(const struct ledger_in *in, struct ledger_entry *out);
+enum arps_err	 ledger_build(const struct ledger_in *in, struct ledger_entry *out);
 /* True when the postings sum to exactly 0 without overflow and every
  * party/sub pair is legal (wallet parties use AVAILABLE or FROZEN, platform
  * parties NONE). An empty entry is balanced. */
@@ -103,7 +107,7 @@ bool		 ledger_balanced(const struct ledger_entry *e);
 /* *out = (reward + fee) * unsettled: the frozen remainder a study must
  * hold (unsettled = slots neither approved, rejected nor refunded unused;
  * 0 once completed).  Returns ARPS_OK, ARPS_E_VALIDATION, ARPS_E_OVERFLOW. */
-int		 ledger_expected_frozen(int64_t reward, int64_t fee,
+enum arps_err	 ledger_expected_frozen(int64_t reward, int64_t fee,
 		    int64_t unsettled, int64_t *out);
 
 /* "signup_bonus", ... (the API `type`); NULL for an invalid type. */

@@ -4,7 +4,7 @@
 #include "errors.h"
 #include "money.h"
 
-int
+enum arps_err
 money_add(int64_t a, int64_t b, int64_t *out)
 {
 	if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
@@ -13,7 +13,7 @@ money_add(int64_t a, int64_t b, int64_t *out)
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 money_sub(int64_t a, int64_t b, int64_t *out)
 {
 	if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b))
@@ -22,7 +22,7 @@ money_sub(int64_t a, int64_t b, int64_t *out)
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 money_mul(int64_t a, int64_t b, int64_t *out)
 {
 	if (a < 0 || b < 0)
@@ -33,7 +33,7 @@ money_mul(int64_t a, int64_t b, int64_t *out)
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 money_fee(int64_t reward, int fee_bps, int64_t *fee)
 {
 	int64_t	 q, r;
@@ -49,23 +49,23 @@ money_fee(int64_t reward, int fee_bps, int64_t *fee)
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 money_slot_cost(int64_t reward, int fee_bps, int64_t *cost)
 {
 	int64_t	 fee;
-	int	 rc;
+	enum arps_err	 rc;
 
 	if ((rc = money_fee(reward, fee_bps, &fee)) != ARPS_OK)
 		return rc;
 	return money_add(reward, fee, cost);
 }
 
-int
+enum arps_err
 money_study_plan(int64_t reward, int64_t max_participants, int fee_bps,
     int64_t budget_max, struct money_study *out)
 {
 	struct money_study	 m;
-	int			 rc;
+	enum arps_err		 rc;
 
 	if (max_participants < 0 || budget_max < 0)
 		return ARPS_E_VALIDATION;
@@ -82,13 +82,13 @@ money_study_plan(int64_t reward, int64_t max_participants, int fee_bps,
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 money_unused_refund(int64_t slot_cost, int64_t unused, int64_t *out)
 {
 	return money_mul(unused, slot_cost, out);
 }
 
-int
+enum arps_err
 money_remainder(int64_t slot_cost, int64_t unsettled, int64_t *out)
 {
 	return money_mul(unsettled, slot_cost, out);

@@ -2,12 +2,15 @@
  * Money arithmetic in int64_t USD cents, every operation overflow-checked.
  * Returns ARPS_OK; ARPS_E_VALIDATION for a negative or out-of-range input;
  * ARPS_E_OVERFLOW when a result overflows int64 or exceeds the configured
- * per-study budget bound.  Outputs are written only on ARPS_OK.
+ * per-study budget bound.  Outputs are written only on ARPS_OK (the
+ * convention of core/: design.md §2.3, core/errors.h).
  */
 #ifndef ARPS_CORE_MONEY_H
 #define ARPS_CORE_MONEY_H
 
 #include <stdint.h>
+
+#include "errors.h"
 
 #define MONEY_BPS_DEFAULT	1000	/* 10 % */
 #define MONEY_BPS_MAX		10000	/* fee_bps accepted in 0..10000 */
@@ -23,22 +26,22 @@ struct money_study {
 };
 
 /* *out = a + b; a, b any int64. */
-int	 money_add(int64_t a, int64_t b, int64_t *out);
+enum arps_err	 money_add(int64_t a, int64_t b, int64_t *out);
 /* *out = a - b; a, b any int64. */
-int	 money_sub(int64_t a, int64_t b, int64_t *out);
+enum arps_err	 money_sub(int64_t a, int64_t b, int64_t *out);
 /* *out = a * b for a, b >= 0. */
-int	 money_mul(int64_t a, int64_t b, int64_t *out);
+enum arps_err	 money_mul(int64_t a, int64_t b, int64_t *out);
 /* *fee = ceil(reward * fee_bps / 10000); reward >= 0, fee_bps 0..10000. */
-int	 money_fee(int64_t reward, int fee_bps, int64_t *fee);
+enum arps_err	 money_fee(int64_t reward, int fee_bps, int64_t *fee);
 /* *cost = reward + fee(reward). */
-int	 money_slot_cost(int64_t reward, int fee_bps, int64_t *cost);
+enum arps_err	 money_slot_cost(int64_t reward, int fee_bps, int64_t *cost);
 /* Fill *out for a study; reward >= 0, max_participants >= 0, total must be
  * <= budget_max (>= 0), else ARPS_E_OVERFLOW. */
-int	 money_study_plan(int64_t reward, int64_t max_participants, int fee_bps,
+enum arps_err	 money_study_plan(int64_t reward, int64_t max_participants, int fee_bps,
 	    int64_t budget_max, struct money_study *out);
 /* *out = unused * slot_cost: the refund of slots never taken. */
-int	 money_unused_refund(int64_t slot_cost, int64_t unused, int64_t *out);
+enum arps_err	 money_unused_refund(int64_t slot_cost, int64_t unused, int64_t *out);
 /* *out = unsettled * slot_cost: what must still be frozen for the study. */
-int	 money_remainder(int64_t slot_cost, int64_t unsettled, int64_t *out);
+enum arps_err	 money_remainder(int64_t slot_cost, int64_t unsettled, int64_t *out);
 
 #endif

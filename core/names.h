@@ -4,6 +4,8 @@
  * name (a const char *) sits `off` bytes into each row; NAMES_OF() and
  * NAMES_FIELD() spell those four arguments for a plain array of names and
  * for an array of structs.  Never allocates.
+ * Convention of core/ (design.md §2.3, core/errors.h): enum arps_err, ARPS_OK
+ * or the reason, or bool for a predicate; outputs written only on success.
  */
 #ifndef ARPS_CORE_NAMES_H
 #define ARPS_CORE_NAMES_H

@@ -75,7 +75,7 @@ static const char *const evnames[PART_EV__MAX] = {
 	[PART_EV_REJECT] = "reject",
 };
 
-int
+enum arps_err
 part_transition(enum part_state from, enum part_event ev, bool code_ok,
     struct part_result *out)
 {

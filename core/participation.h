@@ -2,13 +2,16 @@
  * Participation state machine (design.md §5) as one transition
  * table.  part_transition() says what an event does to a participation:
  * the new state, the reputation event and the money event it causes.
- * Returns ARPS_OK or the refusal's reason code (enum arps_err).
+ * Convention of core/ (design.md §2.3, core/errors.h): enum arps_err, ARPS_OK
+ * or the reason, or bool for a predicate; outputs written only on success.
  */
 #ifndef ARPS_CORE_PARTICIPATION_H
 #define ARPS_CORE_PARTICIPATION_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "errors.h"
 
 #include "ledger.h"
 #include "reputation.h"
@@ -59,7 +62,7 @@ struct part_result {
  *  ARPS_E_INTERNAL: bad state/event.
  * On a refusal *out = {from, unchanged, NONE, NONE}.
  */
-int		 part_transition(enum part_state from, enum part_event ev,
+enum arps_err	 part_transition(enum part_state from, enum part_event ev,
 		    bool code_ok, struct part_result *out);
 /* True for accepted and in_progress. */
 bool		 part_is_active(enum part_state s);

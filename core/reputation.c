@@ -56,7 +56,7 @@ rep_delta(enum rep_event ev, int streak)
 	return d;
 }
 
-int
+enum arps_err
 rep_apply(struct rep_state *st, enum rep_event ev, int *delta)
 {
 	int	 old, s;

@@ -1,11 +1,15 @@
 /*
  * Reputation: score 0..100 (start 50), approval streak, tier from score.
  * Pure functions; no allocation.
+ * Convention of core/ (design.md §2.3, core/errors.h): enum arps_err, ARPS_OK
+ * or the reason, or bool for a predicate; outputs written only on success.
  */
 #ifndef ARPS_CORE_REPUTATION_H
 #define ARPS_CORE_REPUTATION_H
 
 #include <stdbool.h>
+
+#include "errors.h"
 
 #define REP_START		50
 #define REP_MIN			0
@@ -43,7 +47,7 @@ struct rep_state {
 /* Apply ev to *st (score clamped to 0..100, streak updated).  *delta, if
  * not NULL, gets the score change actually applied.  Returns ARPS_OK, or
  * ARPS_E_INTERNAL for an unknown event (st untouched). */
-int		 rep_apply(struct rep_state *st, enum rep_event ev, int *delta);
+enum arps_err	 rep_apply(struct rep_state *st, enum rep_event ev, int *delta);
 /* Raw score change of ev for an agent whose streak before ev is `streak`
  * (before clamping); 0 for NONE, WITHDRAW and unknown events. */
 int		 rep_delta(enum rep_event ev, int streak);

@@ -16,7 +16,7 @@ static const double tier_weight[REP_TIER__MAX] = {
 	[REP_TIER_PRIORITY] = 1.0,
 };
 
-int
+enum arps_err
 match_cosine(const float *a, const float *b, size_t n, double *out)
 {
 	double	 dot = 0, na = 0, nb = 0, c;
@@ -38,7 +38,7 @@ match_cosine(const float *a, const float *b, size_t n, double *out)
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 match_centre(float out[EMBED_DIM], const float raw[EMBED_DIM], const float *mean)
 {
 	double	 nn = 0, d;
@@ -382,27 +382,27 @@ match_kept_drop(struct match_kept *k, int64_t seq)
 	k->n = j;
 }
 
-int
+bool
 match_kept_add(struct match_kept *k, const struct match_kent *x)
 {
 	size_t p;
 
 	if (!k->complete) {
 		if (k->n == 0)
-			return -1;
+			return false;
 		if (match_kept_cmp(x, &k->e[k->n - 1]) > 0)
-			return 0;	/* after the last: stays out */
+			return true;	/* after the last: stays out */
 	}
 	for (p = k->n; p > 0 && match_kept_cmp(x, &k->e[p - 1]) < 0; p--)
 		;
 	if (k->n >= k->keep) {
 		k->complete = 0;
 		if (p >= k->keep)
-			return 0;	/* after the last of a full list */
+			return true;	/* after the last of a full list */
 		k->n = k->keep - 1;	/* the last drops out */
 	}
 	memmove(&k->e[p + 1], &k->e[p], (k->n - p) * sizeof k->e[0]);
 	k->e[p] = *x;
 	k->n++;
-	return 0;
+	return true;
 }

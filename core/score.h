@@ -10,6 +10,8 @@
  * cosine of the two centred vectors gives the similarity.  Whatever computes
  * a score goes through match_centre (match_pair_similarity does all of it
  * for one pair; ranking centres each side once and takes match_dot).
+ * Convention of core/ (design.md §2.3, core/errors.h): enum arps_err, ARPS_OK
+ * or the reason, or bool for a predicate; outputs written only on success.
  */
 #ifndef ARPS_CORE_SCORE_H
 #define ARPS_CORE_SCORE_H
@@ -17,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "errors.h"
 
 #include "ids.h"
 #include "reputation.h"
@@ -49,7 +53,7 @@ struct match_params {
  * be raw.  ARPS_OK; ARPS_E_VALIDATION for NULL raw/out, a non-finite value
  * or a zero result, with out all zero (its dot with anything is 0).  Never
  * allocates. */
-int	 match_centre(float out[EMBED_DIM], const float raw[EMBED_DIM],
+enum arps_err	 match_centre(float out[EMBED_DIM], const float raw[EMBED_DIM],
 	    const float *mean);
 /* The similarity of one raw bio vector and one raw criteria vector exactly
  * as ranking computes it: match_similarity(match_dot(centred bio, centred
@@ -59,7 +63,7 @@ double	 match_pair_similarity(const float bio[EMBED_DIM], const float crit[EMBED
 	    const float *mean_bio, const float *mean_crit);
 /* Cosine of a[0..n) and b[0..n) into *out, in [-1,1].  Returns ARPS_OK;
  * ARPS_E_VALIDATION for n == 0, NULL, a zero vector or a non-finite value. */
-int	 match_cosine(const float *a, const float *b, size_t n, double *out);
+enum arps_err	 match_cosine(const float *a, const float *b, size_t n, double *out);
 /* Plain float dot product of a[0..n) and b[0..n) (the cosine when both are
  * unit vectors, as the encoder's are); 0 for n == 0.  No checks: the hot
  * path of ranking. */
@@ -170,8 +174,8 @@ int	 match_kept_cmp(const struct match_kent *a, const struct match_kent *b);
 /* Remove the entry of seq from the list, if listed. */
 void	 match_kept_drop(struct match_kept *k, int64_t seq);
 /* Put x (not listed: match_kept_drop first) in its place, or leave it out
- * when it ranks after the last of an incomplete list.  0, or -1 when the
- * list cannot tell (incomplete and empty): rank the set afresh. */
-int	 match_kept_add(struct match_kept *k, const struct match_kent *x);
+ * when it ranks after the last of an incomplete list.  True, or false when
+ * the list cannot tell (incomplete and empty): rank the set afresh. */
+bool	 match_kept_add(struct match_kept *k, const struct match_kent *x);
 
 #endif

@@ -104,7 +104,7 @@ study_deadline_passed(bool has_deadline, int64_t deadline, int64_t now)
 	return has_deadline && now >= deadline;
 }
 
-int
+enum arps_err
 study_transition(enum study_state from, enum study_event ev,
     int64_t max_participants, const struct study_counts *c,
     struct study_result *out)
@@ -211,7 +211,7 @@ static const struct {
 	{ r_free_slot,		ARPS_E_STUDY_FULL },
 };
 
-int
+enum arps_err
 study_accept_check(const struct accept_facts *f)
 {
 	size_t	 i;

@@ -1,13 +1,16 @@
 /*
  * Study state machine (design.md §5) as one transition table, and
- * the accept preconditions (design.md §6.7).  Returns ARPS_OK or a reason
- * code (enum arps_err); nothing allocates.
+ * the accept preconditions (design.md §6.7); nothing allocates.
+ * Convention of core/ (design.md §2.3, core/errors.h): enum arps_err, ARPS_OK
+ * or the reason, or bool for a predicate; outputs written only on success.
  */
 #ifndef ARPS_CORE_STUDY_H
 #define ARPS_CORE_STUDY_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "errors.h"
 
 #include "ledger.h"
 
@@ -56,7 +59,7 @@ struct study_result {
  * (money NONE when 0); COMPLETE gives money COMPLETE (the caller books the
  * remaining frozen amount, possibly 0).  On error *out = {from, NONE, 0}.
  */
-int		 study_transition(enum study_state from, enum study_event ev,
+enum arps_err	 study_transition(enum study_state from, enum study_event ev,
 		    int64_t max_participants, const struct study_counts *c,
 		    struct study_result *out);
 /* Occupied slots: accepted + in_progress + submitted + approved + rejected. */
@@ -106,6 +109,6 @@ struct accept_facts {
  * (ARPS_E_STUDY_FULL).  Returns ARPS_OK when all hold; ARPS_E_INTERNAL
  * for NULL.
  */
-int		 study_accept_check(const struct accept_facts *f);
+enum arps_err	 study_accept_check(const struct accept_facts *f);
 
 #endif

@@ -57,7 +57,7 @@ put(char *p, int64_t v, int n)
 	}
 }
 
-int
+enum arps_err
 timefmt_format(int64_t t, char out[TIMEFMT_BUFSZ])
 {
 	int64_t	 days, secs, y;
@@ -112,7 +112,7 @@ lit(const char *s, size_t len, size_t *i, char a, char b)
 	return true;
 }
 
-int
+enum arps_err
 timefmt_parse(const char *s, size_t len, int64_t *out)
 {
 	size_t	 i = 0;

@@ -92,7 +92,7 @@ val_utf8_sanitize(char *s)
 	return o;
 }
 
-int
+enum arps_err
 val_text(const char *s, size_t len, size_t minc, size_t maxc, bool multiline)
 {
 	const unsigned char	*p = (const unsigned char *)s;
@@ -113,7 +113,7 @@ val_text(const char *s, size_t len, size_t minc, size_t maxc, bool multiline)
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 val_string(const char *s, size_t len, size_t minc, size_t maxc)
 {
 	size_t	 n;
@@ -123,7 +123,7 @@ val_string(const char *s, size_t len, size_t minc, size_t maxc)
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 val_string_bytes(const char *s, size_t len, size_t minb, size_t maxb)
 {
 	if (len < minb || len > maxb || !val_utf8(s, len, NULL))
@@ -131,13 +131,13 @@ val_string_bytes(const char *s, size_t len, size_t minb, size_t maxb)
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 val_int_range(int64_t v, int64_t lo, int64_t hi)
 {
 	return v >= lo && v <= hi ? ARPS_OK : ARPS_E_VALIDATION;
 }
 
-int
+enum arps_err
 val_parse_int64(const char *s, size_t len, int64_t lo, int64_t hi,
     int64_t *out)
 {
@@ -249,7 +249,7 @@ prefix_ci(const char *s, size_t len, const char *pfx)
  * "format: uri" accepts; a browser's address bar may show '[', ']', '{',
  * '}', '|' or '^' unescaped in a query: those are refused with a detail
  * that names percent-encoding). */
-static int
+static enum arps_err
 uri_rest(const char *s, size_t len)
 {
 	static const char other[] = "-._~!$&'()*+,;=:@/?";
@@ -275,7 +275,7 @@ uri_rest(const char *s, size_t len)
 
 /* val_url; with rest 0 the path, query and fragment may hold any printable
  * ASCII (a URL stored before their character rule, VAL_URL_STORED). */
-static int
+static enum arps_err
 url_check(const char *s, size_t len, int rest)
 {
 	static const char *const schemes[] = { "http://", "https://" };
@@ -321,13 +321,13 @@ url_check(const char *s, size_t len, int rest)
 	return rest ? uri_rest(s + aend, len - aend) : ARPS_OK;
 }
 
-int
+enum arps_err
 val_url(const char *s, size_t len)
 {
 	return url_check(s, len, 1);
 }
 
-int
+enum arps_err
 val_email(const char *s, size_t len)
 {
 	static const char	 atext[] = "!#$%&'*+/=?^_`{|}~-";
@@ -354,7 +354,7 @@ val_email(const char *s, size_t len)
 	return ARPS_OK;
 }
 
-int
+enum arps_err
 val_iso8601(const char *s, size_t len, int64_t *out)
 {
 	return timefmt_parse(s, len, out);
@@ -622,7 +622,7 @@ loopback_name(const char *s, size_t len)
 	return len > 10 && prefix_ci(s + len - 10, 10, ".localhost");
 }
 
-int
+enum arps_err
 val_public_url(const char *s, size_t len, unsigned flags)
 {
 	size_t		 hstart, hend;
@@ -685,7 +685,7 @@ jk_ws(struct jkeys *k)
 		k->i++;
 }
 
-static int
+static enum val_json
 jk_hex4(struct jkeys *k, unsigned *cp)
 {
 	size_t	 j;
@@ -704,12 +704,12 @@ jk_hex4(struct jkeys *k, unsigned *cp)
 }
 
 /* A string at k->i ('"'); decoded into buf when out is not NULL. */
-static int
+static enum val_json
 jk_string(struct jkeys *k, char *out, size_t *outlen)
 {
 	size_t	 o = 0;
 	unsigned cp, lo;
-	int	 rc;
+	enum val_json	 rc;
 
 	k->i++;
 	while (k->i < k->len) {
@@ -830,7 +830,7 @@ jk_sort(struct jkeys *k, size_t base, size_t n)
 	}
 }
 
-static int jk_value(struct jkeys *k, int depth);
+static enum val_json jk_value(struct jkeys *k, int depth);
 
 /* After a member or an element: 1 past a ',' (another follows), 0 past the
  * closer, -1 on anything else. */
@@ -843,11 +843,12 @@ jk_next(struct jkeys *k, char closer)
 	return -1;
 }
 
-static int
+static enum val_json
 jk_object(struct jkeys *k, int depth)
 {
-	size_t	 base = k->top, bbase = k->bused, n, j;
-	int	 rc;
+	size_t		 base = k->top, bbase = k->bused, n, j;
+	enum val_json	 rc;
+	int		 more;
 
 	k->i++;
 	jk_ws(k);
@@ -870,9 +871,9 @@ jk_object(struct jkeys *k, int depth)
 		k->i++;
 		if ((rc = jk_value(k, depth + 1)) != VAL_JSON_OK)
 			return rc;
-		if ((rc = jk_next(k, '}')) < 0)
+		if ((more = jk_next(k, '}')) < 0)
 			return VAL_JSON_BAD;
-		if (rc == 0)
+		if (more == 0)
 			break;
 	}
 	n = k->top - base;
@@ -885,10 +886,11 @@ jk_object(struct jkeys *k, int depth)
 	return VAL_JSON_OK;
 }
 
-static int
+static enum val_json
 jk_value(struct jkeys *k, int depth)
 {
-	int	 rc;
+	enum val_json	 rc;
+	int		 more;
 
 	if (depth > 64)
 		return VAL_JSON_BAD;
@@ -908,9 +910,9 @@ jk_value(struct jkeys *k, int depth)
 		for (;;) {
 			if ((rc = jk_value(k, depth + 1)) != VAL_JSON_OK)
 				return rc;
-			if ((rc = jk_next(k, ']')) < 0)
+			if ((more = jk_next(k, ']')) < 0)
 				return VAL_JSON_BAD;
-			if (rc == 0)
+			if (more == 0)
 				return VAL_JSON_OK;
 		}
 	case '"':
@@ -939,11 +941,11 @@ val_json_keys_scratch(size_t len)
 	return 2 * jk_cap(len) * sizeof(size_t) + len + 1;
 }
 
-int
+enum val_json
 val_json_keys(const char *s, size_t len, void *scratch, size_t scratchsz)
 {
 	struct jkeys	 k;
-	int		 rc;
+	enum val_json	 rc;
 
 	if (s == NULL)
 		return VAL_JSON_BAD;

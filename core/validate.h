@@ -1,8 +1,10 @@
 /*
  * Validation of client-supplied values, and the API's field bounds.
- * Functions returning int answer ARPS_OK or ARPS_E_VALIDATION (the fcgi
- * layer names the field in `detail`).  Strings are (pointer, byte length)
- * and are validated as given: nothing is trimmed or rewritten.
+ * Functions returning enum arps_err answer ARPS_OK or ARPS_E_VALIDATION (the
+ * fcgi layer names the field in `detail`).  Strings are (pointer, byte
+ * length) and are validated as given: nothing is trimmed or rewritten.
+ * Convention of core/ (design.md §2.3, core/errors.h): enum arps_err, ARPS_OK
+ * or the reason, or bool for a predicate; outputs written only on success.
  */
 #ifndef ARPS_CORE_VALIDATE_H
 #define ARPS_CORE_VALIDATE_H
@@ -10,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "errors.h"
 
 /*
  * Field bounds decided for the API (the spec shows none).  String bounds
@@ -62,25 +66,25 @@ size_t	 val_utf8_sanitize(char *s);
 /* A human-readable text field: val_string, no control character (C0 or
  * DEL; multiline allows tab, CR and LF), and, when minc > 0, not blank
  * (some character other than space, tab, CR, LF). */
-int	 val_text(const char *s, size_t len, size_t minc, size_t maxc,
+enum arps_err	 val_text(const char *s, size_t len, size_t minc, size_t maxc,
 	    bool multiline);
 /* Valid UTF-8, no NUL, and minc <= code points <= maxc. */
-int	 val_string(const char *s, size_t len, size_t minc, size_t maxc);
+enum arps_err	 val_string(const char *s, size_t len, size_t minc, size_t maxc);
 /* Valid UTF-8, no NUL, and minb <= bytes <= maxb. */
-int	 val_string_bytes(const char *s, size_t len, size_t minb, size_t maxb);
+enum arps_err	 val_string_bytes(const char *s, size_t len, size_t minb, size_t maxb);
 /* lo <= v <= hi. */
-int	 val_int_range(int64_t v, int64_t lo, int64_t hi);
+enum arps_err	 val_int_range(int64_t v, int64_t lo, int64_t hi);
 /* Parse s[0..len) as an optional '-' then 1..19 decimal digits (no spaces,
  * no '+', no leading zeros except "0") into *out, within lo..hi; *out set
  * only on success.  For query parameters such as `limit`. */
-int	 val_parse_int64(const char *s, size_t len, int64_t lo, int64_t hi,
+enum arps_err	 val_parse_int64(const char *s, size_t len, int64_t lo, int64_t hi,
 	    int64_t *out);
 /* Absolute URL: scheme http or https (any case), "://", a host (DNS name,
  * IPv4 or [IPv6]), optional :port 1..65535, then optional path/query/
  * fragment of RFC 3986's characters (unreserved, sub-delimiters, ":@/?",
  * '%' before two hex digits, one '#'); no userinfo; at most VAL_URL_MAX
  * bytes. */
-int	 val_url(const char *s, size_t len);
+enum arps_err	 val_url(const char *s, size_t len);
 /* The value of a hex digit, or -1. */
 int	 val_hexval(int c);
 /* Parse an IPv4 address in canonical dotted-quad form (decimal, no
@@ -107,11 +111,11 @@ bool	 val_ipv6_parse(const char *s, size_t len, unsigned char out[16]);
 #define VAL_URL_HTTPS_ONLY	0x1
 #define VAL_URL_LOOPBACK	0x2
 #define VAL_URL_STORED		0x4
-int	 val_public_url(const char *s, size_t len, unsigned flags);
+enum arps_err	 val_public_url(const char *s, size_t len, unsigned flags);
 /* Pragmatic e-mail: local@domain, at most 254 bytes, local 1..64 bytes of
  * atext and non-adjacent, non-edge dots; domain of >= 2 dot-separated
  * labels of [A-Za-z0-9-] 1..63 bytes, no edge hyphen. ASCII only. */
-int	 val_email(const char *s, size_t len);
+enum arps_err	 val_email(const char *s, size_t len);
 /*
  * The object keys of the JSON text s[0..len) (design.md §9.7, RFC 7493
  * I-JSON): VAL_JSON_OK when no object repeats a key (compared after
@@ -124,11 +128,11 @@ int	 val_email(const char *s, size_t len);
  * json-c has accepted: json-c keeps the last of two equal keys and cuts a
  * key at its NUL.  Allocates nothing; O(n log n) in the number of keys.
  */
-enum { VAL_JSON_OK, VAL_JSON_DUP_KEY, VAL_JSON_NUL_KEY, VAL_JSON_BAD, VAL_JSON_NOMEM,
+enum val_json { VAL_JSON_OK, VAL_JSON_DUP_KEY, VAL_JSON_NUL_KEY, VAL_JSON_BAD, VAL_JSON_NOMEM,
 	VAL_JSON_SURROGATE };
 size_t	 val_json_keys_scratch(size_t len);
-int	 val_json_keys(const char *s, size_t len, void *scratch, size_t scratchsz);
+enum val_json	 val_json_keys(const char *s, size_t len, void *scratch, size_t scratchsz);
 /* ISO 8601 timestamp (see timefmt_parse) into *out. */
-int	 val_iso8601(const char *s, size_t len, int64_t *out);
+enum arps_err	 val_iso8601(const char *s, size_t len, int64_t *out);
 
 #endif

@@ -12,6 +12,7 @@
 #include <errmsg.h>
 #include <sodium.h>
 
+#include "lib/clock.h"
 #include "lib/config.h"
 #include "lib/log.h"
 #include "db/db.h"
@@ -185,15 +186,6 @@ db_close(struct db *db)
 	free(db);
 }
 
-static int64_t
-mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 void
 db_set_limit(struct db *db, int seconds)
 {
@@ -205,7 +197,7 @@ db_set_limit(struct db *db, int seconds)
 void
 db_set_deadline(struct db *db, int64_t seconds_from_now)
 {
-	db->deadline = seconds_from_now > 0 ? mono_usec() + seconds_from_now * 1000000 : 0;
+	db->deadline = seconds_from_now > 0 ? clock_mono_us() + seconds_from_now * 1000000 : 0;
 }
 
 enum db_rc
@@ -221,7 +213,7 @@ db_ensure(struct db *db)
 		return db_connect(db);
 	/* A server that refused us is not asked again at once: 100 ms,
 	 * doubling to 1 s, between attempts; meanwhile DB_GONE (503) at once. */
-	if ((now = mono_usec()) < db->retry_at) {
+	if ((now = clock_mono_us()) < db->retry_at) {
 		seterr(db, 0, "database unreachable (waiting before the next connect attempt)");
 		return DB_GONE;
 	}
@@ -229,7 +221,7 @@ db_ensure(struct db *db)
 		db->backoff = db->backoff == 0 ? 100000 : db->backoff * 2;
 		if (db->backoff > 1000000)
 			db->backoff = 1000000;
-		db->retry_at = mono_usec() + db->backoff;
+		db->retry_at = clock_mono_us() + db->backoff;
 	} else if (rc == DB_OK)
 		db->backoff = db->retry_at = 0;
 	return rc;
@@ -544,7 +536,7 @@ apply_limit(struct db *db)
 	enum db_rc rc;
 
 	if (db->deadline > 0) {
-		int64_t left = db->deadline - mono_usec();
+		int64_t left = db->deadline - clock_mono_us();
 
 		if (left <= 0) {
 			seterr(db, 0, "the request's deadline for database work has passed");
@@ -808,7 +800,7 @@ db_tx(struct db *db, enum db_rc (*fn)(struct db *, void *), void *arg)
 			struct timespec ts = { 0, (long)ms * 1000000L };
 
 			/* design.md §9.5: no retry past the request's deadline */
-			if (db->deadline > 0 && mono_usec() + (int64_t)ms * 1000 >= db->deadline) {
+			if (db->deadline > 0 && clock_mono_us() + (int64_t)ms * 1000 >= db->deadline) {
 				log_msg("db: transaction stopped at the request's deadline after %d tries: %s",
 				    attempt, db->errbuf);
 				return DB_RETRY;

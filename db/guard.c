@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "db/guard.h"
 
@@ -18,15 +19,6 @@ struct guard {
 	uint64_t gen;		/* counts statements, so a verdict hits only its own */
 	int fd;			/* the worker's socket to MariaDB; -1: none */
 };
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * Does a server listen at addr and greet a new connection within
@@ -43,12 +35,12 @@ server_answers(const struct sockaddr_storage *addr, socklen_t len)
 		return 1;
 	rc = connect(fd, (const struct sockaddr *)addr, len);
 	if (rc == 0 || errno == EINPROGRESS || errno == EAGAIN) {
-		int64_t end = mono_ms() + GUARD_PROBE_MS, left;
+		int64_t end = clock_mono_ms() + GUARD_PROBE_MS, left;
 
 		pfd.fd = fd;
 		pfd.events = POLLIN;
 		alive = 0;
-		while ((left = end - mono_ms()) > 0) {
+		while ((left = end - clock_mono_ms()) > 0) {
 			pfd.revents = 0;
 			rc = poll(&pfd, 1, (int)left);
 			if (rc > 0 || (rc < 0 && errno != EINTR)) {
@@ -79,8 +71,8 @@ watch(void *arg)
 		len = sizeof addr;
 		/* a statement found waiting on a live server is probed again
 		 * every second: the server may freeze while it waits */
-		if (since == 0 || g->fd < 0 || mono_ms() - since < GUARD_STALL_MS ||
-		    (gen == cleared && mono_ms() - cleared_at < 1000) ||
+		if (since == 0 || g->fd < 0 || clock_mono_ms() - since < GUARD_STALL_MS ||
+		    (gen == cleared && clock_mono_ms() - cleared_at < 1000) ||
 		    getpeername(g->fd, (struct sockaddr *)&addr, &len) != 0) {
 			pthread_mutex_unlock(&g->mu);
 			continue;
@@ -88,7 +80,7 @@ watch(void *arg)
 		pthread_mutex_unlock(&g->mu);
 		if (server_answers(&addr, len)) {
 			cleared = gen;	/* a slow statement on a live server: let it run */
-			cleared_at = mono_ms();
+			cleared_at = clock_mono_ms();
 			continue;
 		}
 		pthread_mutex_lock(&g->mu);
@@ -134,7 +126,7 @@ guard_enter(struct guard *g, int fd)
 	if (g == NULL)
 		return;
 	pthread_mutex_lock(&g->mu);
-	g->since = mono_ms();
+	g->since = clock_mono_ms();
 	g->gen++;
 	g->fd = fd;
 	pthread_mutex_unlock(&g->mu);

@@ -9,24 +9,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
 
+#include "lib/clock.h"
 #include "lib/config.h"
 #include "lib/mail.h"
 
 #define SENDMAIL_DEFAULT "/usr/sbin/sendmail"
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int
 failf(char *err, size_t n, const char *what, const char *why)
@@ -89,7 +80,7 @@ static int
 send_sendmail(const struct config *cfg, const char *prog, const char *text, size_t len,
     char *err, size_t errsz)
 {
-	int64_t deadline = mono_ms() + cfg->deliver_timeout * 1000;
+	int64_t deadline = clock_mono_ms() + cfg->deliver_timeout * 1000;
 	int pfd[2], status = 0, killed = 0;
 	size_t off = 0;
 	pid_t pid, w;
@@ -121,7 +112,7 @@ send_sendmail(const struct config *cfg, const char *prog, const char *text, size
 	fcntl(pfd[1], F_SETFL, fcntl(pfd[1], F_GETFL) | O_NONBLOCK);
 	while (off < len) {
 		struct pollfd p = { .fd = pfd[1], .events = POLLOUT };
-		int64_t left = deadline - mono_ms();
+		int64_t left = deadline - clock_mono_ms();
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, (int)left) == 0)
@@ -138,7 +129,7 @@ send_sendmail(const struct config *cfg, const char *prog, const char *text, size
 		w = waitpid(pid, &status, WNOHANG);
 		if (w == pid || (w < 0 && errno != EINTR))
 			break;
-		if (!killed && mono_ms() >= deadline) {
+		if (!killed && clock_mono_ms() >= deadline) {
 			kill(pid, SIGKILL);
 			killed = 1;
 		}

@@ -585,8 +585,8 @@ static void forward(const struct embed_model *m, const int32_t *ids, size_t T,
 		out[j] *= r;
 }
 
-int embed_tokens(const struct embed_model *m, const int32_t *ids, size_t n,
-		 void *scratch, float out[EMBED_DIM])
+enum embed_status embed_tokens(const struct embed_model *m, const int32_t *ids,
+	    size_t n, void *scratch, float out[EMBED_DIM])
 {
 	struct scratch s;
 	if (!m || !scratch || !out || (n && !ids))
@@ -624,8 +624,8 @@ size_t embed_chunk_end(const struct embed_model *m, const int32_t *ids,
 	return start + EMBED_MAX_SEQ;
 }
 
-int embed_text(const struct embed_model *m, const char *utf8, size_t len,
-	       void *scratch, float out[EMBED_DIM])
+enum embed_status embed_text(const struct embed_model *m, const char *utf8,
+	    size_t len, void *scratch, float out[EMBED_DIM])
 {
 	struct scratch s;
 	size_t total, n;
@@ -714,7 +714,7 @@ static int get_sec(const unsigned char *b, size_t len, unsigned i, uint64_t want
 	return 0;
 }
 
-int embed_init(struct embed_model *m, const void *blob, size_t len)
+enum embed_status embed_init(struct embed_model *m, const void *blob, size_t len)
 {
 	const unsigned char *b = blob;
 	struct sec s;

@@ -31,6 +31,11 @@
  * design.md §7).  tools/model-convert.mjs writes the file without it;
  * tools/model-means.c appends it (make model).  embed_init accepts a file
  * without it (mean_bio = mean_crit = NULL); encoder/model.c's model_map does not.
+ *
+ * Convention of encoder/: what can fail returns enum embed_status (EMBED_OK
+ * or the reason), a predicate bool; outputs written only on success unless
+ * the function says otherwise.  The file functions of encoder/model.h
+ * (model_map, model_texts_load) return 0 or -1 with errno, as lib/ does.
  */
 #ifndef ARPS_ENCODER_EMBED_H
 #define ARPS_ENCODER_EMBED_H
@@ -150,7 +155,7 @@ struct embed_model {
  * into it.  The blob must stay mapped while *m is used.  Picks the fastest
  * kernel the CPU runs (EMBED_KERNEL_BF16 only when the blob has the bf16
  * section).  EMBED_OK or EMBED_EFORMAT. */
-int embed_init(struct embed_model *m, const void *blob, size_t len);
+enum embed_status embed_init(struct embed_model *m, const void *blob, size_t len);
 
 /* Bytes of scratch embed_text/embed_tokens need (about 3 MiB). */
 size_t embed_scratch_size(const struct embed_model *m);
@@ -160,13 +165,13 @@ size_t embed_scratch_size(const struct embed_model *m);
  * sentence ends (embed_chunk_end) and the unit chunk vectors are averaged and
  * re-normalised; at most EMBED_MAX_TOKENS tokens are used.  out is unit
  * length.  EMBED_OK, EMBED_EEMPTY (no tokens: out is all zero) or EMBED_EARG. */
-int embed_text(const struct embed_model *m, const char *utf8, size_t len,
-	       void *scratch, float out[EMBED_DIM]);
+enum embed_status embed_text(const struct embed_model *m, const char *utf8,
+	    size_t len, void *scratch, float out[EMBED_DIM]);
 
 /* Embed one token sequence exactly as the graph does (only the first
  * EMBED_MAX_SEQ ids are read).  n == 0 gives EMBED_EEMPTY. */
-int embed_tokens(const struct embed_model *m, const int32_t *ids, size_t n,
-		 void *scratch, float out[EMBED_DIM]);
+enum embed_status embed_tokens(const struct embed_model *m, const int32_t *ids,
+	    size_t n, void *scratch, float out[EMBED_DIM]);
 
 /* Chunking rule of embed_text: given ids[start..n), the end of the chunk that
  * starts at start: n if n - start <= 128, else one past the last token in

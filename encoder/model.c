@@ -129,12 +129,12 @@ int model_texts_load(const char *path, struct model_texts *out)
 	return 0;
 }
 
-int model_mean(const struct embed_model *m, void *scratch, char *const *texts, size_t n,
-	       float out[EMBED_DIM])
+enum embed_status model_mean(const struct embed_model *m, void *scratch,
+	    char *const *texts, size_t n, float out[EMBED_DIM])
 {
 	double acc[EMBED_DIM] = { 0 };
 	float v[EMBED_DIM];
-	int rc;
+	enum embed_status rc;
 
 	if (m == NULL || scratch == NULL || texts == NULL || n == 0)
 		return EMBED_EARG;

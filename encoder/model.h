@@ -3,7 +3,8 @@
  * `make model` from the pinned npm package and the calibration set):
  * mapped read-only and shared by every process that maps it.  encoder/embed.h
  * runs the encoder over the blob; core/score.h centres its vectors on the
- * file's calibration means.
+ * file's calibration means.  Returns: model_mean enum embed_status (the
+ * convention of encoder/embed.h); the file functions 0, or -1 with errno.
  */
 #ifndef ARPS_ENCODER_MODEL_H
 #define ARPS_ENCODER_MODEL_H
@@ -49,7 +50,7 @@ void model_texts_free(struct model_texts *t);
  * out: what EMBED_SEC_MEANS holds for a calibration file.  scratch is
  * embed_scratch_size(m) bytes.  EMBED_OK, or the first text's embed_text
  * error (EMBED_EEMPTY for a text with no tokens), EMBED_EARG for n == 0. */
-int model_mean(const struct embed_model *m, void *scratch, char *const *texts, size_t n,
-	       float out[EMBED_DIM]);
+enum embed_status model_mean(const struct embed_model *m, void *scratch,
+	    char *const *texts, size_t n, float out[EMBED_DIM]);
 
 #endif

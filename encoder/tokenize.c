@@ -344,7 +344,7 @@ static void tok_sink(void *ctx, uint32_t cp)
 	seg_push(t, cp == 0x20 ? SEP : cp);
 }
 
-int tokenize_chars_closed(const struct embed_model *m)
+bool tokenize_chars_closed(const struct embed_model *m)
 {
 	for (uint32_t i = 0; i <= m->hash_mask; i++) {
 		int32_t id = m->hash[i];
@@ -353,13 +353,13 @@ int tokenize_chars_closed(const struct embed_model *m)
 		for (uint32_t o = m->piece_off[id]; o < m->piece_off[id + 1]; o++)
 			if (piece_lookup(m, fnv_step(0x811c9dc5u, m->piece_cps[o]),
 					 m->piece_cps + o, 1) < 0)
-				return 0;
+				return false;
 	}
-	return 1;
+	return true;
 }
 
-int tokenize(const struct embed_model *m, const char *utf8, size_t len,
-	     int32_t *ids, size_t max, size_t *n)
+enum embed_status tokenize(const struct embed_model *m, const char *utf8,
+	    size_t len, int32_t *ids, size_t max, size_t *n)
 {
 	struct tok t;
 	struct norm nm;
@@ -381,7 +381,7 @@ int tokenize(const struct embed_model *m, const char *utf8, size_t len,
 	decode(&nm, utf8, len);
 	seg_flush(&t);
 	*n = t.count;
-	return 0;
+	return EMBED_OK;
 }
 
 struct cpbuf {

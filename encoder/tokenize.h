@@ -16,20 +16,22 @@
  * their first character, so no piece crosses a word start and the result is
  * identical); a word longer than 1024 code points, or a run of more than 256
  * decomposed non-starters, is split there (the only divergence from the JS).
+ * Returns follow encoder/embed.h's convention (enum embed_status, or bool).
  */
 #ifndef ARPS_ENCODER_TOKENIZE_H
 #define ARPS_ENCODER_TOKENIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct embed_model;
+#include "encoder/embed.h"
 
 /* Tokenize utf8[0..len).  Writes the first min(total, max) ids to ids and the
  * total number of tokens the text has to *n (so *n > max means truncated).
- * Returns 0, or EMBED_EARG for NULL arguments. */
-int tokenize(const struct embed_model *m, const char *utf8, size_t len,
-	     int32_t *ids, size_t max, size_t *n);
+ * Returns EMBED_OK, or EMBED_EARG for NULL arguments. */
+enum embed_status tokenize(const struct embed_model *m, const char *utf8,
+	    size_t len, int32_t *ids, size_t max, size_t *n);
 
 /* NFKC-normalise utf8[0..len) into out as code points (same limits as above);
  * returns the number of code points (may exceed max; only max are written).
@@ -37,10 +39,10 @@ int tokenize(const struct embed_model *m, const char *utf8, size_t len,
 size_t tokenize_nfkc(const struct embed_model *m, const char *utf8, size_t len,
 		     uint32_t *out, size_t max);
 
-/* 1 when every code point of every piece in m's hash is itself a one-code-
+/* True when every code point of every piece in m's hash is itself a one-code-
  * point piece (then a code point that is no piece ends every candidate
  * piece: tokenize skips the lookups that cannot match), else 0.  Set once
  * by embed_init as m->chars_closed. */
-int tokenize_chars_closed(const struct embed_model *m);
+bool tokenize_chars_closed(const struct embed_model *m);
 
 #endif

@@ -282,7 +282,7 @@ h_login(struct req *r)
 			return reply_err(r, ARPS_E_VALIDATION, "provider: unknown identity provider");
 		if (in.token == NULL)
 			return reply_err(r, ARPS_E_VALIDATION, "token: is required");
-		if (oidc_verify(idp, in.token, r->now, &c.claims, why, sizeof why) != ARPS_OK)
+		if (oidc_verify(idp, in.token, r->now, &c.claims, why, sizeof why) != 0)
 			return reply_err(r, ARPS_E_INVALID_TOKEN, "invalid identity token: %s", why);
 		/* design.md §9.11: the address joins (or is given to) an account
 		 * only when verified and when this provider is trusted to

@@ -23,6 +23,7 @@
 #include "match/engine.h"
 #include "fcgi/mcp.h"
 #include "fcgi/pool.h"
+#include "lib/clock.h"
 #include "lib/config.h"
 #include "lib/log.h"
 
@@ -143,15 +144,6 @@ watchdog_check(const struct config *cfg, const pid_t *pids, size_t n, int64_t no
 	}
 }
 
-static int64_t
-mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* SIGALRM in usec microseconds (the timer of alarm()). */
 static void
 wake_in(int64_t usec)
@@ -253,7 +245,7 @@ reason(int status)
 static void
 handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 {
-	int64_t t0 = mono_usec();
+	int64_t t0 = clock_mono_us();
 	struct req r;
 
 	memset(&r, 0, sizeof r);
@@ -323,11 +315,11 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	 * access log has each request with its id; a 5xx is logged here too,
 	 * with the id that names it in nginx's log and the client's header. */
 	if (cfg->log_requests || r.status >= 500)
-		log_msg("%s %lldus", logline, (long long)(mono_usec() - t0));
+		log_msg("%s %lldus", logline, (long long)(clock_mono_us() - t0));
 	db_set_deadline(db, 0);	/* deferred work belongs to no request */
 	if (r.after != NULL) {
 		/* the request's fields are gone: name the work by its line */
-		watchdog_arm(mono_usec(), "deferred work of %s", logline);
+		watchdog_arm(clock_mono_us(), "deferred work of %s", logline);
 		r.after(&r, r.after_arg);
 	}
 	watchdog_disarm();
@@ -422,7 +414,7 @@ static void
 master_refresh(const struct config *cfg)
 {
 	master_behind = match_prefork(cfg);
-	master_refresh_at = mono_usec() + (master_behind ? MASTER_CATCHUP : MASTER_REFRESH);
+	master_refresh_at = clock_mono_us() + (master_behind ? MASTER_CATCHUP : MASTER_REFRESH);
 }
 
 static pid_t
@@ -644,10 +636,10 @@ pool_run(struct config *cfg)
 		 * request (design.md §9.12).  While it is behind, 100 ms of
 		 * reading every 200 ms, so that a bulk is taken in seconds.
 		 * The timer is set last, after any respawn's refresh. */
-		now = mono_usec();
+		now = clock_mono_us();
 		if (now >= master_refresh_at) {
 			master_refresh(cfg);
-			now = mono_usec();
+			now = clock_mono_us();
 		}
 		/* A request that begins after this look is overdue a whole
 		 * watchdog period (2 s at least) later: waking each second
@@ -662,7 +654,7 @@ pool_run(struct config *cfg)
 
 	/* Stop accepting, let in-flight requests finish. */
 	log_msg("master: shutting down");
-	deadline = mono_usec() + cfg->shutdown_timeout * 1000000;
+	deadline = clock_mono_us() + cfg->shutdown_timeout * 1000000;
 	for (;;) {
 		int64_t wd_next = INT64_MAX;
 
@@ -672,13 +664,13 @@ pool_run(struct config *cfg)
 					pids[i] = 0;
 		/* a request that hangs is ended at its watchdog here too, not
 		 * only at shutdown_timeout */
-		watchdog_check(cfg, pids, n, mono_usec(), &wd_next);
+		watchdog_check(cfg, pids, n, clock_mono_us(), &wd_next);
 		for (i = 0, alive = 0; i < n; i++)
 			if (pids[i] > 0) {
 				alive++;
 				/* Repeated: a worker between its flag check and
 				 * accept() needs a second signal. */
-				kill(pids[i], mono_usec() < deadline ? SIGTERM : SIGKILL);
+				kill(pids[i], clock_mono_us() < deadline ? SIGTERM : SIGKILL);
 			}
 		if (alive == 0)
 			break;

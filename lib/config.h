@@ -2,6 +2,8 @@
  * Configuration: one "key = value" file, '#' comments, every key validated
  * at start.  Found as --config PATH, else $ARPS_CONFIG, else
  * /etc/arps/arps.conf (design.md §8).
+ * Convention of lib/ (design.md §2.3): 0, or -1 with the reason in the
+ * caller's err buffer (or where the function says); bool for a predicate.
  */
 #ifndef ARPS_LIB_CONFIG_H
 #define ARPS_LIB_CONFIG_H

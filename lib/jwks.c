@@ -1,4 +1,5 @@
 /* Public JWKS from PEM key files, for arps-admin jwks (design.md §6.11). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,17 +128,17 @@ fail:
 }
 
 /* A key id: 1 to KID_MAX printable ASCII characters, no space. */
-static int
+static bool
 kid_valid(const char *kid)
 {
 	size_t i, n = strlen(kid);
 
 	if (n == 0 || n > KID_MAX)
-		return 0;
+		return false;
 	for (i = 0; i < n; i++)
 		if (kid[i] < 0x21 || kid[i] > 0x7e)
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 int

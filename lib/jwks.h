@@ -1,4 +1,8 @@
-/* Public JWKS from PEM key files (arps-admin jwks). */
+/*
+ * Public JWKS from PEM key files (arps-admin jwks).
+ * Convention of lib/ (design.md §2.3): 0, or -1 with the reason in the
+ * caller's err buffer (or where the function says); bool for a predicate.
+ */
 #ifndef ARPS_LIB_JWKS_H
 #define ARPS_LIB_JWKS_H
 

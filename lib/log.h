@@ -1,4 +1,8 @@
-/* One logger for every binary: one line per call to stderr (journald keeps it). */
+/*
+ * One logger for every binary: one line per call to stderr (journald keeps it).
+ * Convention of lib/ (design.md §2.3): 0, or -1 with the reason in the
+ * caller's err buffer (or where the function says); bool for a predicate.
+ */
 #ifndef ARPS_LIB_LOG_H
 #define ARPS_LIB_LOG_H
 

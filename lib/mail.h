@@ -15,8 +15,8 @@
  *                      with a time-out.
  * Every message carries a stable Message-ID <msg_...@domain> and a Date of
  * its creation, so a re-send is the same message byte for byte.
- *
- * Return convention: 0 or -1 (with a reason in err where there is one).
+ * Convention of lib/ (design.md §2.3): 0, or -1 with the reason in the
+ * caller's err buffer (or where the function says); bool for a predicate.
  */
 #ifndef ARPS_LIB_MAIL_H
 #define ARPS_LIB_MAIL_H

@@ -22,6 +22,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,12 +144,13 @@ b64url_decode(const char *s, size_t n, unsigned char *out, size_t outsz)
 
 /* No member name twice in one object, none holding U+0000 (design.md §9.7):
  * json-c keeps the last of two "alg" members, another JOSE parser the first. */
-static int
+static bool
 keys_unique(const unsigned char *buf, size_t len)
 {
 	size_t n = val_json_keys_scratch(len);
 	void *scratch = malloc(n);
-	int rc = scratch != NULL ? val_json_keys((const char *)buf, len, scratch, n) : -1;
+	enum val_json rc = scratch != NULL ?
+	    val_json_keys((const char *)buf, len, scratch, n) : VAL_JSON_NOMEM;
 
 	free(scratch);
 	return rc == VAL_JSON_OK;
@@ -517,29 +519,29 @@ key_pick(const struct jwks *ks, enum kty kty, const char *alg, const char *kid,
 	return found;
 }
 
-static int
+static bool
 verify_rs256(EVP_PKEY *pkey, const unsigned char *msg, size_t mlen,
     const unsigned char *sig, size_t slen)
 {
 	EVP_MD_CTX *md;
-	int ok;
+	bool ok;
 
 	if (EVP_PKEY_get_size(pkey) <= 0 || slen != (size_t)EVP_PKEY_get_size(pkey))
-		return 0;
+		return false;
 	if ((md = EVP_MD_CTX_new()) == NULL)
-		return 0;
+		return false;
 	ok = EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, pkey) == 1 &&
 	    EVP_DigestVerify(md, sig, slen, msg, mlen) == 1;
 	EVP_MD_CTX_free(md);
 	return ok;
 }
 
-static int
+static bool
 verify_ed25519(const unsigned char pk[crypto_sign_PUBLICKEYBYTES],
     const unsigned char *msg, size_t mlen, const unsigned char *sig, size_t slen)
 {
 	if (slen != crypto_sign_BYTES)
-		return 0;
+		return false;
 	return crypto_sign_verify_detached(sig, msg, mlen, pk) == 0;
 }
 
@@ -629,7 +631,7 @@ claims_check(struct json_object *p, const struct config_idp *idp, int64_t now,
 	return 0;
 }
 
-enum arps_err
+int
 oidc_verify(const struct config_idp *idp, const char *token, int64_t now,
     struct oidc_claims *out, char *why, size_t whysz)
 {
@@ -643,7 +645,7 @@ oidc_verify(const struct config_idp *idp, const char *token, int64_t now,
 	size_t tlen, i, n;
 	enum kty kty;
 	int rc, ok;
-	enum arps_err ret = ARPS_E_INVALID_TOKEN;
+	int ret = -1;
 
 	if (why != NULL && whysz > 0)
 		why[0] = '\0';
@@ -747,7 +749,7 @@ oidc_verify(const struct config_idp *idp, const char *token, int64_t now,
 		goto fail;
 	if (out != NULL)
 		*out = c;
-	ret = ARPS_OK;
+	ret = 0;
 fail:
 	json_object_put(h);
 	json_object_put(p);

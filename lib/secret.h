@@ -1,4 +1,8 @@
-/* Secrets and randomness for every binary (libsodium). */
+/*
+ * Secrets and randomness for every binary (libsodium).
+ * Convention of lib/ (design.md §2.3): 0, or -1 with the reason in the
+ * caller's err buffer (or where the function says); bool for a predicate.
+ */
 #ifndef ARPS_LIB_SECRET_H
 #define ARPS_LIB_SECRET_H
 

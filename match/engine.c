@@ -9,6 +9,7 @@
 #include "txn/embed.h"
 #include "db/match.h"
 #include "match/engine.h"
+#include "lib/clock.h"
 #include "lib/config.h"
 #include "lib/log.h"
 #include "encoder/model.h"
@@ -435,15 +436,6 @@ out:
 	return rc;
 }
 
-static int64_t
-mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Bring this worker's index up to date at now; until (monotonic
  * microseconds, 0: none): stop between pages of changes once past it. */
 static enum db_rc
@@ -470,7 +462,7 @@ ix_refresh(struct db *db, int64_t now, int64_t until)
 		free(c);
 		if (rc != DB_OK)
 			return rc;
-		if (n == DB_MATCH_PAGE && until != 0 && mono_usec() > until) {
+		if (n == DB_MATCH_PAGE && until != 0 && clock_mono_us() > until) {
 			ix.partial = 1;	/* the rest next time (ix.last unchanged) */
 			return DB_OK;
 		}
@@ -503,7 +495,7 @@ match_prefork(const struct config *cfg)
 {
 	static int64_t retry_at, behind_since;
 	static int started;
-	int64_t now = (int64_t)time(NULL), t = mono_usec(), last = ix.last;
+	int64_t now = (int64_t)time(NULL), t = clock_mono_us(), last = ix.last;
 	struct db *db;
 	enum db_rc rc;
 	int behind = 0;
@@ -527,14 +519,14 @@ match_prefork(const struct config *cfg)
 	if (rc != DB_OK) {
 		log_msg("match: the master's index of open studies is not ready: %s",
 		    db_error(db));
-		retry_at = mono_usec() + (int64_t)PREFORK_BACKOFF * 1000000;
+		retry_at = clock_mono_us() + (int64_t)PREFORK_BACKOFF * 1000000;
 	}
 	if (behind && behind_since == 0)
 		behind_since = t;
 	else if (!behind && behind_since != 0) {
-		if (rc == DB_OK && mono_usec() - behind_since >= 1000000)
+		if (rc == DB_OK && clock_mono_us() - behind_since >= 1000000)
 			log_msg("match: the master's index caught up after %.1f s (%zu open studies)",
-			    (double)(mono_usec() - behind_since) / 1e6, ix.n);
+			    (double)(clock_mono_us() - behind_since) / 1e6, ix.n);
 		behind_since = 0;
 	}
 	started = 1;
@@ -776,7 +768,7 @@ rank_merge(struct rank *k, const struct ix_logent *l, const float cbio[EMBED_DIM
 		return 0;	/* a later change of it is in the log too */
 	rank_fill(&x, slot, match_similarity(match_dot(cbio, ix.vec + slot * EMBED_DIM,
 	    EMBED_DIM)), k->tier);
-	return match_kept_add(&k->k, &x);
+	return match_kept_add(&k->k, &x) ? 0 : -1;
 }
 
 /* The least recently used of n cache slots of size bytes each, whose

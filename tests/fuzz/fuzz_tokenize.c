@@ -70,7 +70,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint32_t cps[MAXIDS], cps2[MAXIDS];
 	size_t n, n2, nc, nc2, i, have, short_ids, short_cps;
 
-	FCHECK(tokenize(&g_model.enc, (const char *)data, size, ids, MAXIDS, &n) == 0);
+	FCHECK(tokenize(&g_model.enc, (const char *)data, size, ids, MAXIDS, &n) == EMBED_OK);
 	have = n < MAXIDS ? n : MAXIDS;
 	for (i = 0; i < have; i++)
 		FCHECK(ids[i] >= 0 && (uint32_t)ids[i] < g_model.enc.vocab);

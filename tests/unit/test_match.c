@@ -659,7 +659,7 @@ test_kept_ranking(void **state)
 				continue;
 			}
 			match_kept_drop(&k, q);
-			if (match_kept_add(&k, &s.v[q - 1]) != 0) {
+			if (!match_kept_add(&k, &s.v[q - 1])) {
 				kset_build(&s, nseq, &k);
 				rebuilt++;
 			} else if (was_complete && !k.complete)

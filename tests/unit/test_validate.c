@@ -131,7 +131,7 @@ test_int_range(void **state)
 {
 	static const struct {
 		int64_t	 v, lo, hi;
-		int	 rc;
+		enum arps_err	 rc;
 	} rows[] = {
 		{ 1, VAL_REWARD_MIN, VAL_REWARD_MAX, ARPS_OK },
 		{ 0, VAL_REWARD_MIN, VAL_REWARD_MAX, ARPS_E_VALIDATION },
@@ -160,7 +160,7 @@ test_parse_int(void **state)
 	static const struct {
 		const char	*s;
 		int64_t		 lo, hi;
-		int		 rc;
+		enum arps_err	 rc;
 		int64_t		 v;
 	} rows[] = {
 		{ "50", 1, 200, ARPS_OK, 50 },
@@ -209,7 +209,7 @@ test_json_keys(void **state)
 {
 	static const struct {
 		const char	*s;
-		int		 rc;
+		enum val_json	 rc;
 	} rows[] = {
 		{ "{}", VAL_JSON_OK },
 		{ "{\"a\":1,\"b\":2}", VAL_JSON_OK },
@@ -278,7 +278,7 @@ test_public_url(void **state)
 	static const struct {
 		const char	*s;
 		unsigned	 flags;
-		int		 rc;
+		enum arps_err	 rc;
 	} rows[] = {
 		/* public hosts */
 		{ "https://example.com/x?a=1", 0, ARPS_OK },
@@ -394,7 +394,7 @@ test_url(void **state)
 {
 	static const struct {
 		const char	*s;
-		int		 rc;
+		enum arps_err	 rc;
 	} rows[] = {
 		{ "https://example.com", ARPS_OK },
 		{ "http://example.com", ARPS_OK },
@@ -487,7 +487,7 @@ test_email(void **state)
 {
 	static const struct {
 		const char	*s;
-		int		 rc;
+		enum arps_err	 rc;
 	} rows[] = {
 		{ "a@b.co", ARPS_OK },
 		{ "alice@example.com", ARPS_OK },
