@@ -17,6 +17,7 @@
 #include "db/events.h"
 #include "db/rows.h"
 #include "db/studies.h"
+#include "txn/lifecycle.h"
 #include "txn/sweep.h"
 #include "lib/secret.h"
 
@@ -72,7 +73,7 @@ struct batch {
 	enum part_event pev;		/* participation jobs */
 	enum study_event sev;		/* study jobs */
 	int study;			/* 1: a study job */
-	int complete;			/* 1: db_study_complete */
+	int complete;			/* 1: txn_study_complete */
 	size_t moved;
 };
 
@@ -90,14 +91,14 @@ rows_tx(struct db *db, void *arg)
 		enum arps_err outcome = ARPS_E_INTERNAL;
 
 		if (b->complete)
-			rc = db_study_complete(db, id, b->sw->now, &outcome);
+			rc = txn_study_complete(db, id, b->sw->now, &outcome);
 		else if (b->study)
-			rc = db_study_close(db, id, b->sev, b->sw->now, &outcome);
+			rc = txn_study_close(db, id, b->sev, b->sw->now, &outcome);
 		else {
 			struct settle_out out;
 
 			memset(&out, 0, sizeof out);
-			rc = db_participation_settle(db, id, NULL, b->pev, NULL, b->sw->now, &out);
+			rc = txn_participation_settle(db, id, NULL, b->pev, NULL, b->sw->now, &out);
 			outcome = out.outcome;
 			db_participation_clear(&out.p);
 		}
@@ -126,7 +127,7 @@ rows_tx(struct db *db, void *arg)
  * A row the API moved after the batch's read is refused by its state
  * guard under the lock, as in the row-by-row path.  A batch in which a
  * study could fill up (a row that keeps its slot in a study with every
- * slot taken) is moved row by row instead (db_participation_settle), so
+ * slot taken) is moved row by row instead (txn_participation_settle), so
  * the FULL check stays in one place.
  */
 
