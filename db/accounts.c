@@ -187,6 +187,12 @@ static const char q_acc_email_lock[] =
     "SELECT " ACC_COLS " FROM accounts a WHERE a.email = ? FOR UPDATE";
 static const char q_acc_ins[] =
     "INSERT INTO accounts (id, email, roles, created_at) VALUES (?, ?, ?, ?)";
+/* arps-admin grant / revoke: add or remove one role of the roles set. */
+static const char q_acc_role_add[] =
+    "UPDATE accounts SET roles = CONCAT_WS(',', NULLIF(roles, ''), ?) WHERE id = ?";
+static const char q_acc_role_remove[] =
+    "UPDATE accounts SET roles = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', roles, ','),"
+    " CONCAT(',', ?, ','), ',')) WHERE id = ?";
 static const char q_acc_agents[] =
     "SELECT " DB_COLS_SQL(ACC_AGENT_COLUMNS) " FROM agents g"
     " LEFT JOIN wallets w ON w.owner_id = g.id WHERE g.account_id = ? ORDER BY g.seq DESC";
@@ -582,6 +588,22 @@ enum db_rc
 db_account_by_email(struct db *db, const char *email, struct account *a)
 {
 	return account_one(db, q_acc_email, email, a);
+}
+
+enum db_rc
+db_account_role_add(struct db *db, const char *id, const char *role)
+{
+	uint64_t n = 0;
+
+	return DB_Q(db, q_acc_role_add, NULL, &n, P_STR(role), P_STR(id));
+}
+
+enum db_rc
+db_account_role_remove(struct db *db, const char *id, const char *role)
+{
+	uint64_t n = 0;
+
+	return DB_Q(db, q_acc_role_remove, NULL, &n, P_STR(role), P_STR(id));
 }
 
 enum db_rc

@@ -119,6 +119,10 @@ enum db_rc db_account_by_email(struct db *, const char *email, struct account *)
 /* Create an account (and its wallet) with the given roles. */
 enum db_rc db_account_create(struct db *, const char *email, unsigned roles, int64_t now,
     struct account *out);
+/* Add role (its name) to the roles of account id, or remove it (arps-admin
+ * grant / revoke); nothing happens when there is no such account. */
+enum db_rc db_account_role_add(struct db *, const char *id, const char *role);
+enum db_rc db_account_role_remove(struct db *, const char *id, const char *role);
 /* Find or create the account of an e-mail address (locked). */
 enum db_rc db_account_for_email(struct db *, const char *email, int64_t now, struct account *out);
 /* The agents an account has claimed, newest first, each with its wallet
