@@ -130,6 +130,7 @@ check: all tests
 	@tests/check/test_check_deps.sh
 	@tools/check-next-actions.sh
 	@tools/check-db-columns.sh
+	@tools/check-sql-home.sh
 	@tools/check-citations.sh
 
 test-db:

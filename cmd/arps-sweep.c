@@ -14,6 +14,7 @@
 
 #include "core/timefmt.h"
 #include "core/validate.h"
+#include "db/batch.h"
 #include "db/db.h"
 #include "db/retention.h"
 #include "txn/sweep.h"
@@ -78,7 +79,7 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (!nolock) {
-		if ((rc = sweep_lock(sw.db, &got)) != DB_OK) {
+		if ((rc = db_sweep_lock(sw.db, &got)) != DB_OK) {
 			log_msg("cannot take the sweep lock: %s", db_error(sw.db));
 			db_close(sw.db);
 			return 1;
@@ -106,7 +107,7 @@ main(int argc, char *argv[])
 	{
 		int64_t stmts, commits;
 
-		if (sweep_session_counts(sw.db, &stmts, &commits) == DB_OK)
+		if (db_session_counts(sw.db, &stmts, &commits) == DB_OK)
 			log_msg("jobs ran %lld statements and %lld commits", (long long)stmts,
 			    (long long)commits);
 	}
@@ -114,7 +115,7 @@ main(int argc, char *argv[])
 	if (retention_run(sw.db, sw.now, RETENTION_BATCH, NULL) != DB_OK)
 		status = 1;
 	if (!nolock)
-		sweep_unlock(sw.db);
+		db_sweep_unlock(sw.db);
 	free(sw.scratch);
 	model_unmap(&model);
 	db_close(sw.db);

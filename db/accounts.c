@@ -187,6 +187,21 @@ static const char q_acc_email_lock[] =
     "SELECT " ACC_COLS " FROM accounts a WHERE a.email = ? FOR UPDATE";
 static const char q_acc_ins[] =
     "INSERT INTO accounts (id, email, roles, created_at) VALUES (?, ?, ?, ?)";
+/* arps-admin grant / revoke: add or remove one role of the roles set. */
+static const char q_acc_role_add[] =
+    "UPDATE accounts SET roles = CONCAT_WS(',', NULLIF(roles, ''), ?) WHERE id = ?";
+static const char q_acc_role_remove[] =
+    "UPDATE accounts SET roles = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', roles, ','),"
+    " CONCAT(',', ?, ','), ',')) WHERE id = ?";
+/* An account's agents (db_account_agents), read at the ACC_AGENT_* positions. */
+#define ACC_AGENT_COLUMNS(X, L) \
+	X(ACC_AGENT_ID,		"g.id") \
+	X(ACC_AGENT_NAME,	"g.name") \
+	X(ACC_AGENT_STATUS,	"g.status") \
+	X(ACC_AGENT_REPUTATION,	"g.reputation") \
+	X(ACC_AGENT_AVAILABLE,	"COALESCE(w.available_cents, 0)") \
+	L(ACC_AGENT_FROZEN,	"COALESCE(w.frozen_cents, 0)")
+enum acc_agent_col { DB_COLS_ENUM(ACC_AGENT_COLUMNS) ACC_AGENT__END };
 static const char q_acc_agents[] =
     "SELECT " DB_COLS_SQL(ACC_AGENT_COLUMNS) " FROM agents g"
     " LEFT JOIN wallets w ON w.owner_id = g.id WHERE g.account_id = ? ORDER BY g.seq DESC";
@@ -585,6 +600,22 @@ db_account_by_email(struct db *db, const char *email, struct account *a)
 }
 
 enum db_rc
+db_account_role_add(struct db *db, const char *id, const char *role)
+{
+	uint64_t n = 0;
+
+	return DB_Q(db, q_acc_role_add, NULL, &n, P_STR(role), P_STR(id));
+}
+
+enum db_rc
+db_account_role_remove(struct db *db, const char *id, const char *role)
+{
+	uint64_t n = 0;
+
+	return DB_Q(db, q_acc_role_remove, NULL, &n, P_STR(role), P_STR(id));
+}
+
+enum db_rc
 db_account_create(struct db *db, const char *email, unsigned roles, int64_t now,
     struct account *out)
 {
@@ -623,10 +654,56 @@ db_account_for_email(struct db *db, const char *email, int64_t now, struct accou
 	return rc == DB_DUP ? DB_RETRY : rc;
 }
 
-enum db_rc
-db_account_agents(struct db *db, const char *account_id, struct dbres **res)
+static void
+acc_agent_clear(void *e)
 {
-	return DB_Q(db, q_acc_agents, res, NULL, P_STR(account_id));
+	struct acc_agent *a = e;
+
+	free(a->id);
+	free(a->name);
+	free(a->status);
+	memset(a, 0, sizeof *a);
+}
+
+static int
+acc_agent_map(const struct dbres *res, size_t row, void *e)
+{
+	struct acc_agent *a = e;
+	int ok = 1;
+
+	a->id = dbres_dup(res, row, ACC_AGENT_ID, &ok);
+	a->name = dbres_dup(res, row, ACC_AGENT_NAME, &ok);
+	a->status = dbres_dup(res, row, ACC_AGENT_STATUS, &ok);
+	a->reputation = dbres_i64(res, row, ACC_AGENT_REPUTATION);
+	a->available = dbres_i64(res, row, ACC_AGENT_AVAILABLE);
+	a->frozen = dbres_i64(res, row, ACC_AGENT_FROZEN);
+	if (!ok) {
+		acc_agent_clear(a);
+		return -1;
+	}
+	return 0;
+}
+
+void
+db_acc_agents_free(struct acc_agent *v, size_t n)
+{
+	db_array_free(v, n, sizeof *v, acc_agent_clear);
+}
+
+enum db_rc
+db_account_agents(struct db *db, const char *account_id, struct acc_agent **v, size_t *n)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+	int more = 0;
+
+	*v = NULL;
+	*n = 0;
+	if ((rc = DB_Q(db, q_acc_agents, &res, NULL, P_STR(account_id))) != DB_OK)
+		return rc;
+	rc = dbres_map(res, 0, sizeof **v, acc_agent_map, acc_agent_clear, (void **)v, n, &more);
+	dbres_free(res);
+	return rc;
 }
 
 enum db_rc

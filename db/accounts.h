@@ -119,20 +119,23 @@ enum db_rc db_account_by_email(struct db *, const char *email, struct account *)
 /* Create an account (and its wallet) with the given roles. */
 enum db_rc db_account_create(struct db *, const char *email, unsigned roles, int64_t now,
     struct account *out);
+/* Add role (its name) to the roles of account id, or remove it (arps-admin
+ * grant / revoke); nothing happens when there is no such account. */
+enum db_rc db_account_role_add(struct db *, const char *id, const char *role);
+enum db_rc db_account_role_remove(struct db *, const char *id, const char *role);
 /* Find or create the account of an e-mail address (locked). */
 enum db_rc db_account_for_email(struct db *, const char *email, int64_t now, struct account *out);
-/* The agents an account has claimed, newest first, each with its wallet
- * (zeros when never funded), in one query: rows read at the ACC_AGENT_*
- * positions. */
-#define ACC_AGENT_COLUMNS(X, L) \
-	X(ACC_AGENT_ID,		"g.id") \
-	X(ACC_AGENT_NAME,	"g.name") \
-	X(ACC_AGENT_STATUS,	"g.status") \
-	X(ACC_AGENT_REPUTATION,	"g.reputation") \
-	X(ACC_AGENT_AVAILABLE,	"COALESCE(w.available_cents, 0)") \
-	L(ACC_AGENT_FROZEN,	"COALESCE(w.frozen_cents, 0)")
-enum acc_agent_col { DB_COLS_ENUM(ACC_AGENT_COLUMNS) ACC_AGENT__END };
-enum db_rc db_account_agents(struct db *, const char *account_id, struct dbres **res);
+/* One agent of an account, with its wallet (zeros when never funded). */
+struct acc_agent {
+	char	*id, *name, *status;	/* NULL for a NULL cell */
+	int64_t	 reputation;
+	int64_t	 available, frozen;
+};
+/* The agents an account has claimed, newest first, in one query: *v
+ * malloc'd, *n of them (free with db_acc_agents_free). */
+enum db_rc db_account_agents(struct db *, const char *account_id, struct acc_agent **v,
+    size_t *n);
+void db_acc_agents_free(struct acc_agent *v, size_t n);
 
 /* Access tokens. */
 enum db_rc db_token_insert(struct db *, const unsigned char h[32], const char *account_id,

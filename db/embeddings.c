@@ -21,6 +21,10 @@ static const char q_pending[] =
     "SELECT " DB_COLS_SQL(PENDING_COLUMNS) " FROM embeddings e"
     " LEFT JOIN agents a ON a.id = e.subject_id LEFT JOIN studies s ON s.id = e.subject_id"
     " WHERE e.status = 'processing' AND e.updated_at <= ? ORDER BY e.updated_at LIMIT ?";
+/* A new subject's row, to be computed (txn_study_create's criteria). */
+static const char q_emb_ins[] =
+    "INSERT INTO embeddings (subject_id, status, text_hash, vector, error, attempts, updated_at)"
+    " VALUES (?, 'processing', ?, NULL, NULL, 0, ?)";
 static const char q_touch[] =
     "UPDATE embeddings SET updated_at = ?, attempts = attempts + 1 WHERE subject_id = ?";
 static const char q_vector[] =
@@ -172,4 +176,11 @@ db_embedding_vector(struct db *db, const char *subject, float out[EMBED_DIM])
 	}
 	dbres_free(res);
 	return ok;
+}
+
+enum db_rc
+db_embedding_insert(struct db *db, const char *subject, const unsigned char hash[32],
+    int64_t now)
+{
+	return DB_Q(db, q_emb_ins, NULL, NULL, P_STR(subject), P_BLOB(hash, 32), P_I64(now));
 }

@@ -9,6 +9,12 @@
 #include "core/score.h"
 #include "db/db.h"
 
+/* Insert subject's row as 'processing' (no vector, no error, no attempt
+ * yet) for the text whose BLAKE2b-256 is hash: the sweep computes it.
+ * DB_DUP when the subject has a row. */
+enum db_rc db_embedding_insert(struct db *db, const char *subject, const unsigned char hash[32],
+    int64_t now);
+
 /*
  * Store the vector of subject's text (vec, EMBED_DIM floats) as 'ready', or
  * with vec NULL the row as 'failed' with error, but only while the stored

@@ -1,5 +1,6 @@
-/* Studies and participations: the column lists, row mapping and reads.
- * The state changes, with the lock order, are in txn/lifecycle.c. */
+/* Studies and participations: the column lists, row mapping, reads, and
+ * the statements of the state changes.  The state changes themselves,
+ * with the lock order, are in txn/lifecycle.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,36 @@ static const char q_part_known_study[] =
     "SELECT 1 FROM participations WHERE study_id = ? AND seq = ?";
 static const char q_part_known_agent[] =
     "SELECT 1 FROM participations WHERE agent_id = ? AND seq = ?";
+
+/* The statements of txn/lifecycle.c's state changes. */
+/* Whether any participation of the study still holds its slot open to work
+ * (accepted or in_progress): one probe of the (study_id, status) key. */
+static const char q_study_has_active[] =
+    "SELECT 1 FROM participations WHERE study_id = ? AND status IN ('accepted', 'in_progress')"
+    " LIMIT 1";
+static const char q_study_ins[] =
+    "INSERT INTO studies (id, researcher_id, title, description, study_url, reward_cents,"
+    " fee_cents, max_participants, screening_criteria, duration_minutes, deadline,"
+    " completion_code, status, occupied, frozen_cents, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', 0, ?, ?)";
+static const char q_study_occ_inc[] =
+    "UPDATE studies SET occupied = occupied + 1 WHERE id = ? AND status = 'active'"
+    " AND occupied < max_participants";
+static const char q_study_occ_dec[] =
+    "UPDATE studies SET occupied = occupied - 1 WHERE id = ? AND occupied > 0";
+static const char q_study_money[] =
+    "UPDATE studies SET frozen_cents = frozen_cents - ?, spent_cents = spent_cents + ?,"
+    " refunded_cents = refunded_cents + ?, refunded_slots = refunded_slots + ? WHERE id = ?";
+static const char q_study_state[] =
+    "UPDATE studies SET status = ?, closed_at = COALESCE(closed_at, ?),"
+    " completed_at = COALESCE(completed_at, ?) WHERE id = ?";
+static const char q_part_ins[] =
+    "INSERT INTO participations (id, study_id, agent_id, participant_id, status, accepted_at)"
+    " VALUES (?, ?, ?, ?, 'accepted', ?)";
+static const char q_part_set[] =
+    "UPDATE participations SET status = ?, started_at = COALESCE(started_at, ?),"
+    " submitted_at = COALESCE(?, submitted_at), reviewed_at = COALESCE(?, reviewed_at),"
+    " ended_at = COALESCE(?, ended_at), reason = COALESCE(?, reason) WHERE id = ?";
 
 /* --- row mapping --- */
 
@@ -584,4 +615,84 @@ db_study_part_by_anon_lock(struct db *db, const char *study_id, const char *part
 {
 	return study_part_lock(db, q_study_part_by_anon_lock, study_id, participant_id, s, p,
 	    took_part);
+}
+
+/* --- the statements of the state changes (txn/lifecycle.c) --- */
+
+enum db_rc
+db_study_has_active(struct db *db, const char *study_id, int64_t *n)
+{
+	struct dbres *q = NULL;
+	enum db_rc rc;
+
+	*n = 0;
+	if ((rc = DB_Q(db, q_study_has_active, &q, NULL, P_STR(study_id))) != DB_OK)
+		return rc;
+	*n = (int64_t)q->nrows;
+	dbres_free(q);
+	return DB_OK;
+}
+
+enum db_rc
+db_study_insert(struct db *db, const char *id, const struct study_new *in, int64_t now)
+{
+	return DB_Q(db, q_study_ins, NULL, NULL, P_STR(id), P_STR(in->researcher_id),
+	    P_STR(in->title), P_STR(in->description), P_STR(in->study_url), P_I64(in->plan.reward),
+	    P_I64(in->plan.fee), P_I64(in->plan.max_participants), P_STR(in->criteria),
+	    P_I64(in->duration_minutes), in->has_deadline ? P_I64(in->deadline) : P_NULL,
+	    P_STR(in->completion_code), P_I64(in->plan.total), P_I64(now));
+}
+
+enum db_rc
+db_study_occupied_inc(struct db *db, const char *id, uint64_t *affected)
+{
+	*affected = 0;
+	return DB_Q(db, q_study_occ_inc, NULL, affected, P_STR(id));
+}
+
+enum db_rc
+db_study_occupied_dec(struct db *db, const char *id, uint64_t *affected)
+{
+	*affected = 0;
+	return DB_Q(db, q_study_occ_dec, NULL, affected, P_STR(id));
+}
+
+enum db_rc
+db_study_money_add(struct db *db, const char *id, int64_t unfreeze, int64_t spent,
+    int64_t refunded, int64_t refunded_slots, uint64_t *affected)
+{
+	*affected = 0;
+	return DB_Q(db, q_study_money, NULL, affected, P_I64(unfreeze), P_I64(spent),
+	    P_I64(refunded), P_I64(refunded_slots), P_STR(id));
+}
+
+enum db_rc
+db_study_state_set(struct db *db, const char *id, enum study_state to, int64_t now)
+{
+	return DB_Q(db, q_study_state, NULL, NULL, P_STR(study_state_name(to)),
+	    to == STUDY_AWAITING_REVIEW ? P_I64(now) : P_NULL,
+	    to == STUDY_COMPLETED ? P_I64(now) : P_NULL, P_STR(id));
+}
+
+enum db_rc
+db_participation_insert(struct db *db, const char *id, const char *study_id,
+    const char *agent_id, const char *participant_id, int64_t accepted_at)
+{
+	return DB_Q(db, q_part_ins, NULL, NULL, P_STR(id), P_STR(study_id), P_STR(agent_id),
+	    P_STR(participant_id), P_I64(accepted_at));
+}
+
+/* A time parameter, NULL when t <= 0 (keeps the column by COALESCE). */
+static struct dbp
+p_time(int64_t t)
+{
+	return t > 0 ? P_I64(t) : P_NULL;
+}
+
+enum db_rc
+db_participation_state_set(struct db *db, const char *id, enum part_state to, int64_t started,
+    int64_t submitted, int64_t reviewed, int64_t ended, const char *reason)
+{
+	return DB_Q(db, q_part_set, NULL, NULL, P_STR(part_state_name(to)), p_time(started),
+	    p_time(submitted), p_time(reviewed), p_time(ended), P_STR(reason), P_STR(id));
 }

@@ -428,13 +428,13 @@ handler_rc
 h_account(struct req *r)
 {
 	struct json_object *o, *roles, *agents, *ag, *w;
-	struct dbres *res = NULL;
+	struct acc_agent *av = NULL;
 	struct account acc;
 	enum db_rc rc;
-	size_t i;
+	size_t i, n = 0;
 
 	if ((rc = db_account_get(r->db, r->who.id, &acc)) != DB_OK ||
-	    (rc = db_account_agents(r->db, acc.id, &res)) != DB_OK)
+	    (rc = db_account_agents(r->db, acc.id, &av, &n)) != DB_OK)
 		return reply_db(r, rc == DB_NOTFOUND ? DB_ERR : rc);
 	o = json_object_new_object();
 	jadd_str(o, "id", acc.id);
@@ -449,24 +449,23 @@ h_account(struct req *r)
 	json_object_object_add(o, "roles", roles);
 	jadd_time(o, "created_at", acc.created_at);
 	agents = json_object_new_array();
-	for (i = 0; i < res->nrows; i++) {
-		int rep = (int)dbres_i64(res, i, ACC_AGENT_REPUTATION);
+	for (i = 0; i < n; i++) {
+		int rep = (int)av[i].reputation;
 		ag = json_object_new_object();
-		jadd_str(ag, "agent_id", dbres_str(res, i, ACC_AGENT_ID));
-		jadd_str(ag, "name", dbres_str(res, i, ACC_AGENT_NAME));
-		jadd_str(ag, "status", dbres_str(res, i, ACC_AGENT_STATUS));
+		jadd_str(ag, "agent_id", av[i].id);
+		jadd_str(ag, "name", av[i].name);
+		jadd_str(ag, "status", av[i].status);
 		jadd_int(ag, "reputation", rep);
 		jadd_str(ag, "tier", rep_tier_name(rep_tier_of(rep)));
 		/* the agent's GET /wallet/balance, read in the same query */
 		w = json_object_new_object();
-		jadd_int(w, "available_cents", dbres_i64(res, i, ACC_AGENT_AVAILABLE));
-		jadd_int(w, "frozen_cents", dbres_i64(res, i, ACC_AGENT_FROZEN));
-		jadd_int(w, "total_cents", dbres_i64(res, i, ACC_AGENT_AVAILABLE) +
-		    dbres_i64(res, i, ACC_AGENT_FROZEN));
+		jadd_int(w, "available_cents", av[i].available);
+		jadd_int(w, "frozen_cents", av[i].frozen);
+		jadd_int(w, "total_cents", av[i].available + av[i].frozen);
 		json_object_object_add(ag, "wallet", w);
 		json_object_array_add(agents, ag);
 	}
-	dbres_free(res);
+	db_acc_agents_free(av, n);
 	json_object_object_add(o, "agents", agents);
 	return reply_json(r, 200, o);
 }

@@ -12,6 +12,7 @@
 #include "db/accounts.h"
 #include "db/match.h"
 #include "db/studies.h"
+#include "txn/lifecycle.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
 #include "match/engine.h"
@@ -285,7 +286,7 @@ accept_tx(struct req *r, void *arg)
 	enum arps_err outcome;
 	enum db_rc rc;
 
-	rc = db_study_accept(r->db, r->cfg, id, r->who.id, r->agent_cur, r->now, &s, &p, &outcome);
+	rc = txn_study_accept(r->db, r->cfg, id, r->who.id, r->agent_cur, r->now, &s, &p, &outcome);
 	if (rc != DB_OK || outcome != ARPS_OK) {
 		db_study_clear(&s);
 		db_participation_clear(&p);
@@ -358,7 +359,7 @@ agent_ev_tx(struct req *r, void *arg)
 	enum arps_err outcome;
 	enum db_rc rc;
 
-	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, c->ev, c->code, r->now,
+	rc = txn_participation_agent_event(r->db, c->study_id, r->who.id, c->ev, c->code, r->now,
 	    &p, NULL, &outcome);
 	if (rc != DB_OK || outcome != ARPS_OK) {
 		db_participation_clear(&p);

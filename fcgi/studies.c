@@ -11,6 +11,7 @@
 #include "core/validate.h"
 #include "db/accounts.h"
 #include "db/studies.h"
+#include "txn/lifecycle.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
 #include "match/engine.h"
@@ -192,7 +193,7 @@ create_tx(struct req *r, void *arg)
 	enum arps_err outcome;
 	enum db_rc rc;
 
-	if ((rc = db_study_create(r->db, in, r->now, c->id, &outcome)) != DB_OK)
+	if ((rc = txn_study_create(r->db, in, r->now, c->id, &outcome)) != DB_OK)
 		return rc;
 	if (outcome == ARPS_E_INSUFFICIENT_SC) {
 		reply_err(r, ARPS_E_INSUFFICIENT_SC,
@@ -277,7 +278,7 @@ struct open_ctx {
 };
 
 /* The agent's first detail fetch after accepting: accepted -> in_progress
- * (under the locks of db_participation_agent_event, which decide again
+ * (under the locks of txn_participation_agent_event, which decide again
  * whatever the request saw before), then the agent view from the
  * participation and the study's row as the event left them. */
 static enum db_rc
@@ -290,7 +291,7 @@ open_tx(struct req *r, void *arg)
 	int took;
 	enum db_rc rc;
 
-	rc = db_participation_agent_event(r->db, c->study_id, r->who.id, PART_EV_OPEN, NULL, r->now,
+	rc = txn_participation_agent_event(r->db, c->study_id, r->who.id, PART_EV_OPEN, NULL, r->now,
 	    &p, &s, &outcome);
 	if (rc == DB_OK && outcome == ARPS_E_NOT_FOUND)
 		rc = DB_ROLLBACK;
@@ -380,7 +381,7 @@ event_tx(struct req *r, void *arg)
 	enum arps_err outcome;
 	enum db_rc rc;
 
-	if ((rc = db_study_event(r->db, c->study_id, r->who.id, c->ev, r->now, &s,
+	if ((rc = txn_study_event(r->db, c->study_id, r->who.id, c->ev, r->now, &s,
 	    &outcome)) != DB_OK)
 		return rc;
 	if (outcome == ARPS_E_NOT_FOUND) {
@@ -494,7 +495,7 @@ review_tx(struct req *r, void *arg)
 		reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s", c->pid);
 		return DB_ROLLBACK;
 	}
-	rc = db_participation_settle_locked(r->db, &s, c->ev, c->reason, r->now, &so);
+	rc = txn_participation_settle_locked(r->db, &s, c->ev, c->reason, r->now, &so);
 	was = so.p.state;
 	db_study_clear(&s);
 	if (rc != DB_OK || so.outcome != ARPS_OK) {

@@ -6,7 +6,7 @@
 #
 # Studies: 8 created through the API with distinct screening criteria (the
 # real encoder embeds each), then cloned by `arps-fixture studies-clone`
-# (tests/lib/fixture.c: db_study_create, frozen from the researcher's wallet, the
+# (tests/lib/fixture.c: txn_study_create, frozen from the researcher's wallet, the
 # template's vector copied as ready) until the open count reaches each size.
 # Each size: a warm-up (every worker's index takes the new studies from the
 # change sequence), GET /agents/me for reference, then wrk at

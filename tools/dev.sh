@@ -326,6 +326,7 @@ test)
     tests/check/test_check_deps.sh >/dev/null || BROKEN+=("the dependency check's own test")
     [ -x tools/check-next-actions.sh ] && { tools/check-next-actions.sh || BROKEN+=("nextActions endpoints"); }
     tools/check-db-columns.sh || BROKEN+=("db column positions")
+    tools/check-sql-home.sh || BROKEN+=("SQL outside db/")
     tools/check-citations.sh || BROKEN+=("citations of docs/design.md or docs/api.md")
     if [ "$kind" = all ]; then tools/check-nginx.sh || BROKEN+=("nginx production config"); fi
     if [ "$kind" = all ] || [ "$kind" = unit ]; then suite unit; fi

@@ -2,7 +2,8 @@
  * The lifecycle of studies and participations: every state change, run
  * inside the caller's transaction (db_tx / req_tx), with its locks, its
  * money (ledger_build + db_ledger_post) and its reputation (rep_apply).
- * Reads and row mapping are in db/studies.c; the contracts in studies.h.
+ * The statements, reads and row mapping are in db/studies.c; the
+ * contracts in txn/lifecycle.h (and db/studies.h for the statements).
  *
  * Lock order.  Every transaction here takes its row locks (SELECT ... FOR
  * UPDATE, or the UPDATE itself) in this one order, and never goes back:
@@ -27,13 +28,13 @@
  * study lock.  Settling by participation id reads the participation's
  * study id first without a lock (it never changes), then locks in order;
  * a review, which names the study, locks the study and then the
- * participation itself and settles with db_participation_settle_locked.
+ * participation itself and settles with txn_participation_settle_locked.
  *
  * Two exceptions, taken on purpose, where a deadlock is possible and
  * harmless: InnoDB rolls one side back and db_tx runs that transaction
  * again from the start (DB_RETRY must reach it), so the outcome is as if
  * the two had run one after the other.
- *  - db_study_accept first times out the agent's own participation when
+ *  - txn_study_accept first times out the agent's own participation when
  *    it is 24 h old, as the sweep would (that study, the participation,
  *    the agent, the wallets), and only then locks the study being
  *    accepted, after the agent.  A review of that participation can
@@ -44,7 +45,7 @@
  *    request on the same agent or researcher can cross it; the batch is
  *    then retried whole (a batch moves all its rows or none).
  *
- * db_study_create locks only the researcher's wallet (level 4): the study
+ * txn_study_create locks only the researcher's wallet (level 4): the study
  * it inserts is new, so no other transaction can hold it.
  *
  * Row locks only, never a shared lock upgraded: a wallet is locked by
@@ -71,49 +72,12 @@
 #include "core/ledger.h"
 #include "core/reputation.h"
 #include "db/accounts.h"
+#include "db/embeddings.h"
 #include "db/events.h"
 #include "db/ledger.h"
 #include "db/studies.h"
 #include "lib/secret.h"
-
-/* Whether any participation of the study still holds its slot open to work
- * (accepted or in_progress): one probe of the (study_id, status) key. */
-static const char q_study_has_active[] =
-    "SELECT 1 FROM participations WHERE study_id = ? AND status IN ('accepted', 'in_progress')"
-    " LIMIT 1";
-static const char q_study_ins[] =
-    "INSERT INTO studies (id, researcher_id, title, description, study_url, reward_cents,"
-    " fee_cents, max_participants, screening_criteria, duration_minutes, deadline,"
-    " completion_code, status, occupied, frozen_cents, created_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', 0, ?, ?)";
-static const char q_emb_ins[] =
-    "INSERT INTO embeddings (subject_id, status, text_hash, vector, error, attempts, updated_at)"
-    " VALUES (?, 'processing', ?, NULL, NULL, 0, ?)";
-static const char q_study_occ_inc[] =
-    "UPDATE studies SET occupied = occupied + 1 WHERE id = ? AND status = 'active'"
-    " AND occupied < max_participants";
-static const char q_study_occ_dec[] =
-    "UPDATE studies SET occupied = occupied - 1 WHERE id = ? AND occupied > 0";
-static const char q_study_money[] =
-    "UPDATE studies SET frozen_cents = frozen_cents - ?, spent_cents = spent_cents + ?,"
-    " refunded_cents = refunded_cents + ?, refunded_slots = refunded_slots + ? WHERE id = ?";
-static const char q_study_state[] =
-    "UPDATE studies SET status = ?, closed_at = COALESCE(closed_at, ?),"
-    " completed_at = COALESCE(completed_at, ?) WHERE id = ?";
-static const char q_part_ins[] =
-    "INSERT INTO participations (id, study_id, agent_id, participant_id, status, accepted_at)"
-    " VALUES (?, ?, ?, ?, 'accepted', ?)";
-static const char q_part_set[] =
-    "UPDATE participations SET status = ?, started_at = COALESCE(started_at, ?),"
-    " submitted_at = COALESCE(?, submitted_at), reviewed_at = COALESCE(?, reviewed_at),"
-    " ended_at = COALESCE(?, ended_at), reason = COALESCE(?, reason) WHERE id = ?";
-
-/* A time parameter, NULL when t <= 0 (keeps the column by COALESCE). */
-static struct dbp
-p_time(int64_t t)
-{
-	return t > 0 ? P_I64(t) : P_NULL;
-}
+#include "txn/lifecycle.h"
 
 /* Add to a study's money columns (frozen decreases by `unfreeze`); the
  * row must exist. */
@@ -127,8 +91,7 @@ study_money(struct db *db, const char *id, int64_t unfreeze, int64_t spent, int6
 	/* Nothing to change (the affected-row count would be 0). */
 	if (unfreeze == 0 && spent == 0 && refunded == 0 && refunded_slots == 0)
 		return DB_OK;
-	rc = DB_Q(db, q_study_money, NULL, &n, P_I64(unfreeze), P_I64(spent), P_I64(refunded),
-	    P_I64(refunded_slots), P_STR(id));
+	rc = db_study_money_add(db, id, unfreeze, spent, refunded, refunded_slots, &n);
 	return rc == DB_OK && n != 1 ? DB_ERR : rc;
 }
 
@@ -138,9 +101,7 @@ study_set_state(struct db *db, struct study *s, enum study_state to, int64_t now
 	enum study_state from = s->state;
 	enum db_rc rc;
 
-	rc = DB_Q(db, q_study_state, NULL, NULL, P_STR(study_state_name(to)),
-	    to == STUDY_AWAITING_REVIEW ? P_I64(now) : P_NULL,
-	    to == STUDY_COMPLETED ? P_I64(now) : P_NULL, P_STR(s->id));
+	rc = db_study_state_set(db, s->id, to, now);
 	if (rc != DB_OK)
 		return rc;
 	if (to == STUDY_AWAITING_REVIEW && s->closed_at == 0)
@@ -197,7 +158,7 @@ check_full(struct db *db, struct study *s, int64_t now)
 {
 	struct study_counts c;
 	struct study_result res;
-	struct dbres *q = NULL;
+	int64_t active;
 	enum db_rc rc;
 
 	/*
@@ -210,12 +171,11 @@ check_full(struct db *db, struct study *s, int64_t now)
 	if (s->occupied < s->max_participants ||
 	    (s->state != STUDY_ACTIVE && s->state != STUDY_PAUSED))
 		return DB_OK;
-	if ((rc = DB_Q(db, q_study_has_active, &q, NULL, P_STR(s->id))) != DB_OK)
+	if ((rc = db_study_has_active(db, s->id, &active)) != DB_OK)
 		return rc;
 	memset(&c, 0, sizeof c);
-	c.accepted = (int64_t)q->nrows;
+	c.accepted = active;
 	c.approved = s->occupied - c.accepted;
-	dbres_free(q);
 	if (study_transition(s->state, STUDY_EV_FULL, s->max_participants, &c, &res) != ARPS_OK)
 		return DB_OK;
 	return study_set_state(db, s, res.to, now);
@@ -352,7 +312,7 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 		return part_events(db, s, p, pr, rep_from, *rep_delta, now);
 	if (part_occupies_slot(p->state) && !part_occupies_slot(pr->to)) {
 		uint64_t n = 0;
-		if ((rc = DB_Q(db, q_study_occ_dec, NULL, &n, P_STR(s->id))) != DB_OK)
+		if ((rc = db_study_occupied_dec(db, s->id, &n)) != DB_OK)
 			return rc;
 		if (n != 1)
 			return DB_ERR;
@@ -376,8 +336,8 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 	default:
 		break;
 	}
-	if ((rc = DB_Q(db, q_part_set, NULL, NULL, P_STR(part_state_name(pr->to)), p_time(started),
-	    p_time(submitted), p_time(reviewed), p_time(ended), P_STR(reason), P_STR(p->id))) != DB_OK)
+	if ((rc = db_participation_state_set(db, p->id, pr->to, started, submitted, reviewed, ended,
+	    reason)) != DB_OK)
 		return rc;
 	p->state = pr->to;
 	if (started && p->started_at == 0)
@@ -406,7 +366,7 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 }
 
 enum db_rc
-db_study_create(struct db *db, const struct study_new *in, int64_t now, char id_out[IDS_BUFSZ],
+txn_study_create(struct db *db, const struct study_new *in, int64_t now, char id_out[IDS_BUFSZ],
     enum arps_err *outcome)
 {
 	const char *party[LEDGER_P__MAX] = { 0 };
@@ -432,17 +392,12 @@ db_study_create(struct db *db, const struct study_new *in, int64_t now, char id_
 	}
 	if (ids_new(IDS_STUDY, &secret_rng, id_out) != ARPS_OK)
 		return DB_ERR;
-	rc = DB_Q(db, q_study_ins, NULL, NULL, P_STR(id_out), P_STR(in->researcher_id),
-	    P_STR(in->title), P_STR(in->description), P_STR(in->study_url), P_I64(in->plan.reward),
-	    P_I64(in->plan.fee), P_I64(in->plan.max_participants), P_STR(in->criteria),
-	    P_I64(in->duration_minutes), in->has_deadline ? P_I64(in->deadline) : P_NULL,
-	    P_STR(in->completion_code), P_I64(in->plan.total), P_I64(now));
+	rc = db_study_insert(db, id_out, in, now);
 	if (rc != DB_OK)
 		return rc == DB_DUP ? DB_RETRY : rc;	/* an id clash: retry afresh */
 	crypto_generichash(h, sizeof h, (const unsigned char *)in->criteria, strlen(in->criteria),
 	    NULL, 0);
-	if ((rc = DB_Q(db, q_emb_ins, NULL, NULL, P_STR(id_out), P_BLOB(h, sizeof h),
-	    P_I64(now))) != DB_OK)
+	if ((rc = db_embedding_insert(db, id_out, h, now)) != DB_OK)
 		return rc;
 	party[LEDGER_P_RESEARCHER] = in->researcher_id;
 	if ((rc = db_ledger_post(db, &le, party, id_out, LEDGER_EV_CREATE_STUDY, NULL, now)) != DB_OK)
@@ -452,7 +407,7 @@ db_study_create(struct db *db, const struct study_new *in, int64_t now, char id_
 }
 
 enum db_rc
-db_study_event(struct db *db, const char *study_id, const char *owner, enum study_event ev,
+txn_study_event(struct db *db, const char *study_id, const char *owner, enum study_event ev,
     int64_t now, struct study *after, enum arps_err *outcome)
 {
 	struct study s;
@@ -512,24 +467,24 @@ out:
 }
 
 enum db_rc
-db_study_close(struct db *db, const char *study_id, enum study_event ev, int64_t now,
+txn_study_close(struct db *db, const char *study_id, enum study_event ev, int64_t now,
     enum arps_err *outcome)
 {
 	if (ev != STUDY_EV_STOP && ev != STUDY_EV_DEADLINE && ev != STUDY_EV_FULL) {
 		*outcome = ARPS_E_INTERNAL;
 		return DB_ERR;
 	}
-	return db_study_event(db, study_id, NULL, ev, now, NULL, outcome);
+	return txn_study_event(db, study_id, NULL, ev, now, NULL, outcome);
 }
 
 enum db_rc
-db_study_complete(struct db *db, const char *study_id, int64_t now, enum arps_err *outcome)
+txn_study_complete(struct db *db, const char *study_id, int64_t now, enum arps_err *outcome)
 {
-	return db_study_event(db, study_id, NULL, STUDY_EV_COMPLETE, now, NULL, outcome);
+	return txn_study_event(db, study_id, NULL, STUDY_EV_COMPLETE, now, NULL, outcome);
 }
 
 enum db_rc
-db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
+txn_study_accept(struct db *db, const struct config *cfg, const char *study_id,
     const char *agent_id, const struct agent_current *seen, int64_t now, struct study *s,
     struct participation *p, enum arps_err *outcome)
 {
@@ -560,7 +515,7 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 	if (seen->participation_id[0] != '\0' && part_timeout_due(seen->accepted_at, now)) {
 		struct settle_out so;
 
-		rc = db_participation_settle(db, seen->participation_id, NULL, PART_EV_TIMEOUT, NULL,
+		rc = txn_participation_settle(db, seen->participation_id, NULL, PART_EV_TIMEOUT, NULL,
 		    now, &so);
 		db_participation_clear(&so.p);
 		if (rc != DB_OK)
@@ -593,7 +548,7 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 		*outcome = verdict;
 		return DB_OK;
 	}
-	if ((rc = DB_Q(db, q_study_occ_inc, NULL, &n, P_STR(study_id))) != DB_OK)
+	if ((rc = db_study_occupied_inc(db, study_id, &n)) != DB_OK)
 		return rc;
 	if (n != 1) {
 		*outcome = ARPS_E_STUDY_FULL;
@@ -615,8 +570,7 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 	secret_anon_id(cfg, study_id, agent_id, p->participant_id);
 	p->state = PART_ACCEPTED;
 	p->accepted_at = now;
-	rc = DB_Q(db, q_part_ins, NULL, NULL, P_STR(p->id), P_STR(study_id), P_STR(agent_id),
-	    P_STR(p->participant_id), P_I64(now));
+	rc = db_participation_insert(db, p->id, study_id, agent_id, p->participant_id, now);
 	if (rc == DB_DUP)
 		return DB_RETRY;	/* unreachable under the locks; re-check afresh */
 	if (rc != DB_OK)
@@ -630,7 +584,7 @@ db_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 }
 
 enum db_rc
-db_participation_agent_event(struct db *db, const char *study_id, const char *agent_id,
+txn_participation_agent_event(struct db *db, const char *study_id, const char *agent_id,
     enum part_event ev, const char *code, int64_t now, struct participation *p,
     struct study *s_out, enum arps_err *outcome)
 {
@@ -716,7 +670,7 @@ out:
 }
 
 enum db_rc
-db_participation_settle(struct db *db, const char *prt_id, const char *owner,
+txn_participation_settle(struct db *db, const char *prt_id, const char *owner,
     enum part_event ev, const char *reason, int64_t now, struct settle_out *out)
 {
 	struct study s;
@@ -745,14 +699,14 @@ db_participation_settle(struct db *db, const char *prt_id, const char *owner,
 			rc = DB_ERR;
 		goto out;
 	}
-	rc = db_participation_settle_locked(db, &s, ev, reason, now, out);
+	rc = txn_participation_settle_locked(db, &s, ev, reason, now, out);
 out:
 	db_study_clear(&s);
 	return rc;
 }
 
 enum db_rc
-db_participation_settle_locked(struct db *db, struct study *s, enum part_event ev,
+txn_participation_settle_locked(struct db *db, struct study *s, enum part_event ev,
     const char *reason, int64_t now, struct settle_out *out)
 {
 	struct part_result pr;

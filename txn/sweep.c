@@ -12,67 +12,24 @@
 #include "core/participation.h"
 #include "core/reputation.h"
 #include "core/study.h"
-#include "db/embeddings.h"
-#include "txn/embed.h"
+#include "db/batch.h"
 #include "db/events.h"
-#include "db/rows.h"
 #include "db/studies.h"
-#include "txn/sweep.h"
 #include "lib/secret.h"
+#include "txn/embed.h"
+#include "txn/lifecycle.h"
+#include "txn/sweep.h"
 
 #define EMBED_RETRY_AGE 60	/* embeddings still processing after a minute */
-
-/* What a participation job reads of its due rows (the study jobs: id only). */
-#define SW_COLUMNS(X, L) \
-	X(SW_C_ID,	"id") \
-	L(SW_C_STUDY,	"study_id")
-enum sw_col { DB_COLS_ENUM(SW_COLUMNS) SW_C__END };
-
-/*
- * The due rows in the order of their (status, time) index, so a batch's
- * read touches only the rows it returns: one status per query (an IN list
- * of two, or ordering by study, made every batch sort all the due rows).
- */
-static const char q_timeouts_accepted[] =
-    "SELECT " DB_COLS_SQL(SW_COLUMNS) " FROM participations WHERE status = 'accepted'"
-    " AND accepted_at <= ? ORDER BY accepted_at, id LIMIT ?";
-static const char q_timeouts_started[] =
-    "SELECT " DB_COLS_SQL(SW_COLUMNS) " FROM participations WHERE status = 'in_progress'"
-    " AND accepted_at <= ? ORDER BY accepted_at, id LIMIT ?";
-static const char q_auto[] =
-    "SELECT " DB_COLS_SQL(SW_COLUMNS) " FROM participations WHERE status = 'submitted'"
-    " AND submitted_at <= ? ORDER BY submitted_at, id LIMIT ?";
-static const char q_deadlines[] =
-    "SELECT id FROM studies WHERE status IN ('active', 'paused') AND deadline IS NOT NULL"
-    " AND deadline <= ? ORDER BY id LIMIT ?";
-static const char q_complete[] =
-    "SELECT s.id FROM studies s WHERE s.status = 'awaiting_review' AND NOT EXISTS"
-    " (SELECT 1 FROM participations p WHERE p.study_id = s.id"
-    "  AND p.status IN ('accepted', 'in_progress', 'submitted')) AND ? >= 0" /* no due time: drain binds one */
-    " ORDER BY s.id LIMIT ?";
-static const char q_lock[] = "SELECT GET_LOCK('arps_sweep', 0)";
-static const char q_unlock[] = "SELECT RELEASE_LOCK('arps_sweep')";
-/* This session's statements and commits so far (MariaDB's counters). */
-#define SESS_COLUMNS(X, L) \
-	X(SESS_C_STMTS,		"SUM(IF(VARIABLE_NAME = 'COM_STMT_EXECUTE', VARIABLE_VALUE, 0))") \
-	L(SESS_C_COMMITS,	"SUM(IF(VARIABLE_NAME = 'COM_COMMIT', VARIABLE_VALUE, 0))")
-enum sess_col { DB_COLS_ENUM(SESS_COLUMNS) SESS_C__END };
-static const char q_session[] =
-    "SELECT " DB_COLS_SQL(SESS_COLUMNS) " FROM information_schema.SESSION_STATUS"
-    " WHERE VARIABLE_NAME IN ('COM_STMT_EXECUTE', 'COM_COMMIT')";
-/* A set-based batch's change of one study's money and slots. */
-static const char q_study_batch[] =
-    "UPDATE studies SET frozen_cents = frozen_cents - ?, spent_cents = spent_cents + ?,"
-    " refunded_cents = refunded_cents + ?, occupied = occupied - ? WHERE id = ? AND occupied >= ?";
 
 /* One batch: the ids due, moved in one transaction. */
 struct batch {
 	struct sweep *sw;
-	struct dbres *ids;
+	struct db_due ids;		/* the due rows (db/batch.h) */
 	enum part_event pev;		/* participation jobs */
 	enum study_event sev;		/* study jobs */
 	int study;			/* 1: a study job */
-	int complete;			/* 1: db_study_complete */
+	int complete;			/* 1: txn_study_complete */
 	size_t moved;
 };
 
@@ -85,19 +42,19 @@ rows_tx(struct db *db, void *arg)
 	size_t i;
 
 	b->moved = 0;
-	for (i = 0; i < b->ids->nrows; i++) {
-		const char *id = dbres_str(b->ids, i, DB_COL_ONLY);
+	for (i = 0; i < b->ids.n; i++) {
+		const char *id = b->ids.id[i];
 		enum arps_err outcome = ARPS_E_INTERNAL;
 
 		if (b->complete)
-			rc = db_study_complete(db, id, b->sw->now, &outcome);
+			rc = txn_study_complete(db, id, b->sw->now, &outcome);
 		else if (b->study)
-			rc = db_study_close(db, id, b->sev, b->sw->now, &outcome);
+			rc = txn_study_close(db, id, b->sev, b->sw->now, &outcome);
 		else {
 			struct settle_out out;
 
 			memset(&out, 0, sizeof out);
-			rc = db_participation_settle(db, id, NULL, b->pev, NULL, b->sw->now, &out);
+			rc = txn_participation_settle(db, id, NULL, b->pev, NULL, b->sw->now, &out);
 			outcome = out.outcome;
 			db_participation_clear(&out.p);
 		}
@@ -126,70 +83,9 @@ rows_tx(struct db *db, void *arg)
  * A row the API moved after the batch's read is refused by its state
  * guard under the lock, as in the row-by-row path.  A batch in which a
  * study could fill up (a row that keeps its slot in a study with every
- * slot taken) is moved row by row instead (db_participation_settle), so
+ * slot taken) is moved row by row instead (txn_participation_settle), so
  * the FULL check stays in one place.
  */
-
-enum shape_kind {
-	SH_PART_LOCK, SH_AGENT_LOCK, SH_WALLET_LOCK, SH_HEAD_GET, SH_HOOKS,
-	SH_POSTINGS, SH_TXNS, SH_WALLETS, SH_AGENTS, SH_PART_SET, SH_HEADS, SH_EVENTS,
-	SH_DELIVERIES, SH__MAX
-};
-
-/* The participation columns a batch reads. */
-#define BPART_COLUMNS(X, L) \
-	X(BP_C_ID,		"id") \
-	X(BP_C_STUDY,		"study_id") \
-	X(BP_C_AGENT,		"agent_id") \
-	L(BP_C_STATE,		"status")
-enum bpart_col { DB_COLS_ENUM(BPART_COLUMNS) BP_C__END };
-#define BAGENT_COLUMNS(X, L) \
-	X(BA_C_ID,		"id") \
-	X(BA_C_REPUTATION,	"reputation") \
-	L(BA_C_STREAK,		"streak")
-enum bagent_col { DB_COLS_ENUM(BAGENT_COLUMNS) BA_C__END };
-#define BHEAD_COLUMNS(X, L) \
-	X(BH_C_OWNER,		"owner_id") \
-	X(BH_C_LAST,		"last_seq") \
-	L(BH_C_LAST_US,		"last_us")
-enum bhead_col { DB_COLS_ENUM(BHEAD_COLUMNS) BH_C__END };
-#define BHOOK_COLUMNS(X, L) \
-	X(BW_C_OWNER,		"owner_id") \
-	X(BW_C_ID,		"id") \
-	L(BW_C_EVENTS,		"events")
-enum bhook_col { DB_COLS_ENUM(BHOOK_COLUMNS) BW_C__END };
-
-static struct db_shape shapes[SH__MAX] = {
-	[SH_PART_LOCK] = { "SELECT " DB_COLS_SQL(BPART_COLUMNS) " FROM participations WHERE id IN (",
-	    "?", ", ", ") FOR UPDATE", 0, 1 },
-	[SH_AGENT_LOCK] = { "SELECT " DB_COLS_SQL(BAGENT_COLUMNS) " FROM agents WHERE id IN (",
-	    "?", ", ", ") ORDER BY id FOR UPDATE", 0, 1 },
-	[SH_WALLET_LOCK] = { "SELECT owner_id FROM wallets WHERE owner_id IN (",
-	    "?", ", ", ") ORDER BY owner_id FOR UPDATE", 0, 1 },
-	[SH_HEAD_GET] = { "SELECT " DB_COLS_SQL(BHEAD_COLUMNS) " FROM event_heads WHERE owner_id IN (",
-	    "?", ", ", ")", 0, 1 },
-	[SH_HOOKS] = { "SELECT " DB_COLS_SQL(BHOOK_COLUMNS) " FROM webhooks WHERE status = 'active'"
-	    " AND owner_id IN (", "?", ", ", ") ORDER BY owner_id, seq", 0, 1 },
-	[SH_POSTINGS] = { "INSERT INTO ledger_postings (entry_id, account, sub, amount, study_id,"
-	    " event, created_at) VALUES ", "(?, ?, ?, ?, ?, ?, ?)", ", ", "", 0, 7 },
-	[SH_TXNS] = { "INSERT INTO transactions (id, owner_id, type, amount_cents, study_id,"
-	    " entry_id, description, created_at) VALUES ", "(?, ?, ?, ?, ?, ?, ?, ?)", ", ", "", 0, 8 },
-	[SH_WALLETS] = { "UPDATE wallets w JOIN (", "SELECT ? AS o, ? AS a, ? AS f", " UNION ALL ",
-	    ") v ON w.owner_id = v.o SET w.available_cents = w.available_cents + v.a,"
-	    " w.frozen_cents = w.frozen_cents + v.f", 0, 3 },
-	[SH_AGENTS] = { "UPDATE agents t JOIN (", "SELECT ? AS i, ? AS r, ? AS s", " UNION ALL ",
-	    ") v ON t.id = v.i SET t.reputation = v.r, t.streak = v.s", 0, 3 },
-	[SH_PART_SET] = { "UPDATE participations SET status = ?, reviewed_at = COALESCE(?, reviewed_at),"
-	    " ended_at = COALESCE(?, ended_at) WHERE id IN (", "?", ", ", ")", 3, 1 },
-	/* as db/events.c's head: last_us the event ids' counter */
-	[SH_HEADS] = { "INSERT INTO event_heads (owner_id, last_seq, last_us) VALUES ", "(?, ?, ?)",
-	    ", ", " ON DUPLICATE KEY UPDATE last_seq = last_seq + VALUES(last_seq),"
-	    " last_us = GREATEST(last_us + VALUES(last_seq), VALUES(last_us))", 0, 3 },
-	[SH_EVENTS] = { "INSERT INTO events (owner_id, seq, id, type, data, created_at) VALUES ",
-	    "(?, ?, ?, ?, ?, ?)", ", ", "", 0, 6 },
-	[SH_DELIVERIES] = { "INSERT INTO webhook_deliveries (webhook_id, event_id, created_at,"
-	    " next_attempt_at) VALUES ", "(?, ?, ?, ?)", ", ", "", 0, 4 },
-};
 
 /* One event of the batch, queued in memory until the batch writes them. */
 struct bevent {
@@ -199,11 +95,6 @@ struct bevent {
 	size_t order;
 	char id[IDS_BUFSZ];
 	int64_t seq;
-};
-
-struct bwallet {
-	const char *owner;
-	int64_t avail, frozen;
 };
 
 struct bagent {
@@ -232,7 +123,7 @@ struct setb {
 	struct db *db;
 	int64_t now;
 	enum part_event ev;
-	const struct dbres *ids;	/* id, study_id of the due rows */
+	const struct db_due *ids;	/* id, study_id of the due rows */
 	struct bstudy *st;
 	size_t nst;
 	struct brow *row;
@@ -241,10 +132,8 @@ struct setb {
 	size_t nag;
 	struct bevent *evs;
 	size_t nev, evcap;
-	struct bwallet *w;
+	struct db_batch_wallet *w;	/* owner-id order, once each */
 	size_t nw, wcap;
-	struct dbp *p;			/* parameter scratch */
-	size_t pcap;
 	char (*ids_buf)[IDS_BUFSZ];	/* transaction and entry ids */
 	size_t nids, idscap;
 	int fallback;			/* 1: move this batch row by row */
@@ -265,12 +154,6 @@ grow(void **v, size_t *cap, size_t need, size_t size)
 	*v = nv;
 	*cap = c;
 	return DB_OK;
-}
-
-static struct dbp *
-params(struct setb *b, size_t n)
-{
-	return grow((void **)&b->p, &b->pcap, n, sizeof *b->p) == DB_OK ? b->p : NULL;
 }
 
 /* A fresh id kept until the batch ends (its text is bound by address). */
@@ -328,7 +211,6 @@ setb_clear(struct setb *b)
 	free(b->ag);
 	free(b->evs);
 	free(b->w);
-	free(b->p);
 	free(b->ids_buf);
 }
 
@@ -343,7 +225,7 @@ static enum db_rc
 lock_studies(struct setb *b)
 {
 	const char **ids;
-	size_t i, n = b->ids->nrows;
+	size_t i, n = b->ids->n;
 	enum db_rc rc = DB_OK;
 
 	if ((ids = malloc(n * sizeof *ids)) == NULL ||
@@ -352,7 +234,7 @@ lock_studies(struct setb *b)
 		return DB_ERR;
 	}
 	for (i = 0; i < n; i++)
-		ids[i] = dbres_str(b->ids, i, SW_C_STUDY);
+		ids[i] = b->ids->study[i];
 	qsort(ids, n, sizeof *ids, str_cmp);
 	for (i = 0; i < n && rc == DB_OK; i++) {
 		if (i > 0 && strcmp(ids[i], ids[i - 1]) == 0)
@@ -379,22 +261,18 @@ study_index(const struct setb *b, const char *id)
 }
 
 static enum db_rc
-each_part(void *arg, const struct dbres *res)
+each_part(void *arg, const struct db_batch_part *row)
 {
 	struct setb *b = arg;
-	size_t i;
+	struct brow *r = &b->row[b->nrow];
 
-	for (i = 0; i < res->nrows; i++) {
-		struct brow *r = &b->row[b->nrow];
-
-		memset(r, 0, sizeof *r);
-		dbres_copy(r->id, sizeof r->id, res, i, BP_C_ID);
-		dbres_copy(r->agent, sizeof r->agent, res, i, BP_C_AGENT);
-		if ((r->study = study_index(b, dbres_str(res, i, BP_C_STUDY))) == SIZE_MAX ||
-		    !part_state_from_name(dbres_str(res, i, BP_C_STATE), &r->from))
-			return DB_ERR;
-		b->nrow++;
-	}
+	memset(r, 0, sizeof *r);
+	snprintf(r->id, sizeof r->id, "%s", row->id);
+	snprintf(r->agent, sizeof r->agent, "%s", row->agent_id);
+	if ((r->study = study_index(b, row->study_id)) == SIZE_MAX ||
+	    !part_state_from_name(row->status, &r->from))
+		return DB_ERR;
+	b->nrow++;
 	return DB_OK;
 }
 
@@ -423,22 +301,18 @@ row_cmp(const void *a, const void *b)
 static enum db_rc
 lock_parts(struct setb *b)
 {
-	size_t i, n = b->ids->nrows;
-	struct dbp *p;
+	size_t i, n = b->ids->n;
 	enum db_rc rc;
 
-	if ((b->row = calloc(n, sizeof *b->row)) == NULL || (p = params(b, n)) == NULL)
+	if ((b->row = calloc(n, sizeof *b->row)) == NULL)
 		return DB_ERR;
-	for (i = 0; i < n; i++)
-		p[i] = P_STR(dbres_str(b->ids, i, SW_C_ID));
-	if ((rc = db_rows_exec(b->db, &shapes[SH_PART_LOCK], NULL, p, n, each_part, b,
-	    NULL)) != DB_OK)
+	if ((rc = db_participations_lock(b->db, b->ids->id, n, each_part, b)) != DB_OK)
 		return rc;
 	/* the read's order (due time, id), as the row-by-row path moves them */
 	for (i = 0; i < b->nrow; i++) {
 		size_t j;
 
-		for (j = 0; j < n && strcmp(dbres_str(b->ids, j, SW_C_ID), b->row[i].id) != 0; j++)
+		for (j = 0; j < n && strcmp(b->ids->id[j], b->row[i].id) != 0; j++)
 			;
 		b->row[i].pos = j;
 	}
@@ -492,19 +366,15 @@ agent_index(const struct setb *b, const char *id)
 }
 
 static enum db_rc
-each_agent(void *arg, const struct dbres *res)
+each_agent(void *arg, const struct db_batch_agent *row)
 {
 	struct setb *b = arg;
-	size_t i;
+	struct bagent *a = &b->ag[b->nag++];
 
-	for (i = 0; i < res->nrows; i++) {
-		struct bagent *a = &b->ag[b->nag++];
-
-		dbres_copy(a->id, sizeof a->id, res, i, BA_C_ID);
-		a->score = (int)dbres_i64(res, i, BA_C_REPUTATION);
-		a->streak = (int)dbres_i64(res, i, BA_C_STREAK);
-		a->changed = 0;
-	}
+	snprintf(a->id, sizeof a->id, "%s", row->id);
+	a->score = (int)row->reputation;
+	a->streak = (int)row->streak;
+	a->changed = 0;
 	return DB_OK;
 }
 
@@ -528,7 +398,7 @@ static enum db_rc
 set_reputation(struct setb *b)
 {
 	const char **ids;
-	struct dbp *p;
+	struct db_batch_agent *set;
 	size_t i, n = 0, k;
 	enum db_rc rc;
 
@@ -545,13 +415,7 @@ set_reputation(struct setb *b)
 	for (i = k = 0; i < n; i++)
 		if (k == 0 || strcmp(ids[i], ids[k - 1]) != 0)
 			ids[k++] = ids[i];
-	if ((p = params(b, k)) == NULL) {
-		free(ids);
-		return DB_ERR;
-	}
-	for (i = 0; i < k; i++)
-		p[i] = P_STR(ids[i]);
-	rc = db_rows_exec(b->db, &shapes[SH_AGENT_LOCK], NULL, p, k, each_agent, b, NULL);
+	rc = db_agents_lock(b->db, ids, k, each_agent, b);
 	free(ids);
 	if (rc != DB_OK)
 		return rc;
@@ -598,16 +462,18 @@ set_reputation(struct setb *b)
 		    (long long)b->st[r->study].s.reward, b->st[r->study].s.id, r->id)) != DB_OK)
 			return rc;
 	}
-	if ((p = params(b, 3 * b->nag)) == NULL)
+	if ((set = calloc(b->nag + 1, sizeof *set)) == NULL)
 		return DB_ERR;
 	for (i = k = 0; i < b->nag; i++)
 		if (b->ag[i].changed) {
-			p[3 * k] = P_STR(b->ag[i].id);
-			p[3 * k + 1] = P_I64(b->ag[i].score);
-			p[3 * k + 2] = P_I64(b->ag[i].streak);
+			set[k].id = b->ag[i].id;
+			set[k].reputation = b->ag[i].score;
+			set[k].streak = b->ag[i].streak;
 			k++;
 		}
-	return db_rows_exec(b->db, &shapes[SH_AGENTS], NULL, p, k, NULL, NULL, NULL);
+	rc = db_agents_set_reputation(b->db, set, k);
+	free(set);
+	return rc;
 }
 
 static const char *const subname[LEDGER_SUB__MAX] = { "platform", "available", "frozen" };
@@ -615,14 +481,8 @@ static const char *const subname[LEDGER_SUB__MAX] = { "platform", "available", "
 static int
 bwallet_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct bwallet *)a)->owner, ((const struct bwallet *)b)->owner);
-}
-
-static enum db_rc
-each_count(void *arg, const struct dbres *res)
-{
-	*(size_t *)arg += res->nrows;
-	return DB_OK;
+	return strcmp(((const struct db_batch_wallet *)a)->owner,
+	    ((const struct db_batch_wallet *)b)->owner);
 }
 
 /* Level 4: the money of every row (ledger_build, as db_ledger_post):
@@ -631,15 +491,16 @@ each_count(void *arg, const struct dbres *res)
 static enum db_rc
 set_money(struct setb *b)
 {
-	struct dbp *pp = NULL, *tp = NULL, *p;
+	struct db_batch_posting *pp = NULL, *po_row;
+	struct db_batch_txn *tp = NULL, *t_row;
 	size_t np = 0, nt = 0, i, j, k, locked = 0;
 	uint64_t aff = 0;
 	enum db_rc rc = DB_ERR;
 
 	b->idscap = b->nrow * (1 + LEDGER_MAX_TXNS) + b->nev;
 	if ((b->ids_buf = calloc(b->idscap + 1, sizeof *b->ids_buf)) == NULL ||
-	    (pp = calloc(b->nrow * LEDGER_MAX_POSTINGS * 7 + 1, sizeof *pp)) == NULL ||
-	    (tp = calloc(b->nrow * LEDGER_MAX_TXNS * 8 + 1, sizeof *tp)) == NULL ||
+	    (pp = calloc(b->nrow * LEDGER_MAX_POSTINGS + 1, sizeof *pp)) == NULL ||
+	    (tp = calloc(b->nrow * LEDGER_MAX_TXNS + 1, sizeof *tp)) == NULL ||
 	    grow((void **)&b->w, &b->wcap, b->nrow * LEDGER_MAX_POSTINGS + 1, sizeof *b->w) != DB_OK)
 		goto out;
 	for (i = 0; i < b->nrow; i++) {
@@ -681,14 +542,14 @@ set_money(struct setb *b)
 
 			if (acct == NULL)
 				goto out;
-			p = pp + 7 * np++;
-			p[0] = P_STR(entry);
-			p[1] = P_STR(acct);
-			p[2] = P_STR(subname[po->sub]);
-			p[3] = P_I64(po->amount);
-			p[4] = P_STR(bs->s.id);
-			p[5] = P_STR(ledger_event_name(r->pr.money));
-			p[6] = P_I64(b->now);
+			po_row = &pp[np++];
+			po_row->entry_id = entry;
+			po_row->account = acct;
+			po_row->sub = subname[po->sub];
+			po_row->amount = po->amount;
+			po_row->study_id = bs->s.id;
+			po_row->event = ledger_event_name(r->pr.money);
+			po_row->created_at = b->now;
 			if (!ledger_party_is_wallet(po->party))
 				continue;
 			b->w[b->nw].owner = acct;
@@ -702,15 +563,15 @@ set_money(struct setb *b)
 
 			if (party[t->party] == NULL || (id = new_id(b, IDS_TRANSACTION)) == NULL)
 				goto out;
-			p = tp + 8 * nt++;
-			p[0] = P_STR(id);
-			p[1] = P_STR(party[t->party]);
-			p[2] = P_STR(ledger_txn_type_name(t->type));
-			p[3] = P_I64(t->amount);
-			p[4] = P_STR(bs->s.id);
-			p[5] = P_STR(entry);
-			p[6] = P_STR(desc ? desc : ledger_txn_type_description(t->type));
-			p[7] = P_I64(b->now);
+			t_row = &tp[nt++];
+			t_row->id = id;
+			t_row->owner_id = party[t->party];
+			t_row->type = ledger_txn_type_name(t->type);
+			t_row->amount = t->amount;
+			t_row->study_id = bs->s.id;
+			t_row->entry_id = entry;
+			t_row->description = desc ? desc : ledger_txn_type_description(t->type);
+			t_row->created_at = b->now;
 		}
 	}
 	/* One change per wallet, in owner-id order; nothing for a zero sum
@@ -727,37 +588,26 @@ set_money(struct setb *b)
 		if (b->w[i].avail != 0 || b->w[i].frozen != 0)
 			b->w[j++] = b->w[i];
 	b->nw = j;
-	if ((p = params(b, 3 * b->nw + 1)) == NULL)
-		goto out;
-	for (i = 0; i < b->nw; i++)
-		p[i] = P_STR(b->w[i].owner);
-	if ((rc = db_rows_exec(b->db, &shapes[SH_WALLET_LOCK], NULL, p, b->nw, each_count, &locked,
-	    NULL)) != DB_OK)
+	if ((rc = db_wallets_lock(b->db, b->w, b->nw, &locked)) != DB_OK)
 		goto out;
 	rc = DB_ERR;
 	if (locked != b->nw)
 		goto out;	/* a wallet that does not exist */
-	for (i = 0; i < b->nw; i++) {
-		p[3 * i] = P_STR(b->w[i].owner);
-		p[3 * i + 1] = P_I64(b->w[i].avail);
-		p[3 * i + 2] = P_I64(b->w[i].frozen);
-	}
-	if ((rc = db_rows_exec(b->db, &shapes[SH_WALLETS], NULL, p, b->nw, NULL, NULL, &aff)) != DB_OK)
+	if ((rc = db_wallets_add(b->db, b->w, b->nw, &aff)) != DB_OK)
 		goto out;
 	rc = DB_ERR;
 	if (aff != b->nw)
 		goto out;
-	if ((rc = db_rows_exec(b->db, &shapes[SH_POSTINGS], NULL, pp, np, NULL, NULL, NULL)) != DB_OK ||
-	    (rc = db_rows_exec(b->db, &shapes[SH_TXNS], NULL, tp, nt, NULL, NULL, NULL)) != DB_OK)
+	if ((rc = db_postings_insert(b->db, pp, np)) != DB_OK ||
+	    (rc = db_transactions_insert(b->db, tp, nt)) != DB_OK)
 		goto out;
 	for (i = 0; i < b->nst && rc == DB_OK; i++) {
 		struct bstudy *bs = &b->st[i];
 
 		if (bs->unfreeze == 0 && bs->spent == 0 && bs->refunded == 0 && bs->freed == 0)
 			continue;
-		aff = 0;
-		rc = DB_Q(b->db, q_study_batch, NULL, &aff, P_I64(bs->unfreeze), P_I64(bs->spent),
-		    P_I64(bs->refunded), P_I64(bs->freed), P_STR(bs->s.id), P_I64(bs->freed));
+		rc = db_study_batch_settle(b->db, bs->s.id, bs->unfreeze, bs->spent, bs->refunded,
+		    bs->freed, &aff);
 		if (rc == DB_OK && aff != 1)
 			rc = DB_ERR;
 		bs->s.occupied -= bs->freed;
@@ -774,28 +624,27 @@ set_rows(struct setb *b)
 {
 	static const enum part_state tos[] = { PART_TIMED_OUT, PART_APPROVED, PART_REJECTED,
 	    PART_WITHDRAWN };
-	struct dbp head[3], *p;
+	const char **p;
 	size_t t, i, n;
 	uint64_t aff = 0;
 	enum db_rc rc = DB_OK;
 
-	if ((p = params(b, b->nrow + 1)) == NULL)
+	if ((p = calloc(b->nrow + 1, sizeof *p)) == NULL)
 		return DB_ERR;
 	for (t = 0; t < sizeof tos / sizeof tos[0] && rc == DB_OK; t++) {
 		int review = tos[t] == PART_APPROVED || tos[t] == PART_REJECTED;
 
 		for (i = n = 0; i < b->nrow; i++)
 			if (b->row[i].ok && b->row[i].pr.to == tos[t])
-				p[n++] = P_STR(b->row[i].id);
+				p[n++] = b->row[i].id;
 		if (n == 0)
 			continue;
-		head[0] = P_STR(part_state_name(tos[t]));
-		head[1] = review ? P_I64(b->now) : P_NULL;
-		head[2] = P_I64(b->now);
-		rc = db_rows_exec(b->db, &shapes[SH_PART_SET], head, p, n, NULL, NULL, &aff);
+		rc = db_participations_set_state(b->db, part_state_name(tos[t]), review, b->now, p, n,
+		    &aff);
 		if (rc == DB_OK && aff != n)
 			rc = DB_ERR;
 	}
+	free(p);
 	return rc;
 }
 
@@ -815,8 +664,6 @@ struct heads {
 	const char **owner;	/* distinct, in id order */
 	int64_t *last, *last_us;
 	size_t n;
-	struct dbres **hooks;	/* the chunks' webhook rows */
-	size_t nhooks;
 };
 
 static size_t
@@ -839,17 +686,15 @@ owner_index(const struct heads *h, const char *owner)
 }
 
 static enum db_rc
-each_head(void *arg, const struct dbres *res)
+each_head(void *arg, const struct db_batch_head_at *row)
 {
 	struct heads *h = arg;
-	size_t i, j;
+	size_t j;
 
-	for (i = 0; i < res->nrows; i++) {
-		if ((j = owner_index(h, dbres_str(res, i, BH_C_OWNER))) == SIZE_MAX)
-			return DB_ERR;
-		h->last[j] = dbres_i64(res, i, BH_C_LAST);
-		h->last_us[j] = dbres_i64(res, i, BH_C_LAST_US);
-	}
+	if ((j = owner_index(h, row->owner)) == SIZE_MAX)
+		return DB_ERR;
+	h->last[j] = row->last_seq;
+	h->last_us[j] = row->last_us;
 	return DB_OK;
 }
 
@@ -863,24 +708,19 @@ struct hooks {
 };
 
 static enum db_rc
-each_hooks(void *arg, const struct dbres *res)
+each_hooks(void *arg, const struct db_batch_hook *row)
 {
 	struct hooks *hs = arg;
-	size_t i;
-	int ok = 1;
+	struct hook *k;
 
-	for (i = 0; i < res->nrows; i++) {
-		struct hook *k;
-
-		if (grow((void **)&hs->v, &hs->cap, hs->n + 1, sizeof *hs->v) != DB_OK)
-			return DB_ERR;
-		k = &hs->v[hs->n];
-		dbres_copy(k->owner, sizeof k->owner, res, i, BW_C_OWNER);
-		dbres_copy(k->id, sizeof k->id, res, i, BW_C_ID);
-		if ((k->events = dbres_dup(res, i, BW_C_EVENTS, &ok)) == NULL)
-			return DB_ERR;
-		hs->n++;
-	}
+	if (grow((void **)&hs->v, &hs->cap, hs->n + 1, sizeof *hs->v) != DB_OK)
+		return DB_ERR;
+	k = &hs->v[hs->n];
+	snprintf(k->owner, sizeof k->owner, "%s", row->owner);
+	snprintf(k->id, sizeof k->id, "%s", row->id);
+	if (row->events == NULL || (k->events = strdup(row->events)) == NULL)
+		return DB_ERR;
+	hs->n++;
 	return DB_OK;
 }
 
@@ -905,7 +745,9 @@ static enum db_rc
 write_events(struct setb *b)
 {
 	struct heads h = { .b = b };
-	struct dbp *p = NULL, *dp = NULL;
+	struct db_batch_head *hp = NULL;
+	struct db_batch_event *ep = NULL;
+	struct db_batch_delivery *dp = NULL;
 	struct hooks hooks = { 0 };
 	size_t i, j, nd = 0, hk;
 	struct timespec ts;
@@ -918,7 +760,8 @@ write_events(struct setb *b)
 	if ((h.owner = calloc(b->nev, sizeof *h.owner)) == NULL ||
 	    (h.last = calloc(b->nev, sizeof *h.last)) == NULL ||
 	    (h.last_us = calloc(b->nev, sizeof *h.last_us)) == NULL ||
-	    (p = calloc(6 * b->nev + 1, sizeof *p)) == NULL)
+	    (hp = calloc(b->nev + 1, sizeof *hp)) == NULL ||
+	    (ep = calloc(b->nev + 1, sizeof *ep)) == NULL)
 		goto out;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
@@ -933,18 +776,15 @@ write_events(struct setb *b)
 			c++;
 			j++;
 		}
-		p[3 * i] = P_STR(h.owner[i]);
-		p[3 * i + 1] = P_I64(c);
-		p[3 * i + 2] = P_I64(us + (int64_t)c - 1);
+		hp[i].owner = h.owner[i];
+		hp[i].count = (int64_t)c;
+		hp[i].last_us = us + (int64_t)c - 1;
 	}
-	if ((rc = db_rows_exec(b->db, &shapes[SH_HEADS], NULL, p, h.n, NULL, NULL, NULL)) != DB_OK)
+	if ((rc = db_event_heads_add(b->db, hp, h.n)) != DB_OK)
 		goto out;
-	for (i = 0; i < h.n; i++) {
-		p[i] = P_STR(h.owner[i]);
+	for (i = 0; i < h.n; i++)
 		h.last[i] = -1;
-	}
-	if ((rc = db_rows_exec(b->db, &shapes[SH_HEAD_GET], NULL, p, h.n, each_head, &h,
-	    NULL)) != DB_OK)
+	if ((rc = db_event_heads_get(b->db, h.owner, h.n, each_head, &h)) != DB_OK)
 		goto out;
 	rc = DB_ERR;
 	/* number each owner's events: the last n of its head */
@@ -966,25 +806,20 @@ write_events(struct setb *b)
 		}
 	}
 	for (i = 0; i < b->nev; i++) {
-		struct dbp *q = p + 6 * i;
-
-		q[0] = P_STR(b->evs[i].owner);
-		q[1] = P_I64(b->evs[i].seq);
-		q[2] = P_STR(b->evs[i].id);
-		q[3] = P_STR(event_type_name(b->evs[i].type));
-		q[4] = P_STR(b->evs[i].data);
-		q[5] = P_I64(b->now);
+		ep[i].owner = b->evs[i].owner;
+		ep[i].seq = b->evs[i].seq;
+		ep[i].id = b->evs[i].id;
+		ep[i].type = event_type_name(b->evs[i].type);
+		ep[i].data = b->evs[i].data;
+		ep[i].created_at = b->now;
 	}
-	rc = db_rows_exec(b->db, &shapes[SH_EVENTS], NULL, p, b->nev, NULL, NULL, NULL);
+	rc = db_events_insert(b->db, ep, b->nev);
 	if (rc == DB_DUP)
 		rc = DB_RETRY;	/* an id clash: run the transaction again */
 	if (rc != DB_OK)
 		goto out;
 	/* the webhooks of the owners */
-	for (i = 0; i < h.n; i++)
-		p[i] = P_STR(h.owner[i]);
-	if ((rc = db_rows_exec(b->db, &shapes[SH_HOOKS], NULL, p, h.n, each_hooks, &hooks,
-	    NULL)) != DB_OK)
+	if ((rc = db_webhooks_active_by_owner(b->db, h.owner, h.n, each_hooks, &hooks)) != DB_OK)
 		goto out;
 	rc = DB_ERR;
 	if (hooks.n > 0) {
@@ -997,22 +832,23 @@ write_events(struct setb *b)
 				if (strcmp(hooks.v[hk].owner, b->evs[i].owner) != 0 ||
 				    !event_list_has(hooks.v[hk].events, type))
 					continue;
-				if (grow((void **)&dp, &cap, 4 * (nd + 1), sizeof *dp) != DB_OK)
+				if (grow((void **)&dp, &cap, nd + 1, sizeof *dp) != DB_OK)
 					goto out;
-				dp[4 * nd] = P_STR(hooks.v[hk].id);
-				dp[4 * nd + 1] = P_STR(b->evs[i].id);
-				dp[4 * nd + 2] = P_I64(b->now);
-				dp[4 * nd + 3] = P_I64(b->now);
+				dp[nd].webhook_id = hooks.v[hk].id;
+				dp[nd].event_id = b->evs[i].id;
+				dp[nd].created_at = b->now;
+				dp[nd].next_attempt_at = b->now;
 				nd++;
 			}
 		}
 	}
-	rc = db_rows_exec(b->db, &shapes[SH_DELIVERIES], NULL, dp, nd, NULL, NULL, NULL);
+	rc = db_deliveries_insert(b->db, dp, nd);
 out:
 	free(h.owner);
 	free(h.last);
 	free(h.last_us);
-	free(p);
+	free(hp);
+	free(ep);
 	free(dp);
 	hooks_clear(&hooks);
 	return rc;
@@ -1031,7 +867,7 @@ set_tx(struct db *db, void *arg)
 	sb.db = db;
 	sb.now = b->sw->now;
 	sb.ev = b->pev;
-	sb.ids = b->ids;
+	sb.ids = &b->ids;
 	b->moved = 0;
 	if ((rc = lock_studies(&sb)) == DB_OK && (rc = lock_parts(&sb)) == DB_OK && sb.fallback) {
 		setb_clear(&sb);
@@ -1048,8 +884,8 @@ set_tx(struct db *db, void *arg)
 
 /* Select due rows and move them, batch after batch, until none is left. */
 static enum db_rc
-drain(struct sweep *sw, const char *select, int64_t due_before, struct batch *tmpl,
-    size_t *moved, size_t *batches)
+drain(struct sweep *sw, enum db_rc (*select)(struct db *, int64_t, int64_t, struct db_due *),
+    int64_t due_before, struct batch *tmpl, size_t *moved, size_t *batches)
 {
 	enum db_rc rc;
 
@@ -1058,21 +894,20 @@ drain(struct sweep *sw, const char *select, int64_t due_before, struct batch *tm
 		struct batch b = *tmpl;
 
 		b.sw = sw;
-		if ((rc = DB_Q(sw->db, select, &b.ids, NULL, P_I64(due_before),
-		    P_I64(sw->batch))) != DB_OK)
+		if ((rc = select(sw->db, due_before, (int64_t)sw->batch, &b.ids)) != DB_OK)
 			return rc;
-		if (b.ids->nrows == 0) {
-			dbres_free(b.ids);
+		if (b.ids.n == 0) {
+			db_due_free(&b.ids);
 			return DB_OK;
 		}
 		rc = db_tx(sw->db, b.study || sw->rows ? rows_tx : set_tx, &b);
 		(*batches)++;
 		*moved += b.moved;
-		if (rc != DB_OK || b.ids->nrows < sw->batch || b.moved == 0) {
-			dbres_free(b.ids);
+		if (rc != DB_OK || b.ids.n < sw->batch || b.moved == 0) {
+			db_due_free(&b.ids);
 			return rc;
 		}
-		dbres_free(b.ids);
+		db_due_free(&b.ids);
 	}
 }
 
@@ -1083,9 +918,9 @@ job_timeouts(struct sweep *sw, size_t *moved, size_t *batches)
 	size_t m2 = 0, b2 = 0;
 	enum db_rc rc;
 
-	rc = drain(sw, q_timeouts_accepted, sw->now - PART_TIMEOUT_SECONDS, &t, moved, batches);
+	rc = drain(sw, db_participation_due_accepted, sw->now - PART_TIMEOUT_SECONDS, &t, moved, batches);
 	if (rc == DB_OK)
-		rc = drain(sw, q_timeouts_started, sw->now - PART_TIMEOUT_SECONDS, &t, &m2, &b2);
+		rc = drain(sw, db_participation_due_started, sw->now - PART_TIMEOUT_SECONDS, &t, &m2, &b2);
 	*moved += m2;
 	*batches += b2;
 	return rc;
@@ -1096,7 +931,7 @@ job_auto_approve(struct sweep *sw, size_t *moved, size_t *batches)
 {
 	struct batch t = { .pev = PART_EV_AUTO_APPROVE };
 
-	return drain(sw, q_auto, sw->now - PART_AUTO_APPROVE_SECONDS, &t, moved, batches);
+	return drain(sw, db_participation_due_submitted, sw->now - PART_AUTO_APPROVE_SECONDS, &t, moved, batches);
 }
 
 static enum db_rc
@@ -1104,7 +939,7 @@ job_deadlines(struct sweep *sw, size_t *moved, size_t *batches)
 {
 	struct batch t = { .study = 1, .sev = STUDY_EV_DEADLINE };
 
-	return drain(sw, q_deadlines, sw->now, &t, moved, batches);
+	return drain(sw, db_study_due_deadline, sw->now, &t, moved, batches);
 }
 
 static enum db_rc
@@ -1112,7 +947,7 @@ job_complete(struct sweep *sw, size_t *moved, size_t *batches)
 {
 	struct batch t = { .study = 1, .complete = 1 };
 
-	return drain(sw, q_complete, 0, &t, moved, batches);
+	return drain(sw, db_study_due_complete, 0, &t, moved, batches);
 }
 
 static enum db_rc
@@ -1158,41 +993,3 @@ const struct sweep_job sweep_jobs[] = {
 	{ "events_retention", job_events_retention },
 };
 const size_t sweep_njobs = sizeof sweep_jobs / sizeof sweep_jobs[0];
-
-enum db_rc
-sweep_lock(struct db *db, int *got)
-{
-	struct dbres *res = NULL;
-	enum db_rc rc;
-
-	*got = 0;
-	if ((rc = DB_Q0(db, q_lock, &res, NULL)) != DB_OK)
-		return rc;
-	*got = dbres_i64(res, 0, DB_COL_ONLY) == 1;
-	dbres_free(res);
-	return DB_OK;
-}
-
-void
-sweep_unlock(struct db *db)
-{
-	struct dbres *res = NULL;
-
-	if (DB_Q0(db, q_unlock, &res, NULL) == DB_OK)
-		dbres_free(res);
-}
-
-enum db_rc
-sweep_session_counts(struct db *db, int64_t *statements, int64_t *commits)
-{
-	struct dbres *res = NULL;
-	enum db_rc rc;
-
-	*statements = *commits = 0;
-	if ((rc = DB_Q0(db, q_session, &res, NULL)) != DB_OK)
-		return rc;
-	*statements = dbres_i64(res, 0, SESS_C_STMTS);
-	*commits = dbres_i64(res, 0, SESS_C_COMMITS);
-	dbres_free(res);
-	return DB_OK;
-}

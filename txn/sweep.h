@@ -2,11 +2,12 @@
  * The sweep's jobs (design.md §1, design.md §4, design.md §5): each selects what is due
  * as of `now` and moves it in batches of at most `batch` rows a
  * transaction, every row guarded by its state inside the transaction that
- * moves it (core's transition tables, through db/studies.c), so a job run
+ * moves it (core's transition tables, through txn/lifecycle.c), so a job run
  * twice, or by two sweeps at once, moves each row exactly once.  The
  * participation jobs move a batch with a fixed number of multi-row
- * statements (txn/sweep.c, design.md §1.3); `rows` moves them one by one
- * through txn/lifecycle.c, as the study jobs always are.
+ * statements (db/batch.h, design.md §1.3); `rows` moves them one by one
+ * through txn/lifecycle.c, as the study jobs always are.  The statements,
+ * the sweep's named lock and its session counters are db/batch.h's.
  */
 #ifndef ARPS_TXN_SWEEP_H
 #define ARPS_TXN_SWEEP_H
@@ -35,12 +36,5 @@ struct sweep_job {
 /* The jobs in the order one run applies them. */
 extern const struct sweep_job sweep_jobs[];
 extern const size_t sweep_njobs;
-
-/* MariaDB named lock `arps_sweep`: 1 taken, 0 held by another session. */
-enum db_rc sweep_lock(struct db *db, int *got);
-void sweep_unlock(struct db *db);
-/* The session's prepared statements executed and commits so far (the
- * sweep's cost, logged at its end: make bench reads it). */
-enum db_rc sweep_session_counts(struct db *db, int64_t *statements, int64_t *commits);
 
 #endif

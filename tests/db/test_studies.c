@@ -21,6 +21,7 @@
 #include "db/db.h"
 #include "db/ledger.h"
 #include "db/studies.h"
+#include "txn/lifecycle.h"
 #include "lib/config.h"
 #include "lib/secret.h"
 #include "tests/db/dbtest.h"
@@ -102,7 +103,7 @@ do_accept(const char *study, const char *agent, struct participation *p)
 	enum arps_err outcome;
 
 	begin();
-	assert_int_equal(db_study_accept(db, &cfg, study, agent, NULL, time(NULL), &s, p, &outcome),
+	assert_int_equal(txn_study_accept(db, &cfg, study, agent, NULL, time(NULL), &s, p, &outcome),
 	    DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
@@ -113,7 +114,7 @@ static int
 settle(const char *prt, enum part_event ev, struct settle_out *so)
 {
 	begin();
-	assert_int_equal(db_participation_settle(db, prt, NULL, ev, NULL, time(NULL), so), DB_OK);
+	assert_int_equal(txn_participation_settle(db, prt, NULL, ev, NULL, time(NULL), so), DB_OK);
 	commit();
 	db_participation_clear(&so->p);
 	return so->outcome;
@@ -154,7 +155,7 @@ sweep_paths(void **state)
 	sn.study_url = "https://sweep.example.org/";
 	sn.duration_minutes = 5;
 	begin();
-	assert_int_equal(db_study_create(db, &sn, now, id, &outcome), DB_OK);
+	assert_int_equal(txn_study_create(db, &sn, now, id, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
 
@@ -169,7 +170,7 @@ sweep_paths(void **state)
 	/* auto-approve of a submission: reward to the agent, +2 */
 	do_accept(id, a2.id, &p2);
 	begin();
-	assert_int_equal(db_participation_agent_event(db, id, a2.id, PART_EV_COMPLETE, NULL, now,
+	assert_int_equal(txn_participation_agent_event(db, id, a2.id, PART_EV_COMPLETE, NULL, now,
 	    &p2, NULL, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
@@ -183,16 +184,16 @@ sweep_paths(void **state)
 
 	/* not closable yet: complete needs awaiting_review; no deadline set */
 	begin();
-	assert_int_equal(db_study_complete(db, id, now, &outcome), DB_OK);
+	assert_int_equal(txn_study_complete(db, id, now, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_E_INVALID_STATE);
-	assert_int_equal(db_study_close(db, id, STUDY_EV_DEADLINE, now, &outcome), DB_OK);
+	assert_int_equal(txn_study_close(db, id, STUDY_EV_DEADLINE, now, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_E_INVALID_STATE);
 	commit();
 
 	/* a third agent holds a slot; stop refunds the one never taken */
 	do_accept(id, a3.id, &p3);
 	begin();
-	assert_int_equal(db_study_close(db, id, STUDY_EV_STOP, now, &outcome), DB_OK);
+	assert_int_equal(txn_study_close(db, id, STUDY_EV_STOP, now, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
 	assert_int_equal(db_study_get(db, id, 0, &s), DB_OK);
@@ -202,13 +203,13 @@ sweep_paths(void **state)
 	db_study_clear(&s);
 	/* while a3 is active the study cannot complete */
 	begin();
-	assert_int_equal(db_study_complete(db, id, now, &outcome), DB_OK);
+	assert_int_equal(txn_study_complete(db, id, now, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_E_INVALID_STATE);
 	commit();
 	/* a3 times out; now complete: the remainder returns as study_unfreeze */
 	assert_int_equal(settle(p3.id, PART_EV_TIMEOUT, &so), ARPS_OK);
 	begin();
-	assert_int_equal(db_study_complete(db, id, now, &outcome), DB_OK);
+	assert_int_equal(txn_study_complete(db, id, now, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
 	assert_int_equal(db_study_get(db, id, 0, &s), DB_OK);
@@ -221,9 +222,9 @@ sweep_paths(void **state)
 	assert_int_equal(avail, 10000 - 110);
 	assert_int_equal(frozen, 0);
 	begin();
-	assert_int_equal(db_study_complete(db, id, now, &outcome), DB_OK);
+	assert_int_equal(txn_study_complete(db, id, now, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_E_INVALID_STATE);
-	assert_int_equal(db_study_close(db, id, STUDY_EV_STOP, now, &outcome), DB_OK);
+	assert_int_equal(txn_study_close(db, id, STUDY_EV_STOP, now, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_E_INVALID_STATE);
 	commit();
 	db_participation_clear(&p1);
@@ -254,15 +255,15 @@ deadline_close(void **state)
 	sn.has_deadline = 1;
 	sn.deadline = now + 60;
 	begin();
-	assert_int_equal(db_study_create(db, &sn, now, id, &outcome), DB_OK);
+	assert_int_equal(txn_study_create(db, &sn, now, id, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	/* before the deadline: refused */
-	assert_int_equal(db_study_close(db, id, STUDY_EV_DEADLINE, now, &outcome), DB_OK);
+	assert_int_equal(txn_study_close(db, id, STUDY_EV_DEADLINE, now, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_E_INVALID_STATE);
 	/* at it: every slot refunded (5 x 11) and completable at once */
-	assert_int_equal(db_study_close(db, id, STUDY_EV_DEADLINE, now + 60, &outcome), DB_OK);
+	assert_int_equal(txn_study_close(db, id, STUDY_EV_DEADLINE, now + 60, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
-	assert_int_equal(db_study_complete(db, id, now + 60, &outcome), DB_OK);
+	assert_int_equal(txn_study_complete(db, id, now + 60, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
 	assert_int_equal(db_study_get(db, id, 0, &s), DB_OK);

@@ -8,6 +8,7 @@
 #include "db/db.h"
 #include "tests/lib/fixture.h"
 #include "db/studies.h"
+#include "txn/lifecycle.h"
 #include "lib/config.h"
 
 /* --- statements ---------------------------------------------------------- */
@@ -418,7 +419,7 @@ clone_tx(struct db *db, void *arg)
 	int64_t i;
 
 	for (i = 0; i < c->n; i++) {
-		if ((rc = db_study_create(db, c->in, c->now, id, &outcome)) != DB_OK)
+		if ((rc = txn_study_create(db, c->in, c->now, id, &outcome)) != DB_OK)
 			return rc;
 		if (outcome != ARPS_OK)
 			return DB_CHECK;

@@ -109,7 +109,7 @@ int fixture_run(struct db *db, const struct config *cfg, char **args);
 /*
  * N more studies like study_id (an active study whose criteria embedding is
  * ready; DB_CHECK otherwise), owned by its researcher and created now
- * through db_study_create (each frozen from the researcher's wallet as
+ * through txn_study_create (each frozen from the researcher's wallet as
  * POST /studies does: DB_CHECK when the money runs out), each with the
  * template's criteria vector, computed once, copied as ready.  500 per
  * transaction; for the benchmarks' 100,000 open studies.
