@@ -624,7 +624,7 @@ index_survives_time_travel(void **state)
 
 /*
  * A new bio re-ranks at once on every worker (each keeps an agent's bio
- * vector and ranking, named by the hash of the bio's text, match/engine.c):
+ * vector and ranking, named by the hash of the bio's text, match/cache.c):
  * with the bees bio the bees study is listed (among the first 100 of
  * every open study of the suites: a text equal to the bio, the newest of
  * its ties) above the clocks study, if that is listed at all; with the
