@@ -97,8 +97,12 @@ $(B)/tests/unit/test_jb: UNIT_EXTRA = $(B)/fcgi/jb.o $(shell pkg-config --cflags
 # DB tests: core + lib + db against the dev MariaDB.
 $(B)/tests/db/%: tests/db/%.c $(DBT_HELP) $(TESTLIB_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKGCFLAGS) -o $@ $< $(DBT_HELP) $(TESTLIB_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ) \
+	$(CC) $(CFLAGS) $(PKGCFLAGS) -o $@ $< $(DBT_HELP) $(TESTLIB_OBJ) $(DBT_EXTRA) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ) \
 	    $(shell pkg-config --cflags --libs cmocka) $(PKGLIBS) -lcrypto -lm
+
+# test_match_engine: the matching engine (match/) against a database of its own.
+$(B)/tests/db/test_match_engine: $(MATCH_OBJ)
+$(B)/tests/db/test_match_engine: DBT_EXTRA = $(MATCH_OBJ)
 
 # API tests: libcurl through nginx.
 $(B)/tests/api/%: tests/api/%.c $(API_HELP) $(wildcard tests/api/*.h) $(CORE_OBJ)
@@ -156,8 +160,11 @@ coverage:
 	@set -e; for t in $(patsubst $(B)/%,$(B)/cov/%,$(UNIT_BIN)); do $$t >/dev/null; done
 	@tools/coverage.sh $(B)/cov
 
+# The sanitized build is also the test build: ARPS_TEST_HOOKS turns on the
+# matching engine's self-check and its small caches (match/engine.c,
+# match/cache.c), which the daemon's build never has.
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-    -fno-omit-frame-pointer
+    -fno-omit-frame-pointer -DARPS_TEST_HOOKS
 # LeakSanitizer (part of ASan on Linux) on, no suppressions but
 # tests/asan.supp (each entry says why); UBSan stops at the first report.
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=1 \
@@ -178,7 +185,7 @@ test-asan:
 	@$(ASAN_ENV) ARPS_TEST_BIN_DIR=$(B)/asan tools/dev.sh test unit
 	@$(ASAN_ENV) ARPS_TEST_BIN_DIR=$(B)/asan tools/dev.sh test db
 	@ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	    ARPS_FCGI_BIN=$(B)/asan/arps-fcgi tools/dev.sh test api
+	    ARPS_FCGI_BIN=$(B)/asan/arps-fcgi ARPS_TEST_HOOKS=1 tools/dev.sh test api
 
 # Install the binaries, data, units, nginx site and man pages under PREFIX
 # (default /usr/local); the Debian package runs it with PREFIX=/usr and

@@ -83,7 +83,7 @@ static const char q_agent_by_cur_with_current[] = Q_BY_KEY_WITH("NULL, NULL", ""
 /* The same with the head of the change sequence, numbered on after the
  * participation columns: whether it holds a row the worker's index has not
  * read (its placeholders come first), as this statement sees it (GET
- * /studies/available: match/engine.c, design.md §9.12). */
+ * /studies/available: match/cache.c, design.md §9.12). */
 #define KEYHEAD_COLUMNS(X, L) \
 	L(KEYHEAD_C_PENDING,		DB_MATCH_PENDING_SQL)
 enum keyhead_col { KEYHEAD_C__BEFORE = KEYCUR_C__END - 1, DB_COLS_ENUM(KEYHEAD_COLUMNS)

@@ -34,7 +34,7 @@ struct agent_current {
 	unsigned char bio_hash[32];
 	/* db_agent_by_key_heads only (heads 1), as the look-up saw it:
 	 * whether the change sequence of open studies holds a row a reader
-	 * at its match_seq would read (match/engine.c) */
+	 * at its match_seq would read (match/index.c) */
 	int heads;
 	int change_pending;
 };

@@ -31,7 +31,7 @@ enum db_bio_state {
 	DB_BIO_FAILED,		/* the encoder refused the text */
 };
 
-/* An open study as the per-worker index keeps it (match/engine.c). */
+/* An open study as the per-worker index keeps it (match/index.c). */
 struct match_row {
 	char	 id[IDS_BUFSZ];
 	int64_t	 seq;		/* studies.seq: ties of equal score, newest first */
@@ -70,7 +70,7 @@ enum db_rc db_match_load(struct db *, int64_t after, struct match_row **v, float
  * clock, which writes changed_at (0 when none).  Every change with
  * a number up to it was handed out before then, so (with transactions
  * bounded in time, design.md §9.5) committed long before a load that
- * starts a while later; see match/engine.c.
+ * starts a while later; see match/index.c.
  */
 enum db_rc db_match_change_start(struct db *, int64_t back, int64_t *seq);
 
@@ -124,8 +124,9 @@ _Static_assert(MATCH_GAPS_MAX == 8, "DB_MATCH_UNREAD_SQL has 8 BETWEEN pairs");
 	"EXISTS(SELECT 1 FROM study_changes c WHERE c.seq > ?)"
 void db_match_pending_params(struct dbp p[DB_MATCH_PENDING_NP], const struct match_seq *s);
 
-/* The head of db_agent_by_key_heads, read now (the self-check of
- * match/engine.c): whether a change is pending for a reader at s. */
+/* The head of db_agent_by_key_heads, read now (the test build's
+ * self-check, match/engine.c): whether a change is pending for a reader
+ * at s. */
 enum db_rc db_match_pending(struct db *, const struct match_seq *s, int *pending);
 
 #endif

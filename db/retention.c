@@ -34,7 +34,7 @@ static const struct rule {
 	  "DELETE FROM outbox WHERE state = 'dead' AND dead_at <= ? ORDER BY dead_at LIMIT ?",
 	  30 * DAY, 0 },
 	/* the change sequence of open studies (008_study_changes.sql): a
-	 * worker more than half of this behind reloads (match/engine.c).  Its
+	 * worker more than half of this behind reloads (match/index.c).  Its
 	 * rows are stamped by the database's clock and read by workers on
 	 * theirs: a sweep run as of a later instant (--now) must not delete
 	 * what no worker has read yet, or a study it reopened, or one just

@@ -12,7 +12,7 @@
 #include "db/limits.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
-#include "match/engine.h"
+#include "fcgi/embed.h"
 #include "lib/config.h"
 #include "lib/secret.h"
 
@@ -293,7 +293,7 @@ h_bio_set(struct req *r)
 	if (decode_body_or_reply(r, bio_fields, NFIELDS(bio_fields), &in, &present) != 0)
 		return 0;
 	if (req_tx(r, bio_tx, &in) == 0 && r->status == 200)
-		match_embed_after(r, r->who.id, in.bio);
+		req_embed_after(r, r->who.id, in.bio);
 	return 0;
 }
 

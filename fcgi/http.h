@@ -117,7 +117,7 @@ struct route {
 };
 
 /* The key's look-up also reads the heads of GET /studies/available's
- * fast path (db_agent_by_key_heads, match/engine.c). */
+ * fast path (db_agent_by_key_heads, match/cache.c). */
 #define ROUTE_HEADS	0x1
 
 /* The routing table (fcgi/routes.c). */

@@ -366,7 +366,7 @@ worker(const struct config *cfg, int sock, size_t slot, pid_t master)
 	if (getppid() != master)
 		_exit(0);	/* it died before the line above */
 
-	match_worker_init(cfg);
+	match_worker_init();
 	if ((db = db_open(cfg)) == NULL)
 		_exit(1);
 	db_set_limit(db, REQUEST_DB_SECONDS);

@@ -14,7 +14,7 @@
 #include "txn/lifecycle.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
-#include "match/engine.h"
+#include "fcgi/embed.h"
 #include "lib/config.h"
 
 /* --- answer shapes --- */
@@ -245,7 +245,7 @@ h_study_create(struct req *r)
 	/* The criteria are embedded after the answer is sent (the sweep
 	 * retries any left processing). */
 	if (req_tx(r, create_tx, &c) == 0 && r->status == 201)
-		match_embed_after(r, c.id, in.criteria);
+		req_embed_after(r, c.id, in.criteria);
 	return 0;
 }
 

@@ -63,7 +63,6 @@ static const struct ckey {
 	{ "deliver_timeout",        C_INT,    O(deliver_timeout), 1, 3600, "30" },
 	{ "base_url",               C_STR,    O(base_url), 0, 0, "" },
 	{ "test_fixtures",          C_BOOL,   O(test_fixtures), 0, 0, "false" },
-	{ "match_selfcheck",        C_BOOL,   O(match_selfcheck), 0, 0, "false" },
 	{ "webhooks_allow_loopback", C_BOOL,  O(webhooks_allow_loopback), 0, 0, "false" },
 	{ "webhook_retry_first_seconds", C_INT, O(webhook_retry_first_seconds), 1, 3600, "10" },
 	{ "webhook_retry_max_seconds", C_INT, O(webhook_retry_max_seconds), 1, 86400, "3600" },

@@ -91,10 +91,6 @@ struct config {
 	/* arps-admin test ... (tests/lib/fixture.h) allowed: only the dev, test and
 	 * bench stacks write test_fixtures = true; default false */
 	int test_fixtures;
-	/* the test stack checks every page of /studies/available from an
-	 * agent's kept ranking against a full ranking (match/engine.c and
-	 * design.md §9.12): a difference answers 500; default false */
-	int match_selfcheck;
 	/* webhooks (design.md §11): loopback http targets (dev stack only),
 	 * the first retry delay (doubling up to webhook_retry_max_seconds),
 	 * concurrent deliveries of one arps-deliver */

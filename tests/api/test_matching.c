@@ -624,7 +624,7 @@ index_survives_time_travel(void **state)
 
 /*
  * A new bio re-ranks at once on every worker (each keeps an agent's bio
- * vector and ranking, named by the hash of the bio's text, match/engine.c):
+ * vector and ranking, named by the hash of the bio's text, match/cache.c):
  * with the bees bio the bees study is listed (among the first 100 of
  * every open study of the suites: a text equal to the bio, the newest of
  * its ties) above the clocks study, if that is listed at all; with the
@@ -745,8 +745,7 @@ polls(const struct test_agent *a, const char *id, int n)
 
 /*
  * A poll where nothing changed is the key's one statement (the fast
- * path, design.md §9.12).  With match_selfcheck off (it reads the database
- * again for every page), after rounds that bring every worker's index and
+ * path, design.md §9.12).  After rounds that bring every worker's index and
  * the agent's past up to date, 200 polls cost MariaDB about 200 prepared
  * statements (a few more: arps-deliver's, a worker that had not answered
  * this agent yet), not the 600 of a refresh and a confirmation each; each
@@ -756,30 +755,33 @@ polls(const struct test_agent *a, const char *id, int n)
 static void
 poll_is_one_statement(void **state)
 {
-	int master = read_pid("arps-fcgi.pid"), before[64], mid[64], nb, i;
+	int i;
 	struct test_user u, o;
 	struct test_agent pri;
 	char one[IDS_BUFSZ], two[IDS_BUFSZ];
 	long long n;
 
 	(void)state;
-	assert_true(master > 0);
-	nb = workers(master, before, 64);
-	assert_true(nb > 0);
-	pool_reload_with(master, "match_selfcheck = false", before, nb);
 	researcher(&u, 100000);
 	study_with(&u, "Bees, polled", ROOFTOP_BEES, 2, one);
 	agent_priority_ready(&pri, &o, "bees-poller", ROOFTOP_BEES);
 	criteria_ready(&u, 1);
 	listed_everywhere(&pri, one, 1);
-	/* A worker whose holes were merged (more than 8 open at once: other
-	 * suites' rolled-back changes) reads the sequence on every poll until
-	 * they are forgotten, 90 s after they opened: wait for that. */
-	for (i = 0; i < 100 && polls(&pri, one, 20) > 26; i++)
-		sleep(1);
-	n = polls(&pri, one, 200);
-	print_message("200 polls: %lld prepared statements\n", n);
-	assert_in_range(n, 200, 260);
+	/* A pool of the test build (make test-asan, ARPS_TEST_HOOKS) checks
+	 * every page against the database's (match/engine.c): not one
+	 * statement a poll there, so only the listings are checked. */
+	if (getenv("ARPS_TEST_HOOKS") == NULL) {
+		/* A worker whose holes were merged (more than 8 open at once:
+		 * other suites' rolled-back changes) reads the sequence on every
+		 * poll until they are forgotten, 90 s after they opened: wait
+		 * for that. */
+		for (i = 0; i < 100 && polls(&pri, one, 20) > 26; i++)
+			sleep(1);
+		n = polls(&pri, one, 200);
+		print_message("200 polls: %lld prepared statements\n", n);
+		assert_in_range(n, 200, 260);
+	} else
+		(void)polls(&pri, one, 20);
 	/* published: listed at once */
 	study_with(&u, "Bees, polled, late", ROOFTOP_BEES, 2, two);
 	criteria_ready(&u, 2);
@@ -789,22 +791,6 @@ poll_is_one_statement(void **state)
 	assert_int_equal(study_post(pri.hdr, two, "withdraw", NULL), 200);
 	listed_everywhere(&pri, two, 0);
 	listed_everywhere(&pri, one, 1);
-	workers(master, mid, 64);
-	pool_reload_with(master, NULL, mid, nb);
-}
-
-/* After a failed poll_is_one_statement: the test stack's config back. */
-static int
-config_back(void **state)
-{
-	int master = read_pid("arps-fcgi.pid"), before[64], nb;
-
-	(void)state;
-	if (sh("test -f %s.wd", getenv("ARPS_CONFIG")) == 0) {
-		nb = workers(master, before, 64);
-		pool_reload_with(master, NULL, before, nb);
-	}
-	return 0;
 }
 
 int
@@ -818,7 +804,7 @@ main(void)
 		cmocka_unit_test(index_follows_changes),
 		cmocka_unit_test(new_bio_reranks),
 		cmocka_unit_test(index_survives_time_travel),
-		cmocka_unit_test_teardown(poll_is_one_statement, config_back),
+		cmocka_unit_test(poll_is_one_statement),
 		cmocka_unit_test(listed_text_exact),
 	};
 

@@ -540,7 +540,7 @@ test_q8_bound(void **state)
  * A kept ranking against the set it follows: random sets with many ties
  * (few scores, few creation times), random additions, re-datings and
  * removals (told to the list as the index tells it: drop then add; a
- * removal not told at all), and after each the list read as match/engine.c
+ * removal not told at all), and after each the list read as match/cache.c
  * reads it (skipping entries gone from the set) must be exactly the best
  * of the set in match_kept_cmp order, and all of the set when complete.
  */
