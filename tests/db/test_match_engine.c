@@ -38,6 +38,7 @@
 #include "lib/secret.h"
 #include "match/engine.h"
 #include "tests/db/dbtest.h"
+#include "txn/lifecycle.h"
 #include "tests/lib/fixture.h"
 
 #define TEST_DB	"arps_match_test"
@@ -143,7 +144,7 @@ study_at(const char *title, double t, int64_t slots, int64_t created, int64_t de
 	sn.has_deadline = deadline != 0;
 	sn.deadline = deadline;
 	begin();
-	assert_int_equal(db_study_create(db, &sn, created, id, &outcome), DB_OK);
+	assert_int_equal(txn_study_create(db, &sn, created, id, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
 	ready(id, title, t);
@@ -161,7 +162,7 @@ event(const char *id, enum study_event ev)
 	enum arps_err outcome;
 
 	begin();
-	assert_int_equal(db_study_event(db, id, NULL, ev, time(NULL), NULL, &outcome), DB_OK);
+	assert_int_equal(txn_study_event(db, id, NULL, ev, time(NULL), NULL, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
 }
@@ -174,7 +175,7 @@ take_part(const char *id, const char *agent)
 	enum arps_err outcome;
 
 	begin();
-	assert_int_equal(db_study_accept(db, &cfg, id, agent, NULL, time(NULL), &s, &p, &outcome),
+	assert_int_equal(txn_study_accept(db, &cfg, id, agent, NULL, time(NULL), &s, &p, &outcome),
 	    DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();
@@ -319,7 +320,7 @@ index_follows_changes(void **state)
 		sn.study_url = "https://match.example.org/";
 		sn.duration_minutes = 5;
 		begin();
-		assert_int_equal(db_study_create(db, &sn, time(NULL), c, &outcome), DB_OK);
+		assert_int_equal(txn_study_create(db, &sn, time(NULL), c, &outcome), DB_OK);
 		commit();
 	}
 	assert_int_equal(match_index_refresh(db, time(NULL)), DB_OK);
