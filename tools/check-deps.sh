@@ -5,16 +5,22 @@
 #  - a folder uses a folder that comes after it in LAYERS (so no cycle
 #    between folders can exist), or
 #  - any cycle exists among the objects (files), across folders or within one.
+# Also from the sources: a #include "F/..." in folder G with F after G in
+# LAYERS fails too (a header can point up without leaving a symbol behind).
 # Then, of the daemons built under OBJROOT:
 #  - no symbol of the test fixtures (OBJROOT/tests/lib/*.o) in any of them;
 #  - arps-fcgi imports none of the exec family (the pool never starts a
 #    program, so a worker's accepted connection needs no close-on-exec flag:
 #    fcgi/pool.c sets none, one system call a request; design.md §15.2).
-# Usage: tools/check-deps.sh [OBJROOT]   (default build: OBJROOT/FOLDER/*.o)
+# Usage: tools/check-deps.sh [OBJROOT [SRCROOT]]   (default build and .:
+# OBJROOT/FOLDER/*.o, SRCROOT/FOLDER/*.[ch]; another OBJROOT alone checks
+# no sources)
 # tests/check/test_check_deps.sh feeds it objects with a cycle of each kind.
 set -eu
 cd "$(dirname "$0")/.."
 root=${1:-build}
+src=${2:-}
+[ $# -gt 0 ] || src=.
 LAYERS="core encoder lib db txn match admin deliver fcgi cmd"
 
 set --
@@ -24,6 +30,29 @@ for d in $LAYERS; do
 	done
 done
 [ $# -gt 0 ] || { echo "check-deps: no objects under $root (make all first)" >&2; exit 1; }
+
+# Includes.
+if [ -n "$src" ]; then
+	bad=0
+	for d in $LAYERS; do
+		for f in "$src/$d"/*.c "$src/$d"/*.h; do
+			[ -e "$f" ] || continue
+			for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z]*\)\/.*/\1/p' "$f"); do
+				ok=0
+				for e in $LAYERS; do
+					[ "$e" = "$inc" ] && { ok=1; break; }
+					[ "$e" = "$d" ] && break
+				done
+				[ "$inc" = "$d" ] && ok=1
+				if [ $ok = 0 ]; then
+					echo "deps: $f includes $inc/, which comes after $d/ (or is no daemon folder)"
+					bad=1
+				fi
+			done
+		done
+	done
+	[ $bad = 0 ] || exit 1
+fi
 
 nm -A "$@" | LAYERS="$LAYERS" perl -e '
 use strict; use warnings;

@@ -44,6 +44,18 @@ obj db/wallet cycle 'int money_add(int, int); int db_ledger(int); int db_wallet(
 obj db/ledger cycle 'int db_wallet(int); int db_ledger(int a) { return a > 0 ? db_wallet(a - 1) : 0; }'
 expect cycle 1 'link cycle: db/ledger -> db/wallet -> db/ledger'
 
+# A header of core/ including one of db/: no symbol shows it, the source does.
+mkdir -p "$t/inc/src/core" "$t/inc/src/db"
+printf '#include "db/wallet.h"\n' > "$t/inc/src/core/money.h"
+printf '#include "core/money.h"\n' > "$t/inc/src/db/wallet.h"
+rc=0
+out=$(tools/check-deps.sh "$t/good" "$t/inc/src" 2>&1) || rc=$?
+if [ $rc = 1 ] && printf '%s\n' "$out" | grep -q 'core/money.h includes db/, which comes after core/'; then
+	echo "ok   include: exit 1, 'includes db/, which comes after core/'"
+else
+	echo "FAIL include: exit $rc:"; printf '%s\n' "$out"; fail=1
+fi
+
 # A daemon carrying a fixture's symbol.
 printf 'int fixture_only(void) { return 7; }\nint main(void) { return fixture_only(); }\n' > "$t/main.c"
 cc -o "$t/fixture/arps-admin" "$t/main.c"
