@@ -1,6 +1,6 @@
 /*
  * arps-deliver SIGKILLed in the middle of a batch and started again
- * (issue 17; design.md §1.5, design.md §11.5).  Mail: every message of
+ * (design.md §1.5, design.md §11.5).  Mail: every message of
  * the outbox arrives exactly once; the one in the transport at the kill
  * is sent again after its claim's lease as the same message (same
  * Message-ID, same file), so the sink holds one copy.  Webhooks: every

@@ -1,8 +1,9 @@
 /*
- * Faults (issue 17): the database unreachable, and workers and MariaDB
+ * Faults: the database unreachable, and workers and MariaDB
  * killed under load.
  *
- * 1. MariaDB stopped (refuses connections) and frozen (SIGSTOP: accepts,
+ * 1. MariaDB stopped (refuses connections): health answers 503 and every
+ *    worker reconnects by itself when it is back.  Stopped and frozen (SIGSTOP: accepts,
  *    never answers): a read, a mutation and health each answer 503
  *    SERVICE_UNAVAILABLE from the application (not nginx's 502 page)
  *    within 2 s; when it returns, the same workers answer 200 again
@@ -232,6 +233,31 @@ outage(const char *how, const char *back)
 	studies = (long long)json_object_array_length(jget(r.json, "studies"));
 	assert_int_equal(studies, 1);
 	resp_free(&r);
+}
+
+/* The database stopped: health answers 503, and every worker reconnects by
+ * itself when it is back. */
+static void
+database_outage_503(void **state)
+{
+	int i, ok = 0;
+
+	(void)state;
+	assert_int_equal(sh("%s/tools/dev.sh db-stop", getenv("ARPS_ROOT")), 0);
+	for (i = 0; i < 10; i++) {
+		struct resp r = http_get("/api/v1/health", NULL);
+		assert_error(&r, 503, "SERVICE_UNAVAILABLE");
+		resp_free(&r);
+	}
+	assert_int_equal(sh("%s/tools/dev.sh db-start", getenv("ARPS_ROOT")), 0);
+	/* Every worker reconnects by itself: no pool restart. */
+	for (i = 0; i < 50; i++) {
+		struct resp r = http_get("/api/v1/health", NULL);
+		if (r.status == 200)
+			ok++;
+		resp_free(&r);
+	}
+	assert_int_equal(ok, 50);
 }
 
 static void
@@ -928,6 +954,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(database_outage_503),
 		cmocka_unit_test(database_stopped),
 		cmocka_unit_test_teardown(database_frozen, thaw),
 		cmocka_unit_test(faults_under_load),

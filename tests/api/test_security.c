@@ -1,5 +1,5 @@
 /*
- * Issue 11, design.md §9.5 to design.md §9.11, through nginx: each attack
+ * The attacks of design.md §9.5 to design.md §9.11, through nginx: each attack
  * as an attacker would try it, then the exact refusal, and the honest
  * client still served: API key rotation, the owner's revocation and
  * logout-all (design.md §9.6); JSON bodies with repeated keys or keys

@@ -4,7 +4,7 @@
  * several studies and agents, one agent twice; a row the API moves
  * between the batch's read and its write is moved once, by the API; and
  * a sweep SIGKILLed in the middle of a large run, run again, moves every
- * due row exactly once (issue 17).
+ * due row exactly once.
  */
 #include <setjmp.h>
 #include <signal.h>

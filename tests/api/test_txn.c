@@ -345,7 +345,7 @@ mix_thread(void *arg)
 }
 
 /*
- * issue 17: 16 threads of one researcher create studies, approve the
+ * 16 threads of one researcher create studies, approve the
  * work of agents taking part in them, and top up the wallet (arps-admin):
  * 0 deadlocks (InnoDB's 1213, logged by db_tx on every retry it gives up
  * and counted here from the log before and after) and 0 answers of 503.
@@ -410,7 +410,7 @@ creates_thread(void *arg)
 	return NULL;
 }
 
-/* The report of issue 17: one researcher creating from 8 threads. */
+/* One researcher creating studies from 8 threads at once. */
 static void
 one_researcher_eight_threads_of_creates(void **state)
 {
