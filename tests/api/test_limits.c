@@ -112,11 +112,6 @@ claim_from(const char *ip, const struct test_user *u, const char *code)
 	return fcgi_req(ip, "POST", "/api/v1/auth/claim", body, HDRS(u->hdr));
 }
 
-static void
-wrong_code(char out[8], const char *code)
-{
-	snprintf(out, 8, "%06d", (atoi(code) + 1) % 1000000);
-}
 
 /* The FastCGI client itself: the pool answers it as it answers nginx. */
 static void
