@@ -531,6 +531,38 @@ master_killed_workers_end(void **state)
 	health_within(5);
 }
 
+/* SIGTERM to the master; waits (up to 10 s) until it is gone, asserts so. */
+static void
+master_stopped(int master)
+{
+	int i;
+
+	assert_int_equal(kill(master, SIGTERM), 0);
+	for (i = 0; i < 100 && kill(master, 0) == 0; i++)
+		usleep(100000);
+	assert_int_not_equal(kill(master, 0), 0);
+}
+
+/* A Unix socket listening at path (any file there replaced), mode 0666 as
+ * systemd's arps-fcgi.socket makes it; its descriptor. */
+static int
+listen_at(const char *path, int backlog)
+{
+	struct sockaddr_un sa;
+	int fd;
+
+	unlink(path);
+	assert_true((fd = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	assert_true(strlen(path) < sizeof sa.sun_path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_equal(listen(fd, backlog), 0);
+	return fd;
+}
+
 /* The pool's socket file, gone (a test's stand-in may have left it). */
 static void
 unlink_sock(void)
@@ -602,8 +634,7 @@ static void
 cut_answer_not_hung(void **state)
 {
 	const char *var = getenv("ARPS_VAR");
-	int master = read_pid("arps-fcgi.pid"), ls, i;
-	struct sockaddr_un sa;
+	int master = read_pid("arps-fcgi.pid"), ls;
 	struct timespec t0, t1;
 	pthread_t th;
 	struct resp r;
@@ -612,20 +643,9 @@ cut_answer_not_hung(void **state)
 
 	(void)state;
 	assert_true(master > 0);
-	assert_int_equal(kill(master, SIGTERM), 0);
-	for (i = 0; i < 100 && kill(master, 0) == 0; i++)
-		usleep(100000);
-	assert_int_not_equal(kill(master, 0), 0);
+	master_stopped(master);
 	snprintf(path, sizeof path, "%s/run/arps.sock", var);
-	unlink(path);
-	assert_true((ls = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	assert_true(strlen(path) < sizeof sa.sun_path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	assert_int_equal(bind(ls, (struct sockaddr *)&sa, sizeof sa), 0);
-	assert_int_equal(chmod(path, 0666), 0);
-	assert_int_equal(listen(ls, 8), 0);
+	ls = listen_at(path, 8);
 	assert_int_equal(pthread_create(&th, NULL, dying_upstream, &ls), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = http_get("/api/v1/health", NULL);
@@ -674,7 +694,6 @@ systemd_socket_fd0(void **state)
 	const char *var = getenv("ARPS_VAR"), *bin = getenv("ARPS_FCGI_BIN");
 	int master = read_pid("arps-fcgi.pid"), sock, i, logfd;
 	char path[512], conf[512], exe[512];
-	struct sockaddr_un sa;
 	struct test_agent a;
 	struct resp r;
 	pid_t pid;
@@ -683,21 +702,10 @@ systemd_socket_fd0(void **state)
 	(void)state;
 	/* stop the dev pool (it unlinks its own socket) */
 	assert_true(master > 0);
-	assert_int_equal(kill(master, SIGTERM), 0);
-	for (i = 0; i < 100 && kill(master, 0) == 0; i++)
-		usleep(100000);
-	assert_int_not_equal(kill(master, 0), 0);
+	master_stopped(master);
 	/* what systemd's arps-fcgi.socket does */
 	snprintf(path, sizeof path, "%s/run/arps.sock", var);
-	unlink(path);
-	assert_true((sock = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	assert_true(strlen(path) < sizeof sa.sun_path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	assert_int_equal(bind(sock, (struct sockaddr *)&sa, sizeof sa), 0);
-	assert_int_equal(chmod(path, 0666), 0);
-	assert_int_equal(listen(sock, 128), 0);
+	sock = listen_at(path, 128);
 	snprintf(conf, sizeof conf, "%s/arps-fd0.conf", var);
 	assert_int_equal(sh("sed 's|^listen = .*|listen = fd0|' %s > %s", getenv("ARPS_CONFIG"),
 	    conf), 0);
