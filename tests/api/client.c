@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -282,4 +283,21 @@ sh_until(int tries, const char *fmt, ...)
 	for (i = 0; (rc = run(cmd)) != 0 && i + 1 < tries; i++)
 		usleep(100000);
 	return rc;
+}
+
+int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+sleep_ms(int64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
 }

@@ -3,6 +3,7 @@
 #define ARPS_TESTS_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <json-c/json.h>
 
 struct resp {
@@ -49,5 +50,10 @@ int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same command every 100 ms until it exits 0, at most `tries` times
  * (a line a process writes after its answer); returns the last status. */
 int sh_until(int tries, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Milliseconds of the monotonic clock, for intervals and deadlines. */
+int64_t now_ms(void);
+/* Sleep ms milliseconds. */
+void sleep_ms(int64_t ms);
 
 #endif

@@ -217,3 +217,9 @@ fail:
 	EVP_PKEY_free(pkey);
 	return ret;
 }
+
+void
+sub_new(char *buf, size_t n, const char *tag)
+{
+	snprintf(buf, n, "%s-%08x%08x", tag, randombytes_random(), randombytes_random());
+}

@@ -49,5 +49,7 @@ char *jwt_b64url(const void *buf, size_t n);
 /* Write a fresh private key to path: alg "RS256" (RSA-2048) or "EdDSA".
  * Returns 0 or -1. */
 int jwt_keygen(const char *alg, const char *path);
+/* A fresh subject for an ID token: tag, a dash and 16 random hex digits. */
+void sub_new(char *buf, size_t n, const char *tag);
 
 #endif

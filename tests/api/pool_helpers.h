@@ -60,6 +60,16 @@ workers(int master, int *out, int max)
 	return n;
 }
 
+/* The workers of the stack's pool (the master of run/arps-fcgi.pid);
+ * returns how many (0 when no pool). */
+static inline int
+pool_workers(int *out, int max)
+{
+	int master = read_pid("arps-fcgi.pid");
+
+	return master > 0 ? workers(master, out, max) : 0;
+}
+
 /* The pool's configured worker count: the last `workers = N` line of
  * $ARPS_CONFIG (a test may have appended one), -1 when none. */
 static inline int

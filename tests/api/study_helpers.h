@@ -1,5 +1,5 @@
-/* Study and wallet flows shared by test_studies, test_wallet, test_races
- * and test_workload (header-only: static inline helpers). */
+/* Study and wallet flows the API suites share (header-only: static
+ * inline helpers). */
 #ifndef ARPS_TESTS_STUDY_HELPERS_H
 #define ARPS_TESTS_STUDY_HELPERS_H
 
@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "tests/api/flows.h"
+#include "tests/api/sql.h"
 
 #define FEE_OF(reward)	(((reward) * 1000 + 9999) / 10000)	/* fee_bps 1000, ceil */
 #define SLOT_OF(reward)	((reward) + FEE_OF(reward))
@@ -140,6 +141,26 @@ newest_participant(const struct test_user *u, const char *study, char pid[32])
 	resp_free(&r);
 }
 
+/* The participant_id of the first participant of a GET .../participants
+ * answer whose status is submitted, into pid ("" when none). */
+static inline void
+submitted_participant(const struct resp *r, char *pid, size_t n)
+{
+	struct json_object *arr = jget(r->json, "participants"), *it, *v;
+	size_t i, len = arr ? json_object_array_length(arr) : 0;
+
+	pid[0] = '\0';
+	for (i = 0; i < len; i++) {
+		it = json_object_array_get_idx(arr, i);
+		if ((v = jget(it, "status")) != NULL &&
+		    strcmp(json_object_get_string(v), "submitted") == 0 &&
+		    (v = jget(it, "participant_id")) != NULL) {
+			snprintf(pid, n, "%s", json_object_get_string(v));
+			return;
+		}
+	}
+}
+
 /* GET /wallet/balance of a credential header. */
 static inline void
 balance_of(const char *hdr, long long *available, long long *frozen)
@@ -185,33 +206,6 @@ static inline void
 agent_set_reputation(const char *id, int rep)
 {
 	fixture("agent-reputation %s %d", id, rep);
-}
-
-/* Run one SQL query and read the first column of its first row as an
- * integer (-1 when none). */
-static inline long long
-sql_int(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static inline long long
-sql_int(const char *fmt, ...)
-{
-	char q[2048], cmd[4096], line[256];
-	long long v = -1;
-	va_list ap;
-	FILE *p;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof q, fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof cmd, "mariadb --no-defaults -N -B -S %s/run/mysqld.sock -u \"$(id -un)\""
-	    " arps -e \"%s\"", getenv("ARPS_VAR"), q);
-	if ((p = popen(cmd, "r")) == NULL)
-		return -1;
-	if (fgets(line, sizeof line, p) != NULL && strcmp(line, "NULL\n") != 0)
-		v = strtoll(line, NULL, 10);
-	while (fgets(line, sizeof line, p) != NULL)
-		;
-	pclose(p);
-	return v;
 }
 
 /* Wait (up to 60 s) until subject's embedding (agt_ bio, std_ criteria)

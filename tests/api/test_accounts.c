@@ -18,14 +18,6 @@
 
 /* Each request from a client network of its own: the per-network limits
  * of design.md §9.2 are tested in test_limits. */
-static struct resp
-send_code(const char *email)
-{
-	char body[300], ip[32];
-
-	snprintf(body, sizeof body, "{\"email\":\"%s\"}", email);
-	return http_req("POST", "/api/v1/auth/email/send-code", body, NULL, random_ip(ip));
-}
 
 static struct resp
 login(const char *email, const char *code)
@@ -37,11 +29,6 @@ login(const char *email, const char *code)
 	return http_req("POST", "/api/v1/auth/login", body, NULL, random_ip(ip));
 }
 
-static void
-wrong_code(char out[8], const char *code)
-{
-	snprintf(out, 8, "%06d", (atoi(code) + 1) % 1000000);
-}
 
 static void
 email_login(void **state)

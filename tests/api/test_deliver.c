@@ -24,66 +24,8 @@
 #include <sodium.h>
 
 #include "core/timefmt.h"
+#include "tests/api/deliver_helpers.h"
 #include "tests/api/study_helpers.h"
-
-static const char *
-var(void)
-{
-	return getenv("ARPS_VAR");
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* The first line of a query's answer into buf ("" when none). */
-static char *
-sql_str(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static char *
-sql_str(char *buf, size_t n, const char *fmt, ...)
-{
-	char q[2048], cmd[4096];
-	va_list ap;
-	FILE *p;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof q, fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof cmd, "mariadb --no-defaults -N -B -S %s/run/mysqld.sock -u \"$(id -un)\""
-	    " arps -e \"%s\"", var(), q);
-	buf[0] = '\0';
-	assert_non_null(p = popen(cmd, "r"));
-	if (fgets(buf, (int)n, p) != NULL)
-		buf[strcspn(buf, "\n")] = '\0';
-	while (fgets(q, sizeof q, p) != NULL)
-		;
-	pclose(p);
-	return buf;
-}
-
-/* From a random loopback address: the per-network send-code limit
- * (design.md §9.2) is not what these tests are about. */
-static struct resp
-send_code(const char *email)
-{
-	char body[256], ip[32];
-
-	snprintf(body, sizeof body, "{\"email\":\"%s\"}", email);
-	return http_req("POST", "/api/v1/auth/email/send-code", body, NULL, random_ip(ip));
-}
 
 static void
 send_code_ok(const char *email)
@@ -107,96 +49,18 @@ track(pid_t pid)
 	return pid;
 }
 
-/* The stack's own deliverer (tools/dev.sh, pid file var/run/arps-deliver.pid). */
-static void
-stack_deliver_stop(void)
-{
-	assert_int_equal(sh("%s/tools/dev.sh deliver-stop", getenv("ARPS_ROOT")), 0);
-}
-
+/* The stack's own deliverer again, and every process the test started
+ * gone, whether the test passed or not. */
 static int
-stack_deliver_start(void **state)
+deliver_back(void **state)
 {
-	char pidf[1024];
-	struct stat st;
 	size_t i;
 
-	(void)state;
 	for (i = 0; i < nspawned; i++)
 		if (kill(spawned[i], SIGKILL) == 0)
 			waitpid(spawned[i], NULL, 0);
 	nspawned = 0;
-	snprintf(pidf, sizeof pidf, "%s/run/arps-deliver.pid", var());
-	if (stat(pidf, &st) != 0)
-		return sh("%s/tools/dev.sh deliver-start", getenv("ARPS_ROOT"));
-	return 0;
-}
-
-/* The stack's config plus extra lines (the last value of a key wins). */
-static void
-conf_with(char *path, size_t n, const char *name, const char *extra)
-{
-	snprintf(path, n, "%s/%s.conf", var(), name);
-	assert_int_equal(sh("cp %s %s && printf '%%s\\n' '%s' >> %s", getenv("ARPS_CONFIG"), path,
-	    extra, path), 0);
-}
-
-/* An executable script at VAR/name. */
-static void
-script(char *path, size_t n, const char *name, const char *text)
-{
-	FILE *f;
-
-	snprintf(path, n, "%s/%s", var(), name);
-	assert_non_null(f = fopen(path, "w"));
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(path, 0755), 0);
-}
-
-/* An arps-deliver of our own with conf; its log goes to log/deliver-test.log. */
-static pid_t
-deliver_spawn(const char *conf)
-{
-	char bin[1024], log[1024];
-	pid_t pid;
-
-	snprintf(bin, sizeof bin, "%s/build/arps-deliver", getenv("ARPS_ROOT"));
-	snprintf(log, sizeof log, "%s/log/deliver-test.log", var());
-	assert_true((pid = fork()) >= 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		if (fd >= 0)
-			dup2(fd, 2);
-		execl(bin, "arps-deliver", "--config", conf, (char *)NULL);
-		_exit(127);
-	}
-	return track(pid);
-}
-
-static int
-reap(pid_t pid, int sig)
-{
-	int status = 0;
-
-	kill(pid, sig);
-	waitpid(pid, &status, 0);
-	return status;
-}
-
-/* Wait up to ms for a query to answer want. */
-static int
-wait_sql(long long want, long ms, const char *q)
-{
-	int64_t end = now_ms() + ms;
-
-	do {
-		if (sql_int("%s", q) == want)
-			return 1;
-		sleep_ms(50);
-	} while (now_ms() < end);
-	return 0;
+	return stack_deliver_start(state);
 }
 
 static long long
@@ -206,37 +70,6 @@ max_seq(void)
 
 	assert_true(s >= 0);
 	return s;
-}
-
-/* Files in dir whose name ends in .eml with a "To: email" line. */
-static int
-files_to(const char *dir, const char *email)
-{
-	char path[2048], line[512];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-	FILE *f;
-
-	assert_non_null(d = opendir(dir));
-	while ((de = readdir(d)) != NULL) {
-		size_t l = strlen(de->d_name);
-
-		if (l < 5 || strcmp(de->d_name + l - 4, ".eml") != 0 || de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		if ((f = fopen(path, "r")) == NULL)
-			continue;
-		while (fgets(line, sizeof line, f) != NULL)
-			if (strncmp(line, "To: ", 4) == 0 && strncmp(line + 4, email, strlen(email)) == 0 &&
-			    line[4 + strlen(email)] == '\n') {
-				n++;
-				break;
-			}
-		fclose(f);
-	}
-	closedir(d);
-	return n;
 }
 
 /* The login code is in var/mail/ within a second of the answer, in a file
@@ -265,7 +98,7 @@ mail_within_a_second(void **state)
 		assert_int_equal(strncmp(id, "msg_", 4), 0);
 		assert_int_equal(sql_int("SELECT COUNT(*) FROM outbox WHERE id = '%s' AND state = 'sent'"
 		    " AND payload IS NULL AND sent_at IS NOT NULL AND attempts = 1", id), 1);
-		snprintf(path, sizeof path, "%s/mail/%s.eml", var(), id);
+		snprintf(path, sizeof path, "%s/mail/%s.eml", var_dir(), id);
 		assert_non_null(f = fopen(path, "r"));
 		while (fgets(line, sizeof line, f) != NULL)
 			if (strncmp(line, "Message-ID: ", 12) == 0)
@@ -294,7 +127,7 @@ payload_sealed(void **state)
 	    " AND kind = 'mail'", seq), 1);
 	sql_str(hex, sizeof hex, "SELECT HEX(payload) FROM outbox WHERE seq > %lld", seq);
 	assert_true(strlen(hex) > 80);
-	assert_int_equal(stack_deliver_start(NULL), 0);
+	assert_int_equal(deliver_back(NULL), 0);
 	mail_code(email, code);
 	/* HEX('login code') and HEX of the address: absent */
 	assert_null(strstr(hex, "6C6F67696E20636F6465"));
@@ -320,22 +153,6 @@ static const char slow_sendmail[] =
     "id=$(sed -n 's/^Message-ID: <\\([^@]*\\)@.*/\\1/p' \"$t\" | head -1)\n"
     "mv \"$t\" \"$out/$id.eml\"\n";
 
-static int
-dir_has(const char *dir, const char *prefix)
-{
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	if ((d = opendir(dir)) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL)
-		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
-			n++;
-	closedir(d);
-	return n;
-}
-
 #define NKILL 6
 
 /* SIGKILL arps-deliver while a message is in the transport, start another:
@@ -351,7 +168,7 @@ sigkill_mid_delivery(void **state)
 
 	(void)state;
 	script(prog, sizeof prog, "slow-sendmail", slow_sendmail);
-	snprintf(out, sizeof out, "%s/mail-slow", var());
+	snprintf(out, sizeof out, "%s/mail-slow", var_dir());
 	assert_int_equal(sh("rm -rf %s && mkdir -p %s", out, out), 0);
 	snprintf(extra, sizeof extra, "mail_transport = sendmail:%s\ndeliver_timeout = 5\n"
 	    "deliver_claim_seconds = 6\nmail_retry_min = 1\nmail_retry_max = 1", prog);
@@ -362,16 +179,16 @@ sigkill_mid_delivery(void **state)
 		uniq_email(emails[i], sizeof emails[i], "kill");
 		send_code_ok(emails[i]);
 	}
-	a = deliver_spawn(conf);
+	a = track(deliver_spawn(conf));
 	/* in the middle of the second message: one delivered, one in flight */
-	for (i = 0; i < 300 && !(dir_has(out, "msg_") >= 1 && dir_has(out, ".in.") >= 1); i++)
+	for (i = 0; i < 300 && !(dir_count(out, "msg_") >= 1 && dir_count(out, ".in.") >= 1); i++)
 		sleep_ms(10);
-	assert_true(dir_has(out, "msg_") >= 1);
+	assert_true(dir_count(out, "msg_") >= 1);
 	st = reap(a, SIGKILL);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	assert_true(sql_int("SELECT COUNT(*) FROM outbox WHERE seq > %lld AND state = 'pending'",
 	    seq) >= 1);
-	b = deliver_spawn(conf);
+	b = track(deliver_spawn(conf));
 	snprintf(q, sizeof q, "SELECT COUNT(*) FROM outbox WHERE seq > %lld AND state = 'sent'", seq);
 	assert_true(wait_sql(NKILL, 40000, q));
 	/* SIGTERM: it finishes what it holds and exits 0 */
@@ -379,8 +196,8 @@ sigkill_mid_delivery(void **state)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	sleep_ms(500);	/* the orphaned sendmail of the killed deliverer */
 	for (i = 0; i < NKILL; i++)
-		assert_int_equal(files_to(out, emails[i]), 1);
-	assert_int_equal(dir_has(out, "msg_"), NKILL);
+		assert_int_equal(mail_count_to(out, emails[i]), 1);
+	assert_int_equal(dir_count(out, "msg_"), NKILL);
 	/* the one in flight was claimed twice */
 	assert_true(sql_int("SELECT MAX(attempts) FROM outbox WHERE seq > %lld", seq) >= 2);
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM outbox WHERE seq > %lld AND payload IS NOT NULL",
@@ -399,7 +216,7 @@ sigterm_finishes_message(void **state)
 
 	(void)state;
 	script(prog, sizeof prog, "slow-sendmail", slow_sendmail);
-	snprintf(out, sizeof out, "%s/mail-slow", var());
+	snprintf(out, sizeof out, "%s/mail-slow", var_dir());
 	assert_int_equal(sh("rm -rf %s && mkdir -p %s", out, out), 0);
 	snprintf(extra, sizeof extra, "mail_transport = sendmail:%s\ndeliver_timeout = 5\n"
 	    "deliver_claim_seconds = 6", prog);
@@ -408,14 +225,14 @@ sigterm_finishes_message(void **state)
 	seq = max_seq();
 	uniq_email(email, sizeof email, "term");
 	send_code_ok(email);
-	a = deliver_spawn(conf);
-	for (i = 0; i < 300 && dir_has(out, ".in.") == 0; i++)
+	a = track(deliver_spawn(conf));
+	for (i = 0; i < 300 && dir_count(out, ".in.") == 0; i++)
 		sleep_ms(10);
-	assert_true(dir_has(out, ".in.") >= 1);
-	assert_int_equal(dir_has(out, "msg_"), 0);
+	assert_true(dir_count(out, ".in.") >= 1);
+	assert_int_equal(dir_count(out, "msg_"), 0);
 	st = reap(a, SIGTERM);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	assert_int_equal(files_to(out, email), 1);
+	assert_int_equal(mail_count_to(out, email), 1);
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM outbox WHERE seq > %lld AND state = 'sent'"
 	    " AND attempts = 1", seq), 1);
 }
@@ -439,15 +256,15 @@ two_deliverers_at_once(void **state)
 		uniq_email(emails[i], sizeof emails[i], "two");
 		send_code_ok(emails[i]);
 	}
-	a = deliver_spawn(getenv("ARPS_CONFIG"));
-	b = deliver_spawn(getenv("ARPS_CONFIG"));
+	a = track(deliver_spawn(getenv("ARPS_CONFIG")));
+	b = track(deliver_spawn(getenv("ARPS_CONFIG")));
 	snprintf(q, sizeof q, "SELECT COUNT(*) FROM outbox WHERE seq > %lld AND state = 'sent'", seq);
 	assert_true(wait_sql(NTWO, 10000, q));
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM outbox WHERE seq > %lld AND attempts = 1", seq),
 	    NTWO);
-	snprintf(mail, sizeof mail, "%s/mail", var());
+	snprintf(mail, sizeof mail, "%s/mail", var_dir());
 	for (i = 0; i < NTWO; i++)
-		assert_int_equal(files_to(mail, emails[i]), 1);
+		assert_int_equal(mail_count_to(mail, emails[i]), 1);
 	assert_true(WIFEXITED(reap(a, SIGTERM)));
 	assert_true(WIFEXITED(reap(b, SIGTERM)));
 }
@@ -463,8 +280,8 @@ no_descriptor_leaks_into_sendmail(void **state)
 	int n = 0, sockets = 0, pipes = 0;
 
 	(void)state;
-	snprintf(out, sizeof out, "%s/mail-slow", var());
-	assert_true(dir_has(out, ".fds.") >= NKILL);
+	snprintf(out, sizeof out, "%s/mail-slow", var_dir());
+	assert_true(dir_count(out, ".fds.") >= NKILL);
 	snprintf(cmd, sizeof cmd, "cat %s/.fds.*", out);
 	assert_non_null(p = popen(cmd, "r"));
 	while (fgets(line, sizeof line, p) != NULL) {
@@ -503,7 +320,7 @@ failing_transport_backoff(void **state)
 	send_code_ok(email);
 	row = sql_int("SELECT MIN(seq) FROM outbox WHERE seq > %lld", seq);
 	assert_true(row > seq);
-	a = deliver_spawn(conf);
+	a = track(deliver_spawn(conf));
 	snprintf(q, sizeof q, "SELECT attempts FROM outbox WHERE seq = %lld", row);
 	assert_true(wait_sql(1, 15000, q));
 	t1 = now_ms();
@@ -532,12 +349,12 @@ failing_transport_backoff(void **state)
 	assert_true(next - now >= 2 - (now_ms() - t4 + 999) / 1000);
 	sql_str(err, sizeof err, "SELECT last_error FROM outbox WHERE seq = %lld", row);
 	assert_non_null(strstr(err, "exited 75"));
-	snprintf(mail, sizeof mail, "%s/mail", var());
-	assert_int_equal(files_to(mail, email), 0);
+	snprintf(mail, sizeof mail, "%s/mail", var_dir());
+	assert_int_equal(mail_count_to(mail, email), 0);
 	kill(a, SIGTERM);	/* seen as soon as it runs again: no 5th try */
 	reap(a, SIGCONT);
 	/* the transport works again: the next try delivers it */
-	assert_int_equal(stack_deliver_start(NULL), 0);
+	assert_int_equal(deliver_back(NULL), 0);
 	fixture("outbox-due %lld", row);
 	mail_code(email, code);
 	snprintf(q, sizeof q, "SELECT state = 'sent' AND attempts = 5 AND last_error IS NULL"
@@ -563,7 +380,7 @@ gives_up(void **state)
 	seq = max_seq();
 	send_code_ok(email);
 	row = sql_int("SELECT MIN(seq) FROM outbox WHERE seq > %lld", seq);
-	a = deliver_spawn(conf);
+	a = track(deliver_spawn(conf));
 	snprintf(q, sizeof q, "SELECT state = 'dead' FROM outbox WHERE seq = %lld", row);
 	assert_true(wait_sql(1, 30000, q));
 	reap(a, SIGTERM);
@@ -571,7 +388,7 @@ gives_up(void **state)
 	    " FROM outbox WHERE seq = %lld", row), 1);
 	sql_str(err, sizeof err, "SELECT last_error FROM outbox WHERE seq = %lld", row);
 	assert_non_null(strstr(err, "exited 75"));
-	assert_int_equal(stack_deliver_start(NULL), 0);
+	assert_int_equal(deliver_back(NULL), 0);
 }
 
 /* A minimal SMTP relay on 127.0.0.1: accepts one message per connection
@@ -670,7 +487,7 @@ smtp_transport(void **state)
 	pid_t relay, a;
 
 	(void)state;
-	snprintf(rl.file, sizeof rl.file, "%s/relay.txt", var());
+	snprintf(rl.file, sizeof rl.file, "%s/relay.txt", var_dir());
 	unlink(rl.file);
 	relay = relay_start(&rl, 1);
 	snprintf(extra, sizeof extra, "mail_transport = smtp://127.0.0.1:%d\nmail_retry_min = 1\n"
@@ -681,7 +498,7 @@ smtp_transport(void **state)
 	seq = max_seq();
 	send_code_ok(email);
 	row = sql_int("SELECT MIN(seq) FROM outbox WHERE seq > %lld", seq);
-	a = deliver_spawn(conf);
+	a = track(deliver_spawn(conf));
 	snprintf(q, sizeof q, "SELECT attempts >= 2 AND state = 'pending' FROM outbox WHERE seq = %lld",
 	    row);
 	assert_true(wait_sql(1, 6000, q));
@@ -692,7 +509,7 @@ smtp_transport(void **state)
 	snprintf(extra, sizeof extra, "mail_transport = smtp://127.0.0.1:%d\nmail_retry_min = 1\n"
 	    "mail_retry_max = 1", rl.port);
 	conf_with(conf, sizeof conf, "deliver-smtp", extra);
-	a = deliver_spawn(conf);
+	a = track(deliver_spawn(conf));
 	snprintf(q, sizeof q, "SELECT state = 'sent' FROM outbox WHERE seq = %lld", row);
 	assert_true(wait_sql(1, 6000, q));
 	reap(a, SIGTERM);
@@ -701,7 +518,7 @@ smtp_transport(void **state)
 	snprintf(cmd, sizeof cmd, "grep -q '^Message-ID: <%s@localhost>' %s && grep -q '^To: %s' %s"
 	    " && grep -q 'login code is [0-9]\\{6\\}' %s", id, rl.file, email, rl.file, rl.file);
 	assert_int_equal(sh("%s", cmd), 0);
-	assert_int_equal(stack_deliver_start(NULL), 0);
+	assert_int_equal(deliver_back(NULL), 0);
 }
 
 /* The pool's worker pids (children of the master). */
@@ -712,7 +529,7 @@ workers(pid_t *pids, int max)
 	FILE *p;
 	int n = 0;
 
-	snprintf(cmd, sizeof cmd, "pgrep -P \"$(cat %s/run/arps-fcgi.pid)\"", var());
+	snprintf(cmd, sizeof cmd, "pgrep -P \"$(cat %s/run/arps-fcgi.pid)\"", var_dir());
 	assert_non_null(p = popen(cmd, "r"));
 	while (n < max && fgets(line, sizeof line, p) != NULL)
 		pids[n++] = (pid_t)atoi(line);
@@ -755,7 +572,7 @@ worker_descriptors(void **state)
 	FILE *f;
 
 	(void)state;
-	snprintf(path, sizeof path, "%s/run/arps.sock", var());
+	snprintf(path, sizeof path, "%s/run/arps.sock", var_dir());
 	assert_int_equal(stat(path, &st), 0);
 	assert_true(S_ISSOCK(st.st_mode));
 	assert_int_equal(st.st_mode & 0007, 0);
@@ -837,9 +654,9 @@ workers_never_fork_or_connect(void **state)
 	(void)state;
 	if (sh("command -v strace >/dev/null") != 0)
 		fail_msg("strace is missing: tools/dev.sh deps installs it");
-	snprintf(trace, sizeof trace, "%s/log/worker-strace.txt", var());
-	snprintf(errf, sizeof errf, "%s/log/worker-strace.err", var());
-	snprintf(dbsock, sizeof dbsock, "%s/run/mysqld.sock", var());
+	snprintf(trace, sizeof trace, "%s/log/worker-strace.txt", var_dir());
+	snprintf(errf, sizeof errf, "%s/log/worker-strace.err", var_dir());
+	snprintf(dbsock, sizeof dbsock, "%s/run/mysqld.sock", var_dir());
 	unlink(trace);
 	assert_true((n = workers(pids, 64)) >= 1);
 	argv[k++] = "strace";
@@ -1005,8 +822,8 @@ retention_shrinks_tables(void **state)
 		assert_true(before[i] > 0);
 	}
 	t = sql_int("SELECT UNIX_TIMESTAMP()");
-	snprintf(log1, sizeof log1, "%s/log/retention-1.log", var());
-	snprintf(log2, sizeof log2, "%s/log/retention-2.log", var());
+	snprintf(log1, sizeof log1, "%s/log/retention-1.log", var_dir());
+	snprintf(log2, sizeof log2, "%s/log/retention-2.log", var_dir());
 	/* two days on: idempotency records, rate events and buckets, login
 	 * codes gone; tokens and mail kept */
 	assert_int_equal(sweep_at(t + 2 * 86400, log1), 0);
@@ -1043,17 +860,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(mail_within_a_second, stack_deliver_start),
-		cmocka_unit_test_teardown(payload_sealed, stack_deliver_start),
-		cmocka_unit_test_teardown(sigkill_mid_delivery, stack_deliver_start),
+		cmocka_unit_test_teardown(mail_within_a_second, deliver_back),
+		cmocka_unit_test_teardown(payload_sealed, deliver_back),
+		cmocka_unit_test_teardown(sigkill_mid_delivery, deliver_back),
 		cmocka_unit_test(no_descriptor_leaks_into_sendmail),
-		cmocka_unit_test_teardown(sigterm_finishes_message, stack_deliver_start),
-		cmocka_unit_test_teardown(two_deliverers_at_once, stack_deliver_start),
-		cmocka_unit_test_teardown(failing_transport_backoff, stack_deliver_start),
-		cmocka_unit_test_teardown(gives_up, stack_deliver_start),
-		cmocka_unit_test_teardown(smtp_transport, stack_deliver_start),
+		cmocka_unit_test_teardown(sigterm_finishes_message, deliver_back),
+		cmocka_unit_test_teardown(two_deliverers_at_once, deliver_back),
+		cmocka_unit_test_teardown(failing_transport_backoff, deliver_back),
+		cmocka_unit_test_teardown(gives_up, deliver_back),
+		cmocka_unit_test_teardown(smtp_transport, deliver_back),
 		cmocka_unit_test(worker_descriptors),
-		cmocka_unit_test_teardown(workers_never_fork_or_connect, stack_deliver_start),
+		cmocka_unit_test_teardown(workers_never_fork_or_connect, deliver_back),
 		cmocka_unit_test(retention_shrinks_tables),
 	};
 

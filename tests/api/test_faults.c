@@ -1,8 +1,9 @@
 /*
- * Faults (issue 17): the database unreachable, and workers and MariaDB
+ * Faults: the database unreachable, and workers and MariaDB
  * killed under load.
  *
- * 1. MariaDB stopped (refuses connections) and frozen (SIGSTOP: accepts,
+ * 1. MariaDB stopped (refuses connections): health answers 503 and every
+ *    worker reconnects by itself when it is back.  Stopped and frozen (SIGSTOP: accepts,
  *    never answers): a read, a mutation and health each answer 503
  *    SERVICE_UNAVAILABLE from the application (not nginx's 502 page)
  *    within 2 s; when it returns, the same workers answer 200 again
@@ -32,77 +33,6 @@
 
 #include "tests/api/pool_helpers.h"
 #include "tests/api/study_helpers.h"
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sleep_ms(int64_t ms)
-{
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static pid_t
-pool_master(void)
-{
-	char path[512], line[32] = "";
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/run/arps-fcgi.pid", getenv("ARPS_VAR"));
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(line, sizeof line, f) == NULL)
-		line[0] = '\0';
-	fclose(f);
-	return (pid_t)strtol(line, NULL, 10);
-}
-
-/* The pool's workers (children of the master), sorted; returns how many. */
-static size_t
-pool_workers(pid_t *out, size_t max)
-{
-	pid_t master = pool_master();
-	struct dirent *e;
-	size_t n = 0, i, j;
-	DIR *d;
-
-	if (master <= 0 || (d = opendir("/proc")) == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL && n < max) {
-		char path[300], buf[512], *p;
-		long ppid;
-		FILE *f;
-
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-		if ((f = fopen(path, "r")) == NULL)
-			continue;
-		p = fgets(buf, sizeof buf, f);
-		fclose(f);
-		/* pid (comm) state ppid ...: comm may hold spaces, read after ')' */
-		if (p == NULL || (p = strrchr(buf, ')')) == NULL)
-			continue;
-		if (sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == (long)master)
-			out[n++] = (pid_t)strtol(e->d_name, NULL, 10);
-	}
-	closedir(d);
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && out[j - 1] > out[j]; j--) {
-			pid_t t = out[j];
-			out[j] = out[j - 1];
-			out[j - 1] = t;
-		}
-	return n;
-}
 
 static int
 dev(const char *verb)
@@ -167,9 +97,9 @@ outage(const char *how, const char *back)
 	static int round;
 	struct test_user u;
 	struct test_agent a;
-	pid_t before[64], after[64];
+	int before[64], after[64];
 	size_t nb, na, i, j, kept;
-	pid_t master = pool_master();
+	int master = read_pid("arps-fcgi.pid");
 	char key[64], kh[96], body[512], path[128];
 	long long studies;
 	int64_t ms;
@@ -210,7 +140,7 @@ outage(const char *how, const char *back)
 	}
 	/* the same master and workers: none was restarted to recover (one
 	 * may have been recycled at max_requests meanwhile, not more) */
-	assert_int_equal(pool_master(), master);
+	assert_int_equal(read_pid("arps-fcgi.pid"), master);
 	na = pool_workers(after, 64);
 	assert_int_equal(na, nb);
 	for (i = 0, kept = 0; i < nb; i++)
@@ -232,6 +162,31 @@ outage(const char *how, const char *back)
 	studies = (long long)json_object_array_length(jget(r.json, "studies"));
 	assert_int_equal(studies, 1);
 	resp_free(&r);
+}
+
+/* The database stopped: health answers 503, and every worker reconnects by
+ * itself when it is back. */
+static void
+database_outage_503(void **state)
+{
+	int i, ok = 0;
+
+	(void)state;
+	assert_int_equal(sh("%s/tools/dev.sh db-stop", getenv("ARPS_ROOT")), 0);
+	for (i = 0; i < 10; i++) {
+		struct resp r = http_get("/api/v1/health", NULL);
+		assert_error(&r, 503, "SERVICE_UNAVAILABLE");
+		resp_free(&r);
+	}
+	assert_int_equal(sh("%s/tools/dev.sh db-start", getenv("ARPS_ROOT")), 0);
+	/* Every worker reconnects by itself: no pool restart. */
+	for (i = 0; i < 50; i++) {
+		struct resp r = http_get("/api/v1/health", NULL);
+		if (r.status == 200)
+			ok++;
+		resp_free(&r);
+	}
+	assert_int_equal(ok, 50);
 }
 
 static void
@@ -456,26 +411,14 @@ set_ack(const char *pid, enum ack ack)
 static void
 review_one(int t, unsigned *seed, int approve)
 {
-	char s[IDS_BUFSZ], pid[40] = "";
-	struct json_object *arr, *it, *v;
+	char s[IDS_BUFSZ], pid[40];
 	struct resp r;
 	int owner;
-	size_t i, n;
 
 	if (!pick_study(seed, s, &owner))
 		return;
 	r = careful(t, "GET", res[owner].hdr, NULL, "/api/v1/studies/%s/participants", s);
-	arr = jget(r.json, "participants");
-	n = arr ? json_object_array_length(arr) : 0;
-	for (i = 0; i < n; i++) {
-		it = json_object_array_get_idx(arr, i);
-		if ((v = jget(it, "status")) != NULL &&
-		    strcmp(json_object_get_string(v), "submitted") == 0 &&
-		    (v = jget(it, "participant_id")) != NULL) {
-			snprintf(pid, sizeof pid, "%s", json_object_get_string(v));
-			break;
-		}
-	}
+	submitted_participant(&r, pid, sizeof pid);
 	resp_free(&r);
 	if (pid[0] == '\0')
 		return;
@@ -647,7 +590,7 @@ static void *
 killer(void *arg)
 {
 	unsigned seed = (unsigned)time(NULL) ^ 0x5eed;
-	pid_t pids[64];
+	int pids[64];
 	size_t n;
 
 	(void)arg;
@@ -928,6 +871,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(database_outage_503),
 		cmocka_unit_test(database_stopped),
 		cmocka_unit_test_teardown(database_frozen, thaw),
 		cmocka_unit_test(faults_under_load),

@@ -1,12 +1,13 @@
 /*
- * Issue 17: the hostile-input table.  One row per hostile request, each
+ * The hostile-input table.  One row per hostile request, each
  * with the exact status and error_code the contract gives it (api.md §1,
  * api.md §3, api.md §4; design.md §6.1, design.md §9.7): transport, JSON,
  * field bounds, query parameters, credentials and identity-provider
  * tokens.  Every refusal must be the {detail, error_code, status} body with
  * a non-empty detail.  After the table: nothing a refused request touched
  * changed (the researcher's studies and wallet, the agent's wallet and
- * name) and verify-ledger exits 0.
+ * name) and verify-ledger exits 0.  Then two refusals outside the table:
+ * JSON's non-finite numbers, and a body past 64 KiB on /health.
  *
  * Each row says which layer it exercises:
  *   N  raw HTTP/1.1 bytes to nginx (a socket, not libcurl: curl would fix
@@ -1120,6 +1121,53 @@ nothing_else_changed(void **state)
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
+/* JSON has no NaN or Infinity: json-c's extension is refused. */
+static void
+non_finite_numbers(void **state)
+{
+	static const char *bodies[] = {
+		"{\"bio\":\"I like hiking.\",\"x\":NaN}", "{\"bio\":Infinity}",
+		"{\"bio\":\"ok\",\"x\":[1,{\"y\":-Infinity}]}", "{\"bio\":\"ok\",\"x\":nan}",
+	};
+	struct test_agent a;
+	struct resp r;
+	size_t i;
+
+	(void)state;
+	agent_new(&a, "Number tester");
+	for (i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+		r = http_post("/api/v1/profile/bio", bodies[i], HDRS(a.hdr));
+		assert_error(&r, 400, "INVALID_JSON");
+		resp_free(&r);
+	}
+	r = http_get("/api/v1/profile/bio", HDRS(a.hdr));
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "embedding_status"), "none");
+	resp_free(&r);
+	r = http_post("/api/v1/profile/bio", "{\"bio\":\"I like hiking.\",\"x\":1.5e3}",
+	    HDRS(a.hdr));
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+}
+
+static void
+body_too_large_413(void **state)
+{
+	size_t n = 64 * 1024 + 1;
+	char *big = malloc(n + 1);
+	struct resp r;
+
+	(void)state;
+	memset(big, ' ', n);
+	big[0] = '{';
+	big[n - 1] = '}';
+	big[n] = '\0';
+	r = http_post("/api/v1/health", big, NULL);
+	assert_error(&r, 413, "PAYLOAD_TOO_LARGE");
+	resp_free(&r);
+	free(big);
+}
+
 static int
 group_setup(void **state)
 {
@@ -1155,7 +1203,7 @@ context(void **state)
 int
 main(void)
 {
-	struct CMUnitTest tests[NROWS + 2];
+	struct CMUnitTest tests[NROWS + 4];
 	size_t i, n = 0;
 
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(context);
@@ -1165,5 +1213,7 @@ main(void)
 		tests[n++].name = rows[i].name;
 	}
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(nothing_else_changed);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(non_finite_numbers);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(body_too_large_413);
 	return _cmocka_run_group_tests("hostile", tests, n, group_setup, NULL);
 }

@@ -112,11 +112,6 @@ claim_from(const char *ip, const struct test_user *u, const char *code)
 	return fcgi_req(ip, "POST", "/api/v1/auth/claim", body, HDRS(u->hdr));
 }
 
-static void
-wrong_code(char out[8], const char *code)
-{
-	snprintf(out, 8, "%06d", (atoi(code) + 1) % 1000000);
-}
 
 /* The FastCGI client itself: the pool answers it as it answers nginx. */
 static void
@@ -536,7 +531,7 @@ send_code_per_network(void **state)
 
 /*
  * design.md §9.4: without a credential the Idempotency-Key must be 22 to 255
- * characters of [A-Za-z0-9_-]: the short guessable key of the audit
+ * characters of [A-Za-z0-9_-]: a short guessable key
  * (`register-1`) is refused with 422 on register, send-code and login.
  */
 static void
@@ -611,7 +606,7 @@ idem_key_form(void **state)
 }
 
 /*
- * design.md §9.4: the audited attack: a second client sends the first client's
+ * design.md §9.4: a replayed key: a second client sends the first client's
  * request with its Idempotency-Key.  Scoped to the client network, the key
  * replays nothing to another network: the second client gets its own
  * agent, never the first one's api_key; the first client (any host of its

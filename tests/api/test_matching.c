@@ -718,20 +718,12 @@ listed_text_exact(void **state)
 	resp_free(&r);
 }
 
-/* MariaDB's count of prepared statements executed. */
-static long long
-statements(void)
-{
-	return sql_int("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
-	    " WHERE VARIABLE_NAME = 'COM_STMT_EXECUTE'");
-}
-
 /* n polls of a's list, each listing id: the prepared statements MariaDB
  * ran meanwhile. */
 static long long
 polls(const struct test_agent *a, const char *id, int n)
 {
-	long long s0 = statements();
+	long long s0 = sql_statements();
 	struct resp r;
 	int i;
 
@@ -740,7 +732,7 @@ polls(const struct test_agent *a, const char *id, int n)
 		assert_true(position(&r, id) >= 0);
 		resp_free(&r);
 	}
-	return statements() - s0;
+	return sql_statements() - s0;
 }
 
 /*

@@ -31,11 +31,6 @@ struct account {
 };
 
 /* A subject unique to this run. */
-static void
-sub_new(char *buf, size_t n, const char *tag)
-{
-	snprintf(buf, n, "%s-%08x%08x", tag, randombytes_random(), randombytes_random());
-}
 
 static struct resp
 login_with(const char *provider, const char *token)

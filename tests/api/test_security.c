@@ -1,5 +1,5 @@
 /*
- * Issue 11, design.md §9.5 to design.md §9.11, through nginx: each attack
+ * The attacks of design.md §9.5 to design.md §9.11, through nginx: each attack
  * as an attacker would try it, then the exact refusal, and the honest
  * client still served: API key rotation, the owner's revocation and
  * logout-all (design.md §9.6); JSON bodies with repeated keys or keys
@@ -196,8 +196,7 @@ email_login(const char *email, char hdr[80], char id[IDS_BUFSZ])
 	struct json_object *acc, *v;
 	struct resp r;
 
-	snprintf(body, sizeof body, "{\"email\":\"%s\"}", email);
-	r = http_req("POST", "/api/v1/auth/email/send-code", body, NULL, random_ip(ip));
+	r = send_code(email);
 	assert_int_equal(r.status, 202);
 	resp_free(&r);
 	mail_code(email, code);
@@ -460,11 +459,6 @@ idp_login(const char *provider, const char *token, char id[IDS_BUFSZ], char emai
 	resp_free(&r);
 }
 
-static void
-sub_new(char *buf, size_t n, const char *tag)
-{
-	snprintf(buf, n, "%s-%08x%08x", tag, randombytes_random(), randombytes_random());
-}
 
 /* The string "true" is not a verified address: the victim's account is
  * not joined, even at the provider trusted to link. */

@@ -434,14 +434,6 @@ participate_approve(void **state)
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
-/* MariaDB's count of prepared statements executed (every process's). */
-static long long
-statements(void)
-{
-	return sql_int("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
-	    " WHERE VARIABLE_NAME = 'COM_STMT_EXECUTE'");
-}
-
 /* The stack's arps-deliver, stopped while look() counts (resumed by the
  * teardown too, should an assertion end the test meanwhile). */
 static int deliverer = -1;
@@ -470,9 +462,9 @@ look(const struct test_agent *a, const char *s, int64_t spots)
 	struct resp r;
 
 	assert_int_equal(kill(deliverer, SIGSTOP), 0);
-	s0 = statements();
+	s0 = sql_statements();
 	r = get_as(a->hdr, "/api/v1/studies/%s", s);
-	d = statements() - s0;
+	d = sql_statements() - s0;
 	assert_int_equal(kill(deliverer, SIGCONT), 0);
 	assert_int_equal(r.status, 200);
 	assert_string_equal(jgets(&r, "participation.status"), "in_progress");

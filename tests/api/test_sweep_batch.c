@@ -4,7 +4,7 @@
  * several studies and agents, one agent twice; a row the API moves
  * between the batch's read and its write is moved once, by the API; and
  * a sweep SIGKILLed in the middle of a large run, run again, moves every
- * due row exactly once (issue 17).
+ * due row exactly once.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -23,34 +23,6 @@
 #include <sodium.h>
 
 #include "tests/api/study_helpers.h"
-
-/* Every line of a query's answer, joined by '|' into out. */
-static const char *
-sql_str(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static const char *
-sql_str(char *out, size_t n, const char *fmt, ...)
-{
-	char q[2048], cmd[4096], line[4096];
-	size_t len = 0;
-	va_list ap;
-	FILE *p;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof q, fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof cmd, "mariadb --no-defaults -N -B -S %s/run/mysqld.sock -u \"$(id -un)\""
-	    " arps -e \"%s\"", getenv("ARPS_VAR"), q);
-	out[0] = '\0';
-	assert_non_null(p = popen(cmd, "r"));
-	while (fgets(line, sizeof line, p) != NULL) {
-		line[strcspn(line, "\n")] = '\0';
-		len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s", len ? "|" : "", line);
-	}
-	pclose(p);
-	assert_true(len < n);
-	return out;
-}
 
 /* arps-sweep as of now with extra arguments; its exit status. */
 static int

@@ -21,15 +21,8 @@
 
 #include <cmocka.h>
 
+#include "tests/api/pool_helpers.h"
 #include "tests/api/study_helpers.h"
-
-static void
-msleep(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* Lines of the pool's log that contain needle. */
 static long
@@ -54,24 +47,13 @@ log_count(const char *needle)
 static int
 kill_workers(void)
 {
-	char path[1024], line[512];
-	FILE *f;
-	long master = 0;
-	int n = 0;
+	int master = read_pid("arps-fcgi.pid"), pids[64], nw, i, n = 0;
 
-	snprintf(path, sizeof path, "%s/run/arps-fcgi.pid", getenv("ARPS_VAR"));
-	assert_non_null(f = fopen(path, "r"));
-	assert_int_equal(fscanf(f, "%ld", &master), 1);
-	fclose(f);
-	snprintf(line, sizeof line, "pgrep -P %ld", master);
-	assert_non_null(f = popen(line, "r"));
-	while (fgets(line, sizeof line, f) != NULL) {
-		pid_t pid = (pid_t)strtol(line, NULL, 10);
-
-		if (pid > 0 && kill(pid, SIGKILL) == 0)
+	assert_true(master > 0);
+	nw = workers(master, pids, 64);
+	for (i = 0; i < nw; i++)
+		if (pids[i] > 0 && kill(pids[i], SIGKILL) == 0)
 			n++;
-	}
-	pclose(f);
 	return n;
 }
 
@@ -149,7 +131,7 @@ killed_first_try_does_not_hold_key(void **state)
 	 * session's locks, such as arps-deliver's claims, must not count) */
 	for (i = 0; i < 250 && sql_int("SELECT COUNT(*) FROM information_schema.PROCESSLIST"
 	    " WHERE INFO LIKE 'SELECT SLEEP(%%'") < 1; i++)
-		msleep(20);
+		sleep_ms(20);
 	assert_true(i < 250);
 	assert_int_equal(pthread_create(&t, NULL, call_run, &first), 0);
 	/* the first try waits on the wallet lock: its connection's id */
@@ -158,7 +140,7 @@ killed_first_try_does_not_hold_key(void **state)
 		    " WHERE r.trx_state = 'LOCK WAIT'");
 		if (conn > 0)
 			break;
-		msleep(10);
+		sleep_ms(10);
 	}
 	assert_true(conn > 0);
 
@@ -176,7 +158,7 @@ killed_first_try_does_not_hold_key(void **state)
 	/* the dead worker's session ends once its lock wait does */
 	for (i = 0; i < 300 && sql_int("SELECT COUNT(*) FROM information_schema.PROCESSLIST"
 	    " WHERE ID = %lld", conn) != 0; i++)
-		msleep(20);
+		sleep_ms(20);
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %lld",
 	    conn), 0);
 
@@ -187,7 +169,7 @@ killed_first_try_does_not_hold_key(void **state)
 		if (r.status != 502 && r.status != 503 && r.status != 0)
 			break;
 		resp_free(&r);
-		msleep(100);
+		sleep_ms(100);
 	}
 	assert_int_equal(r.status, 201);
 	assert_null(resp_header(&r, "Idempotent-Replayed", kh, sizeof kh));
@@ -285,20 +267,7 @@ mix_take_part(unsigned *seed, int ai)
 	/* the researcher approves one submitted participant of the study */
 	r = get_as(rsr.hdr, "/api/v1/studies/%s/participants", s);
 	tally(&r, "participants");
-	{
-		struct json_object *arr = jget(r.json, "participants"), *it, *v;
-		size_t k, n = arr ? json_object_array_length(arr) : 0;
-
-		for (k = 0; k < n; k++) {
-			it = json_object_array_get_idx(arr, k);
-			if ((v = jget(it, "status")) != NULL &&
-			    strcmp(json_object_get_string(v), "submitted") == 0 &&
-			    (v = jget(it, "participant_id")) != NULL) {
-				snprintf(pid, sizeof pid, "%s", json_object_get_string(v));
-				break;
-			}
-		}
-	}
+	submitted_participant(&r, pid, sizeof pid);
 	resp_free(&r);
 	if (pid[0] == '\0') {
 		/* nothing to approve: leave the study free for the next try */
@@ -345,7 +314,7 @@ mix_thread(void *arg)
 }
 
 /*
- * issue 17: 16 threads of one researcher create studies, approve the
+ * 16 threads of one researcher create studies, approve the
  * work of agents taking part in them, and top up the wallet (arps-admin):
  * 0 deadlocks (InnoDB's 1213, logged by db_tx on every retry it gives up
  * and counted here from the log before and after) and 0 answers of 503.
@@ -410,7 +379,7 @@ creates_thread(void *arg)
 	return NULL;
 }
 
-/* The report of issue 17: one researcher creating from 8 threads. */
+/* One researcher creating studies from 8 threads at once. */
 static void
 one_researcher_eight_threads_of_creates(void **state)
 {

@@ -5,9 +5,6 @@
  * config allows loopback targets and starts the back-off at 1 s with a
  * 3 s time-out per try.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,173 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <sodium.h>
 
+#include "tests/api/receiver.h"
 #include "tests/api/study_helpers.h"
-
-#define MAX_HITS 16
-
-/* What the receiver got, and how it answers. */
-struct hit {
-	char event_id[64];
-	char signature[160];
-	char *body;
-	time_t at;
-};
-
-static struct receiver {
-	int fd, port;
-	pthread_t th;
-	pthread_mutex_t mu;
-	int answers[MAX_HITS];	/* status per request; 0 after the list: 200 */
-	int hang_first;		/* do not answer the first request */
-	struct hit hits[MAX_HITS];
-	int nhits;
-	volatile int done;
-} rx;
-
-static void
-header_value(const char *req, const char *name, char *out, size_t n)
-{
-	const char *p = strcasestr(req, name), *e;
-
-	out[0] = '\0';
-	if (p == NULL)
-		return;
-	p += strlen(name);
-	while (*p == ' ')
-		p++;
-	e = strstr(p, "\r\n");
-	if (e == NULL || (size_t)(e - p) >= n)
-		return;
-	memcpy(out, p, (size_t)(e - p));
-	out[e - p] = '\0';
-}
-
-static void *
-serve(void *arg)
-{
-	(void)arg;
-	while (!rx.done) {
-		char buf[65536], len[32], reply[128];
-		size_t got = 0;
-		ssize_t r;
-		char *hend;
-		long clen;
-		int c, idx, status;
-
-		if ((c = accept(rx.fd, NULL, NULL)) < 0)
-			continue;
-		for (;;) {
-			r = read(c, buf + got, sizeof buf - 1 - got);
-			if (r <= 0)
-				break;
-			got += (size_t)r;
-			buf[got] = '\0';
-			if ((hend = strstr(buf, "\r\n\r\n")) != NULL) {
-				header_value(buf, "Content-Length:", len, sizeof len);
-				clen = atol(len);
-				if (got >= (size_t)(hend + 4 - buf) + (size_t)clen)
-					break;
-			}
-		}
-		buf[got] = '\0';
-		if ((hend = strstr(buf, "\r\n\r\n")) == NULL) {
-			close(c);
-			continue;
-		}
-		pthread_mutex_lock(&rx.mu);
-		idx = rx.nhits;
-		if (idx < MAX_HITS) {
-			header_value(buf, "Arps-Event-Id:", rx.hits[idx].event_id,
-			    sizeof rx.hits[idx].event_id);
-			header_value(buf, "Arps-Signature:", rx.hits[idx].signature,
-			    sizeof rx.hits[idx].signature);
-			rx.hits[idx].body = strdup(hend + 4);
-			rx.hits[idx].at = time(NULL);
-			rx.nhits++;
-		}
-		status = idx < MAX_HITS && rx.answers[idx] ? rx.answers[idx] : 200;
-		pthread_mutex_unlock(&rx.mu);
-		if (idx == 0 && rx.hang_first) {
-			/* hold the connection until the deliverer is gone */
-			while (!rx.done && read(c, buf, sizeof buf) > 0)
-				;
-			close(c);
-			continue;
-		}
-		snprintf(reply, sizeof reply, "HTTP/1.1 %d X\r\nContent-Length: 0\r\nConnection: close"
-		    "\r\n\r\n", status);
-		(void)!write(c, reply, strlen(reply));
-		close(c);
-	}
-	return NULL;
-}
-
-static void
-rx_start(const int *answers, size_t n, int hang_first)
-{
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof sa;
-	int one = 1;
-
-	memset(&rx, 0, sizeof rx);
-	pthread_mutex_init(&rx.mu, NULL);
-	memcpy(rx.answers, answers, n * sizeof *answers);
-	rx.hang_first = hang_first;
-	rx.fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(rx.fd >= 0);
-	setsockopt(rx.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	memset(&sa, 0, sizeof sa);
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(rx.fd, (struct sockaddr *)&sa, sizeof sa), 0);
-	assert_int_equal(listen(rx.fd, 64), 0);
-	assert_int_equal(getsockname(rx.fd, (struct sockaddr *)&sa, &sl), 0);
-	rx.port = ntohs(sa.sin_port);
-	assert_int_equal(pthread_create(&rx.th, NULL, serve, NULL), 0);
-}
-
-static void
-rx_stop(void)
-{
-	int i;
-
-	rx.done = 1;
-	shutdown(rx.fd, SHUT_RDWR);
-	close(rx.fd);
-	pthread_cancel(rx.th);
-	pthread_join(rx.th, NULL);
-	for (i = 0; i < rx.nhits && i < MAX_HITS; i++)
-		free(rx.hits[i].body);
-}
-
-static int
-rx_count(void)
-{
-	int n;
-
-	pthread_mutex_lock(&rx.mu);
-	n = rx.nhits;
-	pthread_mutex_unlock(&rx.mu);
-	return n;
-}
-
-/* Wait up to secs for at least n requests; returns the count. */
-static int
-rx_wait(int n, int secs)
-{
-	int i;
-
-	for (i = 0; i < secs * 10 && rx_count() < n; i++)
-		usleep(100000);
-	return rx_count();
-}
 
 static char pidfile[512];
 
@@ -205,7 +43,7 @@ deliver_kill(int sig)
 
 /* Check Arps-Signature of a hit with the hook's secret. */
 static void
-assert_signed(const struct hit *h, const char *secret)
+assert_signed(const struct rx_hit *h, const char *secret)
 {
 	crypto_auth_hmacsha256_state st;
 	unsigned char mac[32];
@@ -251,7 +89,7 @@ signed_events(void **state)
 	int i;
 
 	(void)state;
-	rx_start(NULL, 0, 0);
+	rx_start(NULL, 0, 0, 0);
 	agent_new(&a, "listener");
 	hook_new(&a, "\"wallet.credited\",\"participation.accepted\",\"participation.withdrawn\"",
 	    hook, secret);
@@ -317,7 +155,7 @@ retries_same_id(void **state)
 	struct resp r;
 
 	(void)state;
-	rx_start(answers, 3, 0);
+	rx_start(answers, 3, 0, 0);
 	agent_new(&a, "retried");
 	hook_new(&a, "\"wallet.credited\"", hook, secret);
 	user_login(&owner, "owner");
@@ -351,7 +189,7 @@ killed_mid_delivery(void **state)
 	struct resp r;
 
 	(void)state;
-	rx_start(NULL, 0, 1);
+	rx_start(NULL, 0, 1, 0);
 	agent_new(&a, "patient");
 	hook_new(&a, "\"wallet.credited\"", hook, secret);
 	user_login(&owner, "owner");
@@ -391,7 +229,7 @@ disabled_after_three_days(void **state)
 	int found = 0;
 
 	(void)state;
-	rx_start(answers, 1, 0);
+	rx_start(answers, 1, 0, 0);
 	agent_new(&a, "given-up");
 	hook_new(&a, "\"wallet.credited\"", hook, secret);
 	/* failing since 3 days and 10 s ago, as if every try since had failed */

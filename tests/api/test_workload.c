@@ -129,32 +129,20 @@ agent_study(unsigned *seed, int ai, char id[IDS_BUFSZ])
 static void
 review_one(unsigned *seed, enum op op)
 {
-	char s[IDS_BUFSZ], path[256];
-	struct json_object *arr, *it, *v;
+	char s[IDS_BUFSZ], pid[40], path[256];
 	struct resp r;
 	int owner;
-	size_t i, n;
 
 	if (!pick_study(seed, s, &owner))
 		return;
 	r = get_as(res[owner].hdr, "/api/v1/studies/%s/participants", s);
 	record(op, r.status, &r);
-	arr = jget(r.json, "participants");
-	n = arr ? json_object_array_length(arr) : 0;
-	path[0] = '\0';
-	for (i = 0; i < n; i++) {
-		it = json_object_array_get_idx(arr, i);
-		if ((v = jget(it, "status")) != NULL &&
-		    strcmp(json_object_get_string(v), "submitted") == 0 &&
-		    (v = jget(it, "participant_id")) != NULL) {
-			snprintf(path, sizeof path, "/api/v1/studies/%s/participants/%s/%s", s,
-			    json_object_get_string(v), op == OP_APPROVE ? "approve" : "reject");
-			break;
-		}
-	}
+	submitted_participant(&r, pid, sizeof pid);
 	resp_free(&r);
-	if (path[0] == '\0')
+	if (pid[0] == '\0')
 		return;
+	snprintf(path, sizeof path, "/api/v1/studies/%s/participants/%s/%s", s, pid,
+	    op == OP_APPROVE ? "approve" : "reject");
 	r = http_req("POST", path, op == OP_REJECT ? "{\"reason\":\"workload\"}" : NULL,
 	    HDRS(res[owner].hdr), NULL);
 	record(op, r.status, &r);

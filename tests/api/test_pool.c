@@ -1,4 +1,9 @@
-/* Foundation: health, routing errors, limits, worker respawn, DB outage. */
+/* The prefork pool (fcgi/pool.c, design.md §1.2): a worker killed under
+ * load is respawned, workers are recycled, a failed fork is retried, SIGHUP
+ * reloads the configuration, request lines and the request watchdog,
+ * SIGTERM finishes the request in flight, the master killed takes its
+ * workers along, an answer cut by a dying worker is not left hanging, and
+ * the socket systemd hands over on fd 0. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -21,220 +26,6 @@
 
 #include "tests/api/flows.h"
 #include "tests/api/pool_helpers.h"
-
-static void
-health_ok(void **state)
-{
-	struct resp r = http_get("/api/v1/health", NULL);
-	char buf[128];
-
-	(void)state;
-	assert_int_equal(r.status, 200);
-	assert_string_equal(r.body, "{\"status\":\"ok\"}");
-	assert_non_null(resp_header(&r, "X-Request-Id", buf, sizeof buf));
-	assert_non_null(resp_header(&r, "Content-Type", buf, sizeof buf));
-	assert_string_equal(buf, "application/json");
-	resp_free(&r);
-}
-
-static void
-unknown_paths_404(void **state)
-{
-	static const char *paths[] = {
-		"/api/v1/nope", "/api/v1/health/x", "/api/v1/", "/api/v1",
-		"/api/v2/health", "/api/v1/studies/std_x/unknown",
-		/* Beside the console's own files (design.md §12), nothing else is served. */
-		"/index.htm", "/js/", "/js/nope.js", "/js/app.js/x", "/web/index.html", "/app.css/",
-		"/favicon.ico", "/../index.html.bak",
-	};
-	/* The console: / and /index.html are its page, under a strict CSP. */
-	static const char *console[] = { "/", "/index.html" };
-	char buf[512];
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-		struct resp r = http_get(paths[i], NULL);
-		assert_error(&r, 404, "NOT_FOUND");
-		resp_free(&r);
-	}
-	for (i = 0; i < sizeof console / sizeof console[0]; i++) {
-		struct resp r = http_get(console[i], NULL);
-		assert_int_equal(r.status, 200);
-		assert_non_null(resp_header(&r, "Content-Type", buf, sizeof buf));
-		assert_true(strncmp(buf, "text/html", 9) == 0);
-		assert_non_null(resp_header(&r, "Content-Security-Policy", buf, sizeof buf));
-		assert_non_null(strstr(buf, "default-src 'self'"));
-		assert_null(strstr(buf, "unsafe-inline"));
-		assert_non_null(strstr(r.body, "<script type=\"module\" src=\"/js/app.js\"></script>"));
-		resp_free(&r);
-	}
-}
-
-static void
-wrong_method_405(void **state)
-{
-	struct resp r = http_req("DELETE", "/api/v1/health", NULL, NULL, NULL);
-	char buf[64];
-
-	(void)state;
-	assert_error(&r, 405, "METHOD_NOT_ALLOWED");
-	assert_non_null(resp_header(&r, "Allow", buf, sizeof buf));
-	assert_string_equal(buf, "GET, HEAD");
-	resp_free(&r);
-}
-
-
-/* Client bytes quoted in an error detail never make the body invalid JSON;
- * an escaped '/' or ".." is part of a segment, never a separator. */
-static void
-odd_paths(void **state)
-{
-	static const char *nf[] = {
-		"/api/v1/%E9t%E9", "/api/v1/agents%2Fme", "/api/v1/studies/%2e%2e/health",
-		"/api/v1/studies/std_%FF%FE", "/api/v1/studies/std_a%2Fb",
-		"/api/v1/studies/std_%0Aforged", "/api/v1//health", "/api/v1/health/",
-	};
-	struct test_agent a;
-	struct resp r;
-	size_t i;
-
-	(void)state;
-	agent_new(&a, "Path tester");
-	for (i = 0; i < sizeof nf / sizeof nf[0]; i++) {
-		r = http_get(nf[i], HDRS(a.hdr));
-		assert_error(&r, 404, "NOT_FOUND");	/* parsed as UTF-8 JSON */
-		resp_free(&r);
-	}
-	r = http_get("/api/v1/studies/std_%FF%FE", HDRS(a.hdr));
-	assert_non_null(strstr(jstr(&r, "detail"), "std_??"));
-	resp_free(&r);
-	/* an escaped unreserved character is the character itself */
-	r = http_get("/api/v1/%61gents/me", HDRS(a.hdr));
-	assert_int_equal(r.status, 200);
-	assert_string_equal(jstr(&r, "agent_id"), a.id);
-	resp_free(&r);
-	r = http_get("/api/v1/agents/me?x=%FF", HDRS(a.hdr));
-	assert_int_equal(r.status, 200);
-	resp_free(&r);
-}
-
-/* HEAD is GET without a body, and has no effect of its own. */
-static void
-head_requests(void **state)
-{
-	struct test_agent a;
-	struct resp r;
-	char buf[64];
-
-	(void)state;
-	r = http_req("HEAD", "/api/v1/health", NULL, NULL, NULL);
-	assert_int_equal(r.status, 200);
-	assert_true(r.len == 0);
-	assert_non_null(resp_header(&r, "Content-Length", buf, sizeof buf));
-	assert_string_equal(buf, "15");		/* {"status":"ok"} */
-	resp_free(&r);
-	agent_new(&a, "Head tester");
-	r = http_req("HEAD", "/api/v1/agents/me", NULL, HDRS(a.hdr), NULL);
-	assert_int_equal(r.status, 200);
-	assert_true(r.len == 0);
-	resp_free(&r);
-	r = http_req("HEAD", "/api/v1/agents/me", NULL, NULL, NULL);
-	assert_int_equal(r.status, 401);
-	resp_free(&r);
-	r = http_req("HEAD", "/api/v1/heartbeat", NULL, HDRS(a.hdr), NULL);
-	assert_int_equal(r.status, 405);
-	assert_non_null(resp_header(&r, "Allow", buf, sizeof buf));
-	assert_string_equal(buf, "POST");
-	resp_free(&r);
-}
-
-/* What nginx refuses itself still answers the JSON error body. */
-static void
-nginx_refusals_json(void **state)
-{
-	char *big, *hdr;
-	struct resp r;
-
-	(void)state;
-	r = http_get("/api/v1/studies/std_%00abc", NULL);
-	assert_error(&r, 400, "BAD_REQUEST");
-	resp_free(&r);
-	r = http_get("/api/v1/studies/%", NULL);
-	assert_error(&r, 400, "BAD_REQUEST");
-	resp_free(&r);
-	r = http_req("TRACE", "/api/v1/health", NULL, NULL, NULL);
-	assert_error(&r, 405, "METHOD_NOT_ALLOWED");
-	resp_free(&r);
-	hdr = malloc(20100);
-	assert_non_null(hdr);
-	memcpy(hdr, "X-Big: ", 7);
-	memset(hdr + 7, 'a', 20000);
-	hdr[20007] = '\0';
-	r = http_get("/api/v1/health", HDRS(hdr));
-	assert_error(&r, 400, "BAD_REQUEST");
-	resp_free(&r);
-	free(hdr);
-	big = malloc(20100);
-	assert_non_null(big);
-	memcpy(big, "/api/v1/health?q=", 17);
-	memset(big + 17, 'a', 20000);
-	big[20017] = '\0';
-	r = http_get(big, NULL);
-	assert_error(&r, 414, "BAD_REQUEST");
-	resp_free(&r);
-	free(big);
-	r = http_get("/nothing/here", NULL);
-	assert_error(&r, 404, "NOT_FOUND");
-	resp_free(&r);
-}
-
-/* JSON has no NaN or Infinity: json-c's extension is refused. */
-static void
-non_finite_numbers(void **state)
-{
-	static const char *bodies[] = {
-		"{\"bio\":\"I like hiking.\",\"x\":NaN}", "{\"bio\":Infinity}",
-		"{\"bio\":\"ok\",\"x\":[1,{\"y\":-Infinity}]}", "{\"bio\":\"ok\",\"x\":nan}",
-	};
-	struct test_agent a;
-	struct resp r;
-	size_t i;
-
-	(void)state;
-	agent_new(&a, "Number tester");
-	for (i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
-		r = http_post("/api/v1/profile/bio", bodies[i], HDRS(a.hdr));
-		assert_error(&r, 400, "INVALID_JSON");
-		resp_free(&r);
-	}
-	r = http_get("/api/v1/profile/bio", HDRS(a.hdr));
-	assert_int_equal(r.status, 200);
-	assert_string_equal(jstr(&r, "embedding_status"), "none");
-	resp_free(&r);
-	r = http_post("/api/v1/profile/bio", "{\"bio\":\"I like hiking.\",\"x\":1.5e3}",
-	    HDRS(a.hdr));
-	assert_int_equal(r.status, 200);
-	resp_free(&r);
-}
-
-static void
-body_too_large_413(void **state)
-{
-	size_t n = 64 * 1024 + 1;
-	char *big = malloc(n + 1);
-	struct resp r;
-
-	(void)state;
-	memset(big, ' ', n);
-	big[0] = '{';
-	big[n - 1] = '}';
-	big[n] = '\0';
-	r = http_post("/api/v1/health", big, NULL);
-	assert_error(&r, 413, "PAYLOAD_TOO_LARGE");
-	resp_free(&r);
-	free(big);
-}
 
 /* --- load while a worker is killed --- */
 
@@ -475,29 +266,6 @@ fork_failure_retried(void **state)
 	}
 }
 
-static void
-database_outage_503(void **state)
-{
-	int i, ok = 0;
-
-	(void)state;
-	assert_int_equal(sh("%s/tools/dev.sh db-stop", getenv("ARPS_ROOT")), 0);
-	for (i = 0; i < 10; i++) {
-		struct resp r = http_get("/api/v1/health", NULL);
-		assert_error(&r, 503, "SERVICE_UNAVAILABLE");
-		resp_free(&r);
-	}
-	assert_int_equal(sh("%s/tools/dev.sh db-start", getenv("ARPS_ROOT")), 0);
-	/* Every worker reconnects by itself: no pool restart. */
-	for (i = 0; i < 50; i++) {
-		struct resp r = http_get("/api/v1/health", NULL);
-		if (r.status == 200)
-			ok++;
-		resp_free(&r);
-	}
-	assert_int_equal(ok, 50);
-}
-
 struct inflight {
 	const char *hdr;
 	struct resp r;
@@ -512,9 +280,6 @@ slow_patch(void *arg)
 	return NULL;
 }
 
-/* SIGTERM: the pool stops accepting but finishes the request in flight.
- * The request is held in flight by a row lock another session keeps for
- * 3 seconds.  Runs last: it stops the pool and starts it again. */
 /* The signup bonus a fresh claimed agent gets, from its wallet. */
 static long long
 claim_bonus(void)
@@ -655,7 +420,7 @@ request_watchdog(void **state)
 	r = http_req("PATCH", "/api/v1/agents/me", "{\"name\":\"Never\"}", HDRS(a.hdr), NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	fprintf(stderr, "foundation: PATCH held by a row lock: %ld after %.2f s\n", r.status, secs);
+	fprintf(stderr, "pool: PATCH held by a row lock: %ld after %.2f s\n", r.status, secs);
 	assert_error(&r, 503, "SERVICE_UNAVAILABLE");
 	resp_free(&r);
 	/* the watchdog, not the lock's end (5.5 s from here) or a deadline */
@@ -696,6 +461,9 @@ request_watchdog(void **state)
 	pool_reload_with(master, NULL, before, nb);
 }
 
+/* SIGTERM: the pool stops accepting but finishes the request in flight.
+ * The request is held in flight by a row lock another session keeps for
+ * 3 seconds.  Runs last: it stops the pool and starts it again. */
 static void
 sigterm_finishes_in_flight(void **state)
 {
@@ -761,6 +529,38 @@ master_killed_workers_end(void **state)
 	resp_free(&r);
 	assert_int_equal(sh("%s/tools/dev.sh pool-start", getenv("ARPS_ROOT")), 0);
 	health_within(5);
+}
+
+/* SIGTERM to the master; waits (up to 10 s) until it is gone, asserts so. */
+static void
+master_stopped(int master)
+{
+	int i;
+
+	assert_int_equal(kill(master, SIGTERM), 0);
+	for (i = 0; i < 100 && kill(master, 0) == 0; i++)
+		usleep(100000);
+	assert_int_not_equal(kill(master, 0), 0);
+}
+
+/* A Unix socket listening at path (any file there replaced), mode 0666 as
+ * systemd's arps-fcgi.socket makes it; its descriptor. */
+static int
+listen_at(const char *path, int backlog)
+{
+	struct sockaddr_un sa;
+	int fd;
+
+	unlink(path);
+	assert_true((fd = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	assert_true(strlen(path) < sizeof sa.sun_path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_equal(listen(fd, backlog), 0);
+	return fd;
 }
 
 /* The pool's socket file, gone (a test's stand-in may have left it). */
@@ -834,8 +634,7 @@ static void
 cut_answer_not_hung(void **state)
 {
 	const char *var = getenv("ARPS_VAR");
-	int master = read_pid("arps-fcgi.pid"), ls, i;
-	struct sockaddr_un sa;
+	int master = read_pid("arps-fcgi.pid"), ls;
 	struct timespec t0, t1;
 	pthread_t th;
 	struct resp r;
@@ -844,20 +643,9 @@ cut_answer_not_hung(void **state)
 
 	(void)state;
 	assert_true(master > 0);
-	assert_int_equal(kill(master, SIGTERM), 0);
-	for (i = 0; i < 100 && kill(master, 0) == 0; i++)
-		usleep(100000);
-	assert_int_not_equal(kill(master, 0), 0);
+	master_stopped(master);
 	snprintf(path, sizeof path, "%s/run/arps.sock", var);
-	unlink(path);
-	assert_true((ls = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	assert_true(strlen(path) < sizeof sa.sun_path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	assert_int_equal(bind(ls, (struct sockaddr *)&sa, sizeof sa), 0);
-	assert_int_equal(chmod(path, 0666), 0);
-	assert_int_equal(listen(ls, 8), 0);
+	ls = listen_at(path, 8);
 	assert_int_equal(pthread_create(&th, NULL, dying_upstream, &ls), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = http_get("/api/v1/health", NULL);
@@ -866,7 +654,7 @@ cut_answer_not_hung(void **state)
 	close(ls);
 	unlink(path);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	fprintf(stderr, "foundation: an answer cut by its worker's death: HTTP %ld, %zu body bytes,"
+	fprintf(stderr, "pool: an answer cut by its worker's death: HTTP %ld, %zu body bytes,"
 	    " after %.2f s\n", r.status, r.len, secs);
 	/* a transport error (curl: the transfer closed with bytes missing) */
 	assert_int_equal(r.status, 0);
@@ -906,7 +694,6 @@ systemd_socket_fd0(void **state)
 	const char *var = getenv("ARPS_VAR"), *bin = getenv("ARPS_FCGI_BIN");
 	int master = read_pid("arps-fcgi.pid"), sock, i, logfd;
 	char path[512], conf[512], exe[512];
-	struct sockaddr_un sa;
 	struct test_agent a;
 	struct resp r;
 	pid_t pid;
@@ -915,21 +702,10 @@ systemd_socket_fd0(void **state)
 	(void)state;
 	/* stop the dev pool (it unlinks its own socket) */
 	assert_true(master > 0);
-	assert_int_equal(kill(master, SIGTERM), 0);
-	for (i = 0; i < 100 && kill(master, 0) == 0; i++)
-		usleep(100000);
-	assert_int_not_equal(kill(master, 0), 0);
+	master_stopped(master);
 	/* what systemd's arps-fcgi.socket does */
 	snprintf(path, sizeof path, "%s/run/arps.sock", var);
-	unlink(path);
-	assert_true((sock = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	assert_true(strlen(path) < sizeof sa.sun_path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	assert_int_equal(bind(sock, (struct sockaddr *)&sa, sizeof sa), 0);
-	assert_int_equal(chmod(path, 0666), 0);
-	assert_int_equal(listen(sock, 128), 0);
+	sock = listen_at(path, 128);
 	snprintf(conf, sizeof conf, "%s/arps-fd0.conf", var);
 	assert_int_equal(sh("sed 's|^listen = .*|listen = fd0|' %s > %s", getenv("ARPS_CONFIG"),
 	    conf), 0);
@@ -968,22 +744,14 @@ systemd_socket_fd0(void **state)
 	health_within(5);
 }
 
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(health_ok),
-		cmocka_unit_test(unknown_paths_404),
-		cmocka_unit_test(wrong_method_405),
-		cmocka_unit_test(odd_paths),
-		cmocka_unit_test(head_requests),
-		cmocka_unit_test(nginx_refusals_json),
-		cmocka_unit_test(non_finite_numbers),
-		cmocka_unit_test(body_too_large_413),
 		cmocka_unit_test(worker_killed_under_load),
 		cmocka_unit_test(workers_recycled),
 		cmocka_unit_test_teardown(fork_failure_retried, cgroup_back),
-		cmocka_unit_test(database_outage_503),
 		cmocka_unit_test(config_reload),
 		cmocka_unit_test(request_lines),
 		cmocka_unit_test(request_watchdog),
@@ -994,5 +762,5 @@ main(void)
 	};
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	return cmocka_run_group_tests_name("api_foundation", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("api_pool", tests, NULL, NULL);
 }
