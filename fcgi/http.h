@@ -120,8 +120,34 @@ struct route {
  * fast path (db_agent_by_key_heads, match/engine.c). */
 #define ROUTE_HEADS	0x1
 
-/* The routing table (fcgi/routes.c). */
-extern const struct route routes[];
+/* The rows of the routing table (fcgi/routes.c), which is indexed by
+ * them: the enum's order is the match order (the first row whose path
+ * matches wins, so fixed segments come before "{}").  An MCP tool names
+ * its row (fcgi/mcp.c). */
+enum route_id {
+	R_HEALTH,
+	/* agents */
+	R_REGISTER, R_CLAIM_CODE, R_ME_GET, R_ME_PATCH, R_BIO_SET, R_BIO_GET, R_HEARTBEAT,
+	R_KEY_ROTATE,
+	/* accounts and login */
+	R_SEND_CODE, R_LOGIN, R_AUTH_PROVIDERS, R_LOGOUT, R_LOGOUT_ALL, R_CLAIM, R_ACCOUNT,
+	R_KEY_REPLACE,
+	/* studies */
+	R_AVAILABLE, R_HISTORY, R_STUDY_CREATE, R_STUDY_LIST, R_STUDY_GET, R_ACCEPT, R_COMPLETE,
+	R_WITHDRAW, R_STUDY_PAUSE, R_STUDY_RESUME, R_STUDY_STOP, R_PARTICIPANTS,
+	R_PARTICIPANT_APPROVE, R_PARTICIPANT_REJECT,
+	/* wallet */
+	R_WALLET_BALANCE, R_WALLET_TRANSACTIONS,
+	/* events and webhooks */
+	R_EVENTS, R_REPUTATION, R_WEBHOOK_CREATE, R_WEBHOOK_LIST, R_WEBHOOK_DELETE,
+	R_WEBHOOK_DELIVERIES,
+	/* MCP */
+	R_MCP,
+	R__MAX
+};
+
+/* The routing table (fcgi/routes.c); nroutes is R__MAX. */
+extern const struct route routes[R__MAX];
 extern const size_t nroutes;
 
 /*
