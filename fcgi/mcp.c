@@ -469,8 +469,8 @@ struct call {
 	const char *idem;
 };
 
-/* call_build's checks: 0, or -1 with msg set, or with *err set (the
- * body decoder's answer). */
+/* call_build_or_reply's checks (no answer of r's): 0, or -1 with msg set,
+ * or with *err set (the body decoder's answer). */
 static int
 call_check(const struct tool *t, struct json_object *args, struct call *c, char *msg,
     size_t msgsz, struct req *err)
@@ -588,7 +588,7 @@ call_check(const struct tool *t, struct json_object *args, struct call *c, char 
 			goto toolong;
 		memset(&chk, 0, sizeof chk);
 		chk.json = c->body;	/* borrowed: decoded as the handler will */
-		if (decode_body_or_reply(&chk, t->body->f, t->body->n, scratch.b, &present) != 0) {
+		if (decode_body_or_reply(&chk, t->body->f, t->body->n, scratch.b, &present) != H_OK) {
 			if (chk.out == NULL) {
 				snprintf(msg, msgsz, "invalid arguments");
 				return -1;
@@ -609,21 +609,24 @@ toolong:
 /*
  * Check the arguments against the tool's input schema and build the call.
  * The body fields are checked by decode_body_or_reply itself, the decoder
- * the handler runs.  0, or -1 with *err set to the refusal as REST would
- * answer it (the decoder's own answer, else 422 VALIDATION_ERROR with the
- * reason): a tool error, which a model can read and correct
- * (design.md §11.3), not a protocol error.
+ * the handler runs.  H_OK, or H_REPLIED with *err set to the refusal as
+ * REST would answer it (the decoder's own answer, else 422
+ * VALIDATION_ERROR with the reason): a tool error, which a model can read
+ * and correct (design.md §11.3), not a protocol error.  c->body is set
+ * either way (the caller puts it).
  */
-static int
-call_build(const struct tool *t, struct json_object *args, struct call *c, struct req *err)
+static enum h_rc
+call_build_or_reply(const struct tool *t, struct json_object *args, struct call *c,
+    struct req *err)
 {
 	char msg[512];
 	const size_t msgsz = sizeof msg;
-	int rc = call_check(t, args, c, msg, msgsz, err);
 
-	if (rc != 0 && err->out == NULL)
+	if (call_check(t, args, c, msg, msgsz, err) == 0)
+		return H_OK;
+	if (err->out == NULL)
 		reply_err(err, ARPS_E_VALIDATION, "%s", msg);
-	return rc;
+	return H_REPLIED;
 }
 
 /* The value of one extra header line of an answer into buf; NULL if absent. */
@@ -810,7 +813,7 @@ m_tools_call(struct req *r, struct json_object *id, struct json_object *params)
 	if (args == NULL)
 		args = empty = json_object_new_object();
 	memset(&err, 0, sizeof err);
-	if (call_build(t, args, &c, &err) != 0)
+	if (call_build_or_reply(t, args, &c, &err) != H_OK)
 		tool_answer(r, id, &err);	/* a refusal: a tool error */
 	else
 		call_run(r, id, t, &c);
@@ -831,8 +834,6 @@ static const struct {
 
 /* --- the endpoint -------------------------------------------------------- */
 
-/* The body as JSON (strict, UTF-8, depth 32); NULL after a -32700 (or,
- * for "null", -32600) answer. */
 /* The body's object keys (val_json_keys): VAL_JSON_OK, or why not. */
 static int
 json_keys_ok(const struct req *r)
@@ -848,8 +849,10 @@ json_keys_ok(const struct req *r)
 	return rc;
 }
 
-static struct json_object *
-rpc_parse(struct req *r)
+/* The body as JSON (strict, UTF-8, depth 32) into *msg: H_OK, or
+ * H_REPLIED after a -32700 (or, for "null", -32600) answer. */
+static enum h_rc
+rpc_parse_or_reply(struct req *r, struct json_object **msg)
 {
 	struct json_tokener *tok;
 	struct json_object *o = NULL;
@@ -864,7 +867,7 @@ rpc_parse(struct req *r)
 		    json_tokener_get_parse_end(tok) == r->blen && o == NULL) {
 			json_tokener_free(tok);	/* the body "null": JSON, not a message */
 			rpc_error(r, NULL, RPC_INVALID_REQUEST, "a JSON-RPC message is an object");
-			return NULL;
+			return H_REPLIED;
 		}
 		if (json_tokener_get_error(tok) != json_tokener_success ||
 		    json_tokener_get_parse_end(tok) != r->blen || (o != NULL && !req_json_finite(o))) {
@@ -876,7 +879,7 @@ rpc_parse(struct req *r)
 			json_object_put(o);
 			if (keys == VAL_JSON_NOMEM) {
 				rpc_error(r, NULL, RPC_INTERNAL_ERROR, "out of memory");
-				return NULL;
+				return H_REPLIED;
 			}
 			/* I-JSON, as every body of the API (design.md §9.7) */
 			rpc_error(r, NULL, RPC_PARSE_ERROR, keys == VAL_JSON_NUL_KEY ?
@@ -884,19 +887,21 @@ rpc_parse(struct req *r)
 			    keys == VAL_JSON_SURROGATE ?
 			    "parse error: a string holds a lone surrogate escape" :
 			    "parse error: a key is repeated in one object");
-			return NULL;
+			return H_REPLIED;
 		}
-		if (o != NULL)
-			return o;
+		if (o != NULL) {
+			*msg = o;
+			return H_OK;
+		}
 	}
 	rpc_error(r, NULL, RPC_PARSE_ERROR, "parse error: the body is not one JSON value");
-	return NULL;
+	return H_REPLIED;
 }
 
 static void
 mcp_post(struct req *r)
 {
-	struct json_object *msg, *v, *id = NULL, *params = NULL;
+	struct json_object *msg = NULL, *v, *id = NULL, *params = NULL;
 	const char *t;
 	size_t clen = strlen("application/json"), i;
 
@@ -909,7 +914,7 @@ mcp_post(struct req *r)
 			r->authz = NULL;
 		}
 	}
-	if (auth_resolve_or_reply(r, AUTH_EITHER, 0) != 0)
+	if (auth_resolve_or_reply(r, AUTH_EITHER, 0) != H_OK)
 		return;
 	if (r->ctype == NULL || strncasecmp(r->ctype, "application/json", clen) != 0 ||
 	    (r->ctype[clen] != '\0' && r->ctype[clen] != ';' && r->ctype[clen] != ' ')) {
@@ -925,7 +930,7 @@ mcp_post(struct req *r)
 		    r->mcp_version);
 		return;
 	}
-	if ((msg = rpc_parse(r)) == NULL)
+	if (rpc_parse_or_reply(r, &msg) != H_OK)
 		return;
 	if (json_object_is_type(msg, json_type_array)) {
 		rpc_error(r, NULL, RPC_INVALID_REQUEST,
