@@ -112,7 +112,7 @@ req_dispatch(struct req *r)
 		return;
 	if (r->idem != NULL && strcmp(r->method, "POST") == 0 && idem_begin_or_reply(r) != H_OK)
 		return;
-	if (hit->fn(r) != 0 && r->status == 0)
+	if (hit->fn(r) != H_OK && r->status == 0)
 		reply_err(r, ARPS_E_INTERNAL, "internal error");
 	if (r->status == 0)
 		reply_err(r, ARPS_E_INTERNAL, "handler set no answer");
