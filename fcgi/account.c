@@ -85,15 +85,15 @@ send_tx(struct req *r, void *arg)
 }
 
 /* POST /auth/email/send-code: 202 whether or not the address is known. */
-handler_rc
+enum h_rc
 h_send_code(struct req *r)
 {
 	struct email_in in = { 0 };
 	struct send_ctx c;
 	unsigned present;
 
-	if (decode_body_or_reply(r, send_fields, NFIELDS(send_fields), &in, &present) != 0)
-		return 0;
+	if (decode_body_or_reply(r, send_fields, NFIELDS(send_fields), &in, &present) != H_OK)
+		return H_REPLIED;
 	memset(&c, 0, sizeof c);
 	lower(c.email, sizeof c.email, in.email);
 	if (login_code_new(&secret_rng, c.code) != 0)
@@ -101,7 +101,7 @@ h_send_code(struct req *r)
 	secret_hash(r->cfg, c.email, c.code, strlen(c.code), c.hash);
 	(void)req_tx(r, send_tx, &c);
 	sodium_memzero(c.code, sizeof c.code);
-	return 0;
+	return H_OK;
 }
 
 struct login_in {
@@ -251,7 +251,7 @@ idp_login_tx(struct req *r, void *arg)
 
 /* POST /auth/login: provider "email" with email + code, or an identity
  * provider's name with its ID token. */
-handler_rc
+enum h_rc
 h_login(struct req *r)
 {
 	const struct config_idp *idp;
@@ -259,10 +259,10 @@ h_login(struct req *r)
 	struct login_ctx c;
 	char why[128];
 	unsigned present;
-	int rc;
+	enum h_rc rc;
 
-	if (decode_body_or_reply(r, login_fields, NFIELDS(login_fields), &in, &present) != 0)
-		return 0;
+	if (decode_body_or_reply(r, login_fields, NFIELDS(login_fields), &in, &present) != H_OK)
+		return H_REPLIED;
 	memset(&c, 0, sizeof c);
 	if (token_new(&secret_rng, c.token) != 0)
 		return reply_err(r, ARPS_E_INTERNAL, "cannot generate a token");
@@ -301,7 +301,7 @@ h_login(struct req *r)
 /* GET /auth/providers (design.md §12): the identity providers a browser can
  * sign in with (those configured with authorize_url and client_id), for the
  * OpenID Connect implicit flow; public. */
-handler_rc
+enum h_rc
 h_auth_providers(struct req *r)
 {
 	struct json_object *o = json_object_new_object(), *arr = json_object_new_array(), *p;
@@ -326,7 +326,7 @@ h_auth_providers(struct req *r)
 }
 
 /* POST /auth/logout: revoke the bearer token used. */
-handler_rc
+enum h_rc
 h_logout(struct req *r)
 {
 	enum db_rc rc;
@@ -407,7 +407,7 @@ claim_tx(struct req *r, void *arg)
 }
 
 /* POST /auth/claim (design.md §6.3): link an agent to the caller's account. */
-handler_rc
+enum h_rc
 h_claim(struct req *r)
 {
 	struct claim_in in = { 0 };
@@ -415,8 +415,8 @@ h_claim(struct req *r)
 	char norm[CLAIM_BUFSZ];
 	unsigned present;
 
-	if (decode_body_or_reply(r, claim_fields, NFIELDS(claim_fields), &in, &present) != 0)
-		return 0;
+	if (decode_body_or_reply(r, claim_fields, NFIELDS(claim_fields), &in, &present) != H_OK)
+		return H_REPLIED;
 	memset(&c, 0, sizeof c);
 	if ((c.code_form = claim_code_normalize(in.claim_code, norm)))
 		secret_hash(r->cfg, "claim", norm, strlen(norm), c.hash);
@@ -424,7 +424,7 @@ h_claim(struct req *r)
 }
 
 /* GET /account (design.md §6.12). */
-handler_rc
+enum h_rc
 h_account(struct req *r)
 {
 	struct json_object *o, *roles, *agents, *ag, *w;
@@ -472,7 +472,7 @@ h_account(struct req *r)
 
 /* POST /auth/logout-all (design.md §9.6): revoke every access token of the
  * account, the one used included. */
-handler_rc
+enum h_rc
 h_logout_all(struct req *r)
 {
 	enum db_rc rc;

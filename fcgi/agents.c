@@ -84,15 +84,15 @@ register_tx(struct req *r, void *arg)
 }
 
 /* POST /agents/register */
-handler_rc
+enum h_rc
 h_register(struct req *r)
 {
 	struct register_ctx c;
 	struct profile_in in = { 0 };
 	unsigned present;
 
-	if (decode_body_or_reply(r, register_fields, NFIELDS(register_fields), &in, &present) != 0)
-		return 0;
+	if (decode_body_or_reply(r, register_fields, NFIELDS(register_fields), &in, &present) != H_OK)
+		return H_REPLIED;
 	memset(&c, 0, sizeof c);
 	if (ids_new(IDS_AGENT, &secret_rng, c.a.id) != 0 || apikey_new(&secret_rng, c.key) != 0 ||
 	    claim_code_new(&secret_rng, c.claim) != 0)
@@ -107,15 +107,15 @@ h_register(struct req *r)
 	c.a.claim_expires_at = r->now + CLAIM_TTL;
 	secret_hash(r->cfg, "apikey", c.key, strlen(c.key), c.keyhash);
 	secret_hash(r->cfg, "claim", c.claim, strlen(c.claim), c.claimhash);
-	req_tx(r, register_tx, &c);
+	(void)req_tx(r, register_tx, &c);
 	sodium_memzero(c.key, sizeof c.key);
-	return 0;
+	return H_OK;
 }
 
 /* The answer of GET and PATCH /agents/me (design.md §6.4): the agent and
  * its participation as read again, or with a GET as authentication read
  * them, in its one round trip (design.md §15). */
-static int
+static enum h_rc
 reply_me_of(struct req *r, const struct agent *ap, const struct agent_current *curp)
 {
 	struct agent_current cur;
@@ -165,14 +165,14 @@ reply_me_of(struct req *r, const struct agent *ap, const struct agent_current *c
 	return reply_text(r, 200, pb);
 }
 
-static int
+static enum h_rc
 reply_me(struct req *r)
 {
 	return reply_me_of(r, NULL, NULL);
 }
 
 /* GET /agents/me */
-handler_rc
+enum h_rc
 h_me_get(struct req *r)
 {
 	return reply_me_of(r, r->agent, r->agent_cur);
@@ -187,7 +187,7 @@ static enum db_rc
 patch_tx(struct req *r, void *arg)
 {
 	struct patch_ctx *c = arg;
-	int clear = !FIELD_GIVEN(c->present, PATCH_F_DESCRIPTION) && req_json(r) != NULL &&
+	int clear = !FIELD_GIVEN(c->present, PATCH_F_DESCRIPTION) && r->json != NULL &&
 	    json_object_object_get_ex(r->json, "description", NULL);
 	enum db_rc rc;
 
@@ -198,14 +198,14 @@ patch_tx(struct req *r, void *arg)
 }
 
 /* PATCH /agents/me: name and/or description; "description": null clears it. */
-handler_rc
+enum h_rc
 h_me_patch(struct req *r)
 {
 	struct patch_ctx c;
 
 	memset(&c, 0, sizeof c);
-	if (decode_body_or_reply(r, patch_fields, NFIELDS(patch_fields), &c.in, &c.present) != 0)
-		return 0;
+	if (decode_body_or_reply(r, patch_fields, NFIELDS(patch_fields), &c.in, &c.present) != H_OK)
+		return H_REPLIED;
 	return req_tx(r, patch_tx, &c);
 }
 
@@ -246,7 +246,7 @@ claimcode_tx(struct req *r, void *arg)
 
 /* POST /agents/me/claim-code (design.md §9.3): a fresh claim code for an
  * unclaimed agent; the old one stops working. */
-handler_rc
+enum h_rc
 h_claim_code(struct req *r)
 {
 	struct claimcode_ctx c;
@@ -254,7 +254,7 @@ h_claim_code(struct req *r)
 	memset(&c, 0, sizeof c);
 	(void)req_tx(r, claimcode_tx, &c);
 	sodium_memzero(c.claim, sizeof c.claim);
-	return 0;
+	return H_OK;
 }
 
 struct bio_in {
@@ -284,21 +284,21 @@ bio_tx(struct req *r, void *arg)
 }
 
 /* POST /profile/bio: stored as processing; embedded after the answer. */
-handler_rc
+enum h_rc
 h_bio_set(struct req *r)
 {
 	struct bio_in in = { 0 };
 	unsigned present;
 
-	if (decode_body_or_reply(r, bio_fields, NFIELDS(bio_fields), &in, &present) != 0)
-		return 0;
-	if (req_tx(r, bio_tx, &in) == 0 && r->status == 200)
+	if (decode_body_or_reply(r, bio_fields, NFIELDS(bio_fields), &in, &present) != H_OK)
+		return H_REPLIED;
+	if (req_tx(r, bio_tx, &in) == H_OK && r->status == 200)
 		req_embed_after(r, r->who.id, in.bio);
-	return 0;
+	return H_OK;
 }
 
 /* GET /profile/bio (design.md §6.5). */
-handler_rc
+enum h_rc
 h_bio_get(struct req *r)
 {
 	struct json_object *o;
@@ -317,7 +317,7 @@ h_bio_get(struct req *r)
 }
 
 /* POST /heartbeat: at most one per agent per 10 minutes. */
-handler_rc
+enum h_rc
 h_heartbeat(struct req *r)
 {
 	struct json_object *o;
@@ -389,11 +389,11 @@ key_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-static handler_rc
+static enum h_rc
 key_new(struct req *r, const char *agent_id, int owner)
 {
 	struct key_ctx c;
-	int rc;
+	enum h_rc rc;
 
 	memset(&c, 0, sizeof c);
 	if (apikey_new(&secret_rng, c.key) != 0)
@@ -408,20 +408,20 @@ key_new(struct req *r, const char *agent_id, int owner)
 
 /* POST /agents/me/api-key (Key): a new key, answered once; the old one
  * works until the new one is first used, 10 minutes at most. */
-handler_rc
+enum h_rc
 h_key_rotate(struct req *r)
 {
-	if (req_json(r) == NULL)
-		return 0;
+	if (req_json_or_reply(r) != H_OK)
+		return H_REPLIED;
 	return key_new(r, r->who.id, 0);
 }
 
 /* POST /account/agents/{agent_id}/api-key (Bearer, the owner): revoke the
  * agent's key at once and issue a new one. */
-handler_rc
+enum h_rc
 h_key_replace(struct req *r)
 {
-	if (req_json(r) == NULL)
-		return 0;
+	if (req_json_or_reply(r) != H_OK)
+		return H_REPLIED;
 	return key_new(r, r->params[0], 1);
 }

@@ -6,6 +6,7 @@
 #include "core/ids.h"
 #include "db/accounts.h"
 #include "fcgi/auth.h"
+#include "fcgi/reply.h"
 #include "match/engine.h"
 #include "lib/config.h"
 #include "lib/secret.h"
@@ -13,7 +14,7 @@
 #define TOKEN_IDLE	(7 * 24 * 3600)	/* idle expiry */
 #define TOKEN_TOUCH	60		/* refresh last_used at most once a minute */
 
-static int
+static enum h_rc
 reply_unauthorized(struct req *r, const char *why)
 {
 	return reply_err(r, ARPS_E_UNAUTHORIZED, "%s", why);
@@ -31,23 +32,23 @@ static struct agent_current key_cur;
 
 /* The keyed hash of r->apikey into h, or 401 for a malformed key (its
  * checksum, before any query). */
-static int
+static enum h_rc
 key_hash_or_reply(struct req *r, unsigned char h[32])
 {
 	if (!apikey_check(r->apikey))
 		return reply_unauthorized(r, "invalid API key");
 	secret_hash(r->cfg, "apikey", r->apikey, strlen(r->apikey), h);
-	return 0;
+	return H_OK;
 }
 
-static int
+static enum h_rc
 key_auth_or_reply(struct req *r)
 {
 	const struct match_seq *seq;
 	enum db_rc rc;
 
-	if (key_hash_or_reply(r, r->who.token_hash) != 0)
-		return -1;
+	if (key_hash_or_reply(r, r->who.token_hash) != H_OK)
+		return H_REPLIED;
 	if (r->want_heads && (seq = match_seq_now()) != NULL)
 		rc = db_agent_by_key_heads(r->db, r->who.token_hash, r->now, &key_agent, &key_cur,
 		    seq);
@@ -62,10 +63,10 @@ key_auth_or_reply(struct req *r)
 	memcpy(r->who.id, key_agent.id, sizeof key_agent.id);
 	r->agent = &key_agent;
 	r->agent_cur = &key_cur;
-	return 0;
+	return H_OK;
 }
 
-static int
+static enum h_rc
 bearer_auth_or_reply(struct req *r, unsigned roles)
 {
 	const char *tok = r->authz + 7;
@@ -93,10 +94,10 @@ bearer_auth_or_reply(struct req *r, unsigned roles)
 	r->who.roles = acc.roles;
 	if ((roles & acc.roles) != roles)
 		return reply_err(r, ARPS_E_FORBIDDEN, "this account lacks the role this endpoint needs");
-	return 0;
+	return H_OK;
 }
 
-int
+enum h_rc
 auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles)
 {
 	int key = r->apikey != NULL;
@@ -104,7 +105,7 @@ auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles)
 
 	switch (kind) {
 	case AUTH_NONE:
-		return 0;
+		return H_OK;
 	case AUTH_KEY:
 		if (!key)
 			return reply_unauthorized(r, bearer ?
@@ -123,8 +124,8 @@ auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles)
 			unsigned char h[32];
 			enum db_rc rc;
 
-			if (key_hash_or_reply(r, h) != 0)
-				return -1;
+			if (key_hash_or_reply(r, h) != H_OK)
+				return H_REPLIED;
 			if ((rc = db_agent_key_known(r->db, h, r->now)) == DB_NOTFOUND)
 				return reply_unauthorized(r, "invalid API key");
 			if (rc != DB_OK)

@@ -9,7 +9,7 @@
 #include "fcgi/http.h"
 
 /* Resolve the credential for a route kind and role bits.  Answers 401/403
- * (or 503/500) itself and returns -1; 0 when r->who is set. */
-int auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles);
+ * (or 503/500) itself and returns H_REPLIED; H_OK when r->who is set. */
+enum h_rc auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles);
 
 #endif

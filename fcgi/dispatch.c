@@ -100,7 +100,7 @@ req_dispatch(struct req *r)
 	/* Matching again re-captures this route's parameters. */
 	match(r, hit->pattern, r->path);
 	r->want_heads = (hit->flags & ROUTE_HEADS) != 0;
-	if (hit->auth != AUTH_NONE && auth_resolve_or_reply(r, hit->auth, hit->roles) != 0)
+	if (hit->auth != AUTH_NONE && auth_resolve_or_reply(r, hit->auth, hit->roles) != H_OK)
 		return;
 	/* A body is JSON wherever one is sent (design.md §6.1: 415, 400): an
 	 * endpoint that reads no field refuses a body that is not, as one
@@ -108,11 +108,11 @@ req_dispatch(struct req *r)
 	 * hash covers the body, not its Content-Type, so a stored 415 would
 	 * answer the corrected retry for 24 h; such a request changed nothing
 	 * worth replaying. */
-	if (r->blen > 0 && strcmp(method, "GET") != 0 && req_json(r) == NULL)
+	if (r->blen > 0 && strcmp(method, "GET") != 0 && req_json_or_reply(r) != H_OK)
 		return;
-	if (r->idem != NULL && strcmp(r->method, "POST") == 0 && idem_begin_or_reply(r) != 0)
+	if (r->idem != NULL && strcmp(r->method, "POST") == 0 && idem_begin_or_reply(r) != H_OK)
 		return;
-	if (hit->fn(r) != 0 && r->status == 0)
+	if (hit->fn(r) != H_OK && r->status == 0)
 		reply_err(r, ARPS_E_INTERNAL, "internal error");
 	if (r->status == 0)
 		reply_err(r, ARPS_E_INTERNAL, "handler set no answer");

@@ -19,9 +19,9 @@
 #define EVENTS_LIMIT_DEFAULT	50
 #define EVENTS_LIMIT_MAX	200
 
-/* `limit` and the feed's `cursor` (0 or a number from next_cursor): 0,
- * or -1 after answering 422. */
-static int
+/* `limit` and the feed's `cursor` (0 or a number from next_cursor): H_OK,
+ * or H_REPLIED after answering 422. */
+static enum h_rc
 decode_feed_or_reply(struct req *r, int64_t *limit, int64_t *cursor)
 {
 	char buf[64];
@@ -38,26 +38,26 @@ decode_feed_or_reply(struct req *r, int64_t *limit, int64_t *cursor)
 	if ((v != NULL || req_query_has(r, "cursor")) &&
 	    (v == NULL || val_parse_int64(v, strlen(v), 0, INT64_MAX - 1, cursor) != 0))
 		return reply_err(r, ARPS_E_VALIDATION, "cursor: not a cursor from this list");
-	return 0;
+	return H_OK;
 }
 
 /* An empty page after a cursor past the owner's newest event: that
  * cursor was never handed out (a client polling from it would skip the
  * events numbered up to it), so 422 as any other bad cursor.  Read only
  * for an empty page: a page with events proves its cursor was below. */
-static int
+static enum h_rc
 feed_cursor_or_reply(struct req *r, int64_t cursor, size_t n)
 {
 	int64_t last;
 	enum db_rc rc;
 
 	if (n > 0 || cursor == 0)
-		return 0;
+		return H_OK;
 	if ((rc = db_events_last(r->db, r->who.id, &last)) != DB_OK)
 		return reply_db(r, rc);
 	if (cursor > last)
 		return reply_err(r, ARPS_E_VALIDATION, "cursor: not a cursor from this list");
-	return 0;
+	return H_OK;
 }
 
 /* {"next_cursor": "<n>"}: never null (design.md §11). */
@@ -86,7 +86,7 @@ event_json(const struct event_row *e)
 
 /* GET /events?cursor=&limit= (Key or Bearer): the caller's own events,
  * oldest first after the cursor. */
-handler_rc
+enum h_rc
 h_events(struct req *r)
 {
 	struct json_object *o, *arr;
@@ -95,12 +95,12 @@ h_events(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_feed_or_reply(r, &limit, &cursor) != 0)
-		return 0;
+	if (decode_feed_or_reply(r, &limit, &cursor) != H_OK)
+		return H_REPLIED;
 	if ((rc = db_events_list(r->db, r->who.id, NULL, cursor, limit, &v, &n)) != DB_OK)
 		return reply_db(r, rc);
-	if (feed_cursor_or_reply(r, cursor, n) != 0)
-		return 0;
+	if (feed_cursor_or_reply(r, cursor, n) != H_OK)
+		return H_REPLIED;
 	arr = json_object_new_array();
 	next = cursor;
 	for (i = 0; i < n; i++) {
@@ -116,7 +116,7 @@ h_events(struct req *r)
 
 /* GET /agents/me/reputation?cursor=&limit=: the score, its tier and its
  * changes (reputation.changed events) oldest first, with cause. */
-handler_rc
+enum h_rc
 h_reputation(struct req *r)
 {
 	struct json_object *o, *arr, *it, *data, *val;
@@ -130,15 +130,15 @@ h_reputation(struct req *r)
 	};
 	size_t k;
 
-	if (decode_feed_or_reply(r, &limit, &cursor) != 0)
-		return 0;
+	if (decode_feed_or_reply(r, &limit, &cursor) != H_OK)
+		return H_REPLIED;
 	if ((rc = db_agent_get(r->db, r->who.id, 0, &a)) != DB_OK)
 		return reply_db(r, rc == DB_NOTFOUND ? DB_ERR : rc);
 	if ((rc = db_events_list(r->db, r->who.id, event_type_name(EV_REPUTATION_CHANGED), cursor,
 	    limit, &v, &n)) != DB_OK)
 		return reply_db(r, rc);
-	if (feed_cursor_or_reply(r, cursor, n) != 0)
-		return 0;
+	if (feed_cursor_or_reply(r, cursor, n) != H_OK)
+		return H_REPLIED;
 	arr = json_object_new_array();
 	next = cursor;
 	for (i = 0; i < n; i++) {
@@ -238,7 +238,7 @@ hook_create_tx(struct req *r, void *arg)
 }
 
 /* POST /webhooks {url, events}: 201 with the secret, shown once. */
-handler_rc
+enum h_rc
 h_webhook_create(struct req *r)
 {
 	struct json_object *body, *url, *events, *e;
@@ -248,8 +248,9 @@ h_webhook_create(struct req *r)
 	size_t i, n, len;
 	unsigned flags = VAL_URL_HTTPS_ONLY;
 
-	if ((body = req_json(r)) == NULL)
-		return 0;
+	if (req_json_or_reply(r) != H_OK)
+		return H_REPLIED;
+	body = r->json;
 	memset(&c, 0, sizeof c);
 	if (!json_object_object_get_ex(body, "url", &url) ||
 	    !json_object_is_type(url, json_type_string))
@@ -284,7 +285,7 @@ h_webhook_create(struct req *r)
 }
 
 /* GET /webhooks: the caller's webhooks (no secret). */
-handler_rc
+enum h_rc
 h_webhook_list(struct req *r)
 {
 	struct json_object *o, *arr;
@@ -324,7 +325,7 @@ hook_delete_tx(struct req *r, void *arg)
 }
 
 /* DELETE /webhooks/{id} */
-handler_rc
+enum h_rc
 h_webhook_delete(struct req *r)
 {
 	if (!ids_valid(IDS_WEBHOOK, r->params[0]))
@@ -333,7 +334,7 @@ h_webhook_delete(struct req *r)
 }
 
 /* GET /webhooks/{id}/deliveries?cursor=&limit=: newest first. */
-handler_rc
+enum h_rc
 h_webhook_deliveries(struct req *r)
 {
 	struct json_object *arr, *it;
@@ -343,8 +344,8 @@ h_webhook_deliveries(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
-		return 0;
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != H_OK)
+		return H_REPLIED;
 	if (!ids_valid(IDS_WEBHOOK, r->params[0]))
 		return reply_err(r, ARPS_E_NOT_FOUND, "no such webhook");
 	if ((rc = db_webhook_get(r->db, r->who.id, r->params[0], &w)) == DB_NOTFOUND)

@@ -3,14 +3,15 @@
 
 #include "core/validate.h"
 #include "fcgi/fields.h"
+#include "fcgi/reply.h"
 
-static int
+static enum h_rc
 reply_invalid(struct req *r, const char *name, const char *why)
 {
 	return reply_err(r, ARPS_E_VALIDATION, "%s: %s", name, why);
 }
 
-int
+enum h_rc
 decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *out,
     unsigned *present)
 {
@@ -20,8 +21,9 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 	int64_t t;
 
 	*present = 0;
-	if ((body = req_json(r)) == NULL)
-		return -1;
+	if (req_json_or_reply(r) != H_OK)
+		return H_REPLIED;
+	body = r->json;
 	for (i = 0; i < n; i++) {
 		const struct field *f = &fields[i];
 		char *dst = (char *)out + f->off;
@@ -42,7 +44,7 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 			if (t < f->min || t > f->max || t == INT64_MAX || t == INT64_MIN) {
 				reply_err(r, ARPS_E_VALIDATION, "%s: must be between %lld and %lld",
 				    f->name, (long long)f->min, (long long)f->max);
-				return -1;
+				return H_REPLIED;
 			}
 			memcpy(dst, &t, sizeof t);
 			*present |= FIELD_BIT(i);
@@ -55,9 +57,9 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 		if (memchr(s, '\0', len) != NULL)
 			return reply_invalid(r, f->name, "must not contain NUL bytes");
 		if (!val_utf8(s, len, &nchars)) {
-			/* belt and braces: req_json already checked the raw body */
+			/* belt and braces: req_json_or_reply already checked the raw body */
 			reply_err(r, ARPS_E_INVALID_JSON, "%s: not valid UTF-8", f->name);
-			return -1;
+			return H_REPLIED;
 		}
 		switch (f->type) {
 		case F_STR:
@@ -67,7 +69,7 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 				reply_err(r, ARPS_E_VALIDATION,
 				    "%s: must be %lld to %lld characters long", f->name,
 				    (long long)f->min, (long long)f->max);
-				return -1;
+				return H_REPLIED;
 			}
 			if (f->type != F_STR && val_text(s, len, (size_t)f->min, (size_t)f->max,
 			    f->type == F_TEXT) != 0)
@@ -100,10 +102,10 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 		memcpy(dst, &s, sizeof s);
 		*present |= FIELD_BIT(i);
 	}
-	return 0;
+	return H_OK;
 }
 
-int
+enum h_rc
 decode_page_or_reply(struct req *r, int64_t def, int64_t max, int64_t *limit, int64_t *cursor)
 {
 	char buf[64];
@@ -120,5 +122,5 @@ decode_page_or_reply(struct req *r, int64_t def, int64_t max, int64_t *limit, in
 	if ((v != NULL || req_query_has(r, "cursor")) &&
 	    (v == NULL || val_parse_int64(v, strlen(v), 1, INT64_MAX - 1, cursor) != 0))
 		return reply_err(r, ARPS_E_VALIDATION, "cursor: not a cursor from this list");
-	return 0;
+	return H_OK;
 }

@@ -60,13 +60,16 @@ struct field_list {
 /*
  * Decode r's JSON body into out by the field table.  *present gets one bit
  * per field (FIELD_BIT(i) for fields[i]) that was given.  On any problem answers
- * 400/415/422 (the detail names the field) and returns -1.
+ * 400/415/422 (the detail names the field) and returns H_REPLIED; H_OK
+ * when out is filled.
  */
-int decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *out,
+enum h_rc decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *out,
     unsigned *present);
 
 /* `limit` and `cursor` query parameters of a list (design.md §6.15);
- * answers 422 and returns -1 on a bad value.  cursor is 0 when absent. */
-int decode_page_or_reply(struct req *r, int64_t def, int64_t max, int64_t *limit, int64_t *cursor);
+ * answers 422 and returns H_REPLIED on a bad value.  cursor is 0 when
+ * absent. */
+enum h_rc decode_page_or_reply(struct req *r, int64_t def, int64_t max, int64_t *limit,
+    int64_t *cursor);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "fcgi/http.h"
 #include "fcgi/idem.h"
+#include "fcgi/reply.h"
 
 /* {"status": s} */
 struct json_object *json_pack_status(const char *s);
@@ -22,7 +23,7 @@ void jadd_action(struct json_object *arr, const char *action, const char *endpoi
 void jadd_cursor(struct json_object *o, int64_t next);
 
 /* The list-page answer: 200 {key: arr, "next_cursor": ...} (takes arr). */
-handler_rc reply_page(struct req *r, const char *key, struct json_object *arr, int64_t next);
+enum h_rc reply_page(struct req *r, const char *key, struct json_object *arr, int64_t next);
 /*
  * In a req_tx callback: take one from the rate-limit bucket (at most max
  * per window seconds).  DB_OK when allowed; else answers 429 with
@@ -45,7 +46,7 @@ void rate_bucket_hashed(const struct req *r, const char *kind, const char *subje
 
 /* A handler that is one event of a shared one: name(r) is fn(r, ev). */
 #define HANDLER_EVENT(name, fn, ev) \
-	handler_rc name(struct req *r) { return fn(r, ev); }
+	enum h_rc name(struct req *r) { return fn(r, ev); }
 
 /* The body field tables of the handlers below, for the MCP tools' input
  * schemas (fcgi/mcp.c): the tables the handlers decode with. */
@@ -56,51 +57,51 @@ extern const struct field_list fields_claim;			/* fcgi/account.c */
 extern const struct field_list fields_complete;		/* fcgi/participation.c */
 
 /* fcgi/health.c */
-handler_rc h_health(struct req *);
+enum h_rc h_health(struct req *);
 /* fcgi/agents.c */
-handler_rc h_register(struct req *);
-handler_rc h_claim_code(struct req *);
-handler_rc h_me_get(struct req *);
-handler_rc h_me_patch(struct req *);
-handler_rc h_bio_set(struct req *);
-handler_rc h_bio_get(struct req *);
-handler_rc h_heartbeat(struct req *);
-handler_rc h_key_rotate(struct req *);
-handler_rc h_key_replace(struct req *);
+enum h_rc h_register(struct req *);
+enum h_rc h_claim_code(struct req *);
+enum h_rc h_me_get(struct req *);
+enum h_rc h_me_patch(struct req *);
+enum h_rc h_bio_set(struct req *);
+enum h_rc h_bio_get(struct req *);
+enum h_rc h_heartbeat(struct req *);
+enum h_rc h_key_rotate(struct req *);
+enum h_rc h_key_replace(struct req *);
 /* fcgi/account.c */
-handler_rc h_send_code(struct req *);
-handler_rc h_login(struct req *);
-handler_rc h_auth_providers(struct req *);
-handler_rc h_logout(struct req *);
-handler_rc h_logout_all(struct req *);
-handler_rc h_claim(struct req *);
-handler_rc h_account(struct req *);
+enum h_rc h_send_code(struct req *);
+enum h_rc h_login(struct req *);
+enum h_rc h_auth_providers(struct req *);
+enum h_rc h_logout(struct req *);
+enum h_rc h_logout_all(struct req *);
+enum h_rc h_claim(struct req *);
+enum h_rc h_account(struct req *);
 /* fcgi/studies.c: researcher side and the study detail */
-handler_rc h_study_create(struct req *);
-handler_rc h_study_list(struct req *);
-handler_rc h_study_get(struct req *);
-handler_rc h_study_pause(struct req *);
-handler_rc h_study_resume(struct req *);
-handler_rc h_study_stop(struct req *);
-handler_rc h_participants(struct req *);
-handler_rc h_participant_approve(struct req *);
-handler_rc h_participant_reject(struct req *);
+enum h_rc h_study_create(struct req *);
+enum h_rc h_study_list(struct req *);
+enum h_rc h_study_get(struct req *);
+enum h_rc h_study_pause(struct req *);
+enum h_rc h_study_resume(struct req *);
+enum h_rc h_study_stop(struct req *);
+enum h_rc h_participants(struct req *);
+enum h_rc h_participant_approve(struct req *);
+enum h_rc h_participant_reject(struct req *);
 /* fcgi/participation.c: agent side */
-handler_rc h_available(struct req *);
-handler_rc h_accept(struct req *);
-handler_rc h_complete(struct req *);
-handler_rc h_withdraw(struct req *);
-handler_rc h_history(struct req *);
+enum h_rc h_available(struct req *);
+enum h_rc h_accept(struct req *);
+enum h_rc h_complete(struct req *);
+enum h_rc h_withdraw(struct req *);
+enum h_rc h_history(struct req *);
 /* fcgi/events.c: events and webhooks (design.md §11) */
-handler_rc h_events(struct req *);
-handler_rc h_reputation(struct req *);
-handler_rc h_webhook_create(struct req *);
-handler_rc h_webhook_list(struct req *);
-handler_rc h_webhook_delete(struct req *);
-handler_rc h_webhook_deliveries(struct req *);
+enum h_rc h_events(struct req *);
+enum h_rc h_reputation(struct req *);
+enum h_rc h_webhook_create(struct req *);
+enum h_rc h_webhook_list(struct req *);
+enum h_rc h_webhook_delete(struct req *);
+enum h_rc h_webhook_deliveries(struct req *);
 /* fcgi/wallet.c */
-handler_rc h_wallet_balance(struct req *);
-handler_rc h_wallet_transactions(struct req *);
+enum h_rc h_wallet_balance(struct req *);
+enum h_rc h_wallet_transactions(struct req *);
 
 /* The study URL an agent opens for its participation: study_url with
  * participant_id, study_id and participation_id appended (design.md §6.7).

@@ -2,7 +2,7 @@
 #include "fcgi/handlers.h"
 
 /* GET /api/v1/health: 200 {"status":"ok"} after a round trip to MariaDB. */
-handler_rc
+enum h_rc
 h_health(struct req *r)
 {
 	enum db_rc rc;

@@ -9,16 +9,27 @@
  * handlers (their field tables).  This header holds the request,
  * the route row and request reading (fcgi/request.c).
  *
- * Return conventions of fcgi/:
- *  - a handler returns handler_rc: 0 when its answer is set (success or an
- *    error answer), -1 when it failed (an error answer is set, or none on
- *    allocation failure: dispatch then answers 500);
- *  - reply_* (fcgi/reply.c and the handlers' own reply_no_study, ...)
- *    always set an answer; an error answer returns -1;
- *  - a helper that checks or looks something up and, on failure, writes
- *    the error answer itself is named ..._or_reply: it returns 0 when the
- *    caller goes on, -1 after answering, and the handler just returns;
- *  - a req_tx callback returns enum db_rc (see fcgi/idem.h).
+ * The return convention of fcgi/ is one type, enum h_rc (below):
+ *  - a handler returns H_OK when its answer is set, H_REPLIED when it
+ *    stopped on an error answer (or on allocation failure with none set:
+ *    dispatch then answers 500);
+ *  - a function that may answer returns the same: the reply_* setters
+ *    (fcgi/reply.c, and the handlers' own reply_no_study, ...) H_OK for
+ *    an answer set, H_REPLIED for an error answer, so that a handler can
+ *    "return reply_err(...)"; a helper that checks or looks something up
+ *    and, on failure, writes the error answer itself is named ..._or_reply
+ *    (req_json_or_reply, auth_resolve_or_reply, decode_body_or_reply,
+ *    idem_begin_or_reply, ...) and returns H_OK when the caller goes on,
+ *    H_REPLIED after answering: the caller returns H_REPLIED at once;
+ *  - req_tx (fcgi/idem.h) returns H_OK when its callback's answer stands,
+ *    H_REPLIED after answering a database error;
+ *  - inside the transaction, db/'s convention: a req_tx callback, and
+ *    the helpers it calls (rate_take_or_reply, ...), return enum db_rc
+ *    (DB_ROLLBACK keeps the error answer they set; see fcgi/idem.h).
+ * A function that always ends with the answer set returns void
+ * (req_dispatch, the MCP endpoint's JSON-RPC answers and methods); any
+ * other function of fcgi/ sets no answer and returns a value, a bool or
+ * 0 / -1, as its comment says.
  */
 #ifndef ARPS_FCGI_HTTP_H
 #define ARPS_FCGI_HTTP_H
@@ -30,7 +41,13 @@
 #include <json-c/json.h>
 
 #include "core/errors.h"
-#include "fcgi/reply.h"
+
+/* The result of a handler and of every function of fcgi/ that may set
+ * the answer (see above).  H_OK is 0. */
+enum h_rc {
+	H_OK = 0,	/* go on; a handler: the answer is set */
+	H_REPLIED = -1,	/* an error answer is set: return at once */
+};
 
 #define REQ_MAX_BODY	(64 * 1024)
 #define REQ_JSON_DEPTH	32	/* levels of nesting a body may have (api.md §4) */
@@ -69,7 +86,7 @@ struct req {
 	const char *method, *path, *query, *reqid, *ip;
 	const char *ctype, *apikey, *authz, *idem;
 	const char *mcp_version;	/* MCP-Protocol-Version */
-	/* the body, NUL-terminated; json is parsed lazily by req_json */
+	/* the body, NUL-terminated; json is parsed lazily by req_json_or_reply */
 	char *body;
 	size_t blen;
 	struct json_object *json;
@@ -103,9 +120,8 @@ struct req {
 	void *after_arg;
 };
 
-/* See the return conventions above. */
-typedef int handler_rc;
-typedef handler_rc (*handler_fn)(struct req *);
+/* A handler: runs with r routed, authenticated and its key claimed. */
+typedef enum h_rc (*handler_fn)(struct req *);
 
 struct route {
 	const char *method;
@@ -120,17 +136,43 @@ struct route {
  * fast path (db_agent_by_key_heads, match/cache.c). */
 #define ROUTE_HEADS	0x1
 
-/* The routing table (fcgi/routes.c). */
-extern const struct route routes[];
+/* The rows of the routing table (fcgi/routes.c), which is indexed by
+ * them: the enum's order is the match order (the first row whose path
+ * matches wins, so fixed segments come before "{}").  An MCP tool names
+ * its row (fcgi/mcp.c). */
+enum route_id {
+	R_HEALTH,
+	/* agents */
+	R_REGISTER, R_CLAIM_CODE, R_ME_GET, R_ME_PATCH, R_BIO_SET, R_BIO_GET, R_HEARTBEAT,
+	R_KEY_ROTATE,
+	/* accounts and login */
+	R_SEND_CODE, R_LOGIN, R_AUTH_PROVIDERS, R_LOGOUT, R_LOGOUT_ALL, R_CLAIM, R_ACCOUNT,
+	R_KEY_REPLACE,
+	/* studies */
+	R_AVAILABLE, R_HISTORY, R_STUDY_CREATE, R_STUDY_LIST, R_STUDY_GET, R_ACCEPT, R_COMPLETE,
+	R_WITHDRAW, R_STUDY_PAUSE, R_STUDY_RESUME, R_STUDY_STOP, R_PARTICIPANTS,
+	R_PARTICIPANT_APPROVE, R_PARTICIPANT_REJECT,
+	/* wallet */
+	R_WALLET_BALANCE, R_WALLET_TRANSACTIONS,
+	/* events and webhooks */
+	R_EVENTS, R_REPUTATION, R_WEBHOOK_CREATE, R_WEBHOOK_LIST, R_WEBHOOK_DELETE,
+	R_WEBHOOK_DELIVERIES,
+	/* MCP */
+	R_MCP,
+	R__MAX
+};
+
+/* The routing table (fcgi/routes.c); nroutes is R__MAX. */
+extern const struct route routes[R__MAX];
 extern const size_t nroutes;
 
 /*
- * The body as a JSON object, parsed once.  Answers 415 when the body is
- * not application/json, 400 INVALID_JSON when it does not parse (or is not
- * valid UTF-8, or is not an object) and returns NULL.  An empty body is an
- * empty object.
+ * Parse the body into r->json, once: H_OK with r->json set (an empty
+ * body is an empty object); answers 415 when the body is not
+ * application/json, 400 INVALID_JSON when it does not parse (or is not
+ * valid UTF-8, or is not an object) and returns H_REPLIED.
  */
-struct json_object *req_json(struct req *r);
+enum h_rc req_json_or_reply(struct req *r);
 /* False when a parsed value holds NaN or Infinity (json-c reads them; JSON
  * has neither). */
 bool req_json_finite(struct json_object *o);

@@ -64,7 +64,7 @@ idem_open(struct req *r, const char *sealed, size_t n, size_t *len)
 /* How long an answer is replayed (design.md §6.16). */
 #define IDEM_TTL	(24 * 3600)
 
-static int idem_lookup(struct req *r, int locked);
+static enum h_rc idem_lookup_or_reply(struct req *r, int locked);
 
 struct txctx {
 	struct req *r;
@@ -90,7 +90,7 @@ txfn(struct db *db, void *a)
 	return rc;
 }
 
-int
+enum h_rc
 req_tx(struct req *r, req_tx_fn fn, void *arg)
 {
 	struct txctx c = { r, fn, arg, 0 };
@@ -101,27 +101,27 @@ req_tx(struct req *r, req_tx_fn fn, void *arg)
 		 * lost the named lock with its connection): ours rolled back,
 		 * and the first answer is the answer. */
 		r->idem_stored = 1;
-		idem_lookup(r, 0);
-		return 0;
+		(void)idem_lookup_or_reply(r, 0);
+		return H_OK;
 	}
 	if (rc == DB_OK) {
 		if (r->idem_owned && r->status > 0 && r->status < 500)
 			r->idem_stored = 1;
-		return 0;
+		return H_OK;
 	}
 	if (rc == DB_ROLLBACK && r->status != 0)
-		return 0;
+		return H_OK;
 	reply_reset(r);
 	return reply_db(r, rc);
 }
 
 /*
- * Answer from the stored record of the key when there is one: 1 when the
- * answer is set (a replay, a conflict or a database error), 0 when there
- * is none.  locked: this request holds the key's named lock.
+ * Answer from the stored record of the key when there is one: H_REPLIED
+ * when the answer is set (a replay, a conflict or a database error), H_OK
+ * when there is none.  locked: this request holds the key's named lock.
  */
-static int
-idem_lookup(struct req *r, int locked)
+static enum h_rc
+idem_lookup_or_reply(struct req *r, int locked)
 {
 	enum idem_state st;
 	size_t blen = 0;
@@ -134,27 +134,27 @@ idem_lookup(struct req *r, int locked)
 	reply_reset(r);
 	if (rc != DB_OK) {
 		reply_db(r, rc);
-		return 1;
+		return H_REPLIED;
 	}
 	switch (st) {
 	case IDEM_NEW:
-		return 0;
+		return H_OK;
 	case IDEM_REPLAY:
 		r->out = idem_open(r, body, blen, &r->outlen);
 		free(body);
 		if (r->out == NULL) {
 			reply_err(r, ARPS_E_INTERNAL, "cannot replay the stored answer");
-			return 1;
+			return H_REPLIED;
 		}
 		r->status = status;
 		reply_header(r, "Idempotent-Replayed", "true");
-		return 1;
+		return H_REPLIED;
 	case IDEM_CONFLICT:
 		reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
 		    "Idempotency-Key was already used with a different request");
-		return 1;
+		return H_REPLIED;
 	}
-	return 1;
+	return H_REPLIED;
 }
 
 /* The key's named lock: a prefix and 40 of the 64 hex digits of its keyed
@@ -165,7 +165,7 @@ idem_lock_name(const struct req *r, char name[64])
 	snprintf(name, 64, "arps_idem_%.40s", r->idem_hkey);
 }
 
-int
+enum h_rc
 idem_begin_or_reply(struct req *r)
 {
 	crypto_generichash_state hs;
@@ -188,19 +188,19 @@ idem_begin_or_reply(struct req *r)
 			reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: without a credential, "
 			    "%d to 255 characters of A-Z a-z 0-9 _ - (e.g. a random UUID)",
 			    IDEM_ANON_MIN);
-			return -1;
+			return H_REPLIED;
 		}
 		(void)netkey_of(r->ip, net);
 		snprintf(r->idem_principal, sizeof r->idem_principal, "net:%s", net);
 	} else {
 		if (klen == 0 || klen > 255) {
 			reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: must be 1 to 255 characters");
-			return -1;
+			return H_REPLIED;
 		}
 		for (i = 0; i < klen; i++)
 			if ((unsigned char)r->idem[i] < 0x21 || (unsigned char)r->idem[i] > 0x7e) {
 				reply_err(r, ARPS_E_VALIDATION, "Idempotency-Key: printable ASCII only");
-				return -1;
+				return H_REPLIED;
 			}
 		snprintf(r->idem_principal, sizeof r->idem_principal, "%s", r->who.id);
 	}
@@ -235,20 +235,20 @@ idem_begin_or_reply(struct req *r)
 	idem_lock_name(r, name);
 	if ((rc = db_idem_lock(r->db, name, &got)) != DB_OK) {
 		reply_db(r, rc);
-		return -1;
+		return H_REPLIED;
 	}
-	if (idem_lookup(r, got)) {
+	if (idem_lookup_or_reply(r, got) != H_OK) {
 		if (got)
 			(void)db_idem_unlock(r->db, name);
-		return -1;
+		return H_REPLIED;
 	}
 	if (!got) {
 		reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
 		    "a request with this Idempotency-Key is still in flight");
-		return -1;
+		return H_REPLIED;
 	}
 	r->idem_owned = 1;
-	return 0;
+	return H_OK;
 }
 
 void

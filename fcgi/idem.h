@@ -7,8 +7,7 @@
 #define ARPS_FCGI_IDEM_H
 
 #include "db/db.h"
-
-struct req;
+#include "fcgi/http.h"
 
 /*
  * A req_tx callback: sets the answer and returns DB_OK to commit,
@@ -20,15 +19,15 @@ typedef enum db_rc (*req_tx_fn)(struct req *r, void *arg);
 /*
  * Run fn(r, arg) as one database transaction (retried whole on deadlock),
  * storing an owned Idempotency-Key answer in the same transaction.
- * Returns 0 when an answer is set from fn, -1 after answering an
+ * Returns H_OK when fn's answer is set, H_REPLIED after answering an
  * infrastructure error.
  */
-int req_tx(struct req *r, req_tx_fn fn, void *arg);
+enum h_rc req_tx(struct req *r, req_tx_fn fn, void *arg);
 
-/* Idempotency-Key: claim the key before the handler runs: 0 when the
- * handler runs, -1 when the answer is already set (a replay, a conflict,
+/* Idempotency-Key: claim the key before the handler runs: H_OK when the
+ * handler runs, H_REPLIED when the answer is already set (a replay, a conflict,
  * a bad key or a database error). */
-int idem_begin_or_reply(struct req *r);
+enum h_rc idem_begin_or_reply(struct req *r);
 /* After the handler: store the answer of an owned key not stored with its
  * effect (an answer below 500), or release the key. */
 void idem_end(struct req *r);

@@ -67,7 +67,7 @@ jadd_cursor(struct json_object *o, int64_t next)
 	jadd_str(o, "next_cursor", buf);
 }
 
-handler_rc
+enum h_rc
 reply_page(struct req *r, const char *key, struct json_object *arr, int64_t next)
 {
 	struct json_object *o = json_object_new_object();

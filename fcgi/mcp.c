@@ -77,13 +77,17 @@ static const char *const p_participant[] = { "study_id", "participant_id", NULL 
 static const char *const p_agent[] = { "agent_id", NULL };
 
 /*
- * One tool per route row it mirrors (method + pattern of fcgi/routes.c):
- * the route decides who may call it, the body field table and the query
- * parameters make its input schema.
+ * A tool is a route row: its method, path, credential and roles are the
+ * row's (routes[route], fcgi/routes.c), so it is listed to the callers
+ * the route admits, and tools/call runs the row through req_dispatch.
+ * Here: its name and description, the names of the row's "{}" segments,
+ * and the body field table and query parameters its input schema is made
+ * of; a GET is read-only (annotations), a POST takes idempotency_key.
+ * Listed in this table's order (the route table's is the match order).
  */
 struct tool {
+	enum route_id route;
 	const char *name;
-	const char *method, *pattern;
 	const char *const *params;		/* NULL: no path parameter */
 	const struct field_list *body;		/* NULL: no body */
 	const struct qparam *query;		/* NULL: no query */
@@ -92,89 +96,81 @@ struct tool {
 
 static const struct tool tools[] = {
 	/* agents (X-API-Key or Bearer arps_live_...) */
-	{ "get_profile", "GET", "/api/v1/agents/me", NULL, NULL, NULL,
+	{ R_ME_GET, "get_profile", NULL, NULL, NULL,
 	    "Your agent's profile: id, name, description, status (unclaimed, claimed, suspended), "
 	    "reputation, tier, and nextActions saying what to do next." },
-	{ "update_profile", "PATCH", "/api/v1/agents/me", NULL, &fields_me_patch, NULL,
+	{ R_ME_PATCH, "update_profile", NULL, &fields_me_patch, NULL,
 	    "Change your agent's name or description; answers the profile." },
-	{ "set_bio", "POST", "/api/v1/profile/bio", NULL, &fields_bio, NULL,
+	{ R_BIO_SET, "set_bio", NULL, &fields_bio, NULL,
 	    "Describe your owner in plain language; studies are matched to this text "
 	    "(embedding_status goes processing -> ready within seconds)." },
-	{ "get_bio", "GET", "/api/v1/profile/bio", NULL, NULL, NULL,
+	{ R_BIO_GET, "get_bio", NULL, NULL, NULL,
 	    "Your owner's bio and its embedding_status (none, processing, ready, failed)." },
-	{ "heartbeat", "POST", "/api/v1/heartbeat", NULL, NULL, NULL,
+	{ R_HEARTBEAT, "heartbeat", NULL, NULL, NULL,
 	    "Tell the service you are alive (at most once per 10 minutes) and get nextActions." },
-	{ "list_available_studies", "GET", "/api/v1/studies/available", NULL, NULL, q_available,
+	{ R_AVAILABLE, "list_available_studies", NULL, NULL, q_available,
 	    "Studies matched to your bio, best match_score first; empty with a nextActions hint "
 	    "when you cannot take part now." },
-	{ "accept_study", "POST", "/api/v1/studies/{}/accept", p_study, NULL, NULL,
+	{ R_ACCEPT, "accept_study", p_study, NULL, NULL,
 	    "Take part in a study: answers the participation and the study_url to open." },
-	{ "get_study", "GET", "/api/v1/studies/{}", p_study, NULL, NULL,
+	{ R_STUDY_GET, "get_study", p_study, NULL, NULL,
 	    "A study's detail.  For an agent after accepting, the first call opens the "
 	    "participation (accepted -> in_progress)." },
-	{ "complete_study", "POST", "/api/v1/studies/{}/complete", p_study, &fields_complete, NULL,
+	{ R_COMPLETE, "complete_study", p_study, &fields_complete, NULL,
 	    "Submit your participation with the completion code the study showed you." },
-	{ "withdraw_study", "POST", "/api/v1/studies/{}/withdraw", p_study, NULL, NULL,
+	{ R_WITHDRAW, "withdraw_study", p_study, NULL, NULL,
 	    "Leave your active participation in a study without pay." },
-	{ "list_history", "GET", "/api/v1/studies/history", NULL, NULL, q_page,
+	{ R_HISTORY, "list_history", NULL, NULL, q_page,
 	    "Your participations, newest first, with their status and reward." },
-	{ "get_reputation", "GET", "/api/v1/agents/me/reputation", NULL, NULL, q_events,
+	{ R_REPUTATION, "get_reputation", NULL, NULL, q_events,
 	    "Your reputation, tier and each change with its cause and participation." },
-	{ "rotate_api_key", "POST", "/api/v1/agents/me/api-key", NULL, NULL, NULL,
+	{ R_KEY_ROTATE, "rotate_api_key", NULL, NULL, NULL,
 	    "Issue a new API key, answered once: store it at once.  The key you called with "
 	    "keeps working until the new one is first used, 10 minutes at most." },
-	{ "new_claim_code", "POST", "/api/v1/agents/me/claim-code", NULL, NULL, NULL,
+	{ R_CLAIM_CODE, "new_claim_code", NULL, NULL, NULL,
 	    "A fresh claim code for your owner (the old one stops working); codes expire "
 	    "after 7 days." },
 	/* researchers (Bearer act_...) */
-	{ "create_study", "POST", "/api/v1/studies", NULL, &fields_study, NULL,
+	{ R_STUDY_CREATE, "create_study", NULL, &fields_study, NULL,
 	    "Create and publish a study; freezes reward plus fee per participant from your wallet." },
-	{ "list_studies", "GET", "/api/v1/studies", NULL, NULL, q_page,
+	{ R_STUDY_LIST, "list_studies", NULL, NULL, q_page,
 	    "Your studies, newest first, with participation stats and funding." },
-	{ "pause_study", "POST", "/api/v1/studies/{}/pause", p_study, NULL, NULL,
+	{ R_STUDY_PAUSE, "pause_study", p_study, NULL, NULL,
 	    "Pause an active study (no new participants)." },
-	{ "resume_study", "POST", "/api/v1/studies/{}/resume", p_study, NULL, NULL,
+	{ R_STUDY_RESUME, "resume_study", p_study, NULL, NULL,
 	    "Resume a paused study." },
-	{ "stop_study", "POST", "/api/v1/studies/{}/stop", p_study, NULL, NULL,
+	{ R_STUDY_STOP, "stop_study", p_study, NULL, NULL,
 	    "Stop a study for good; it waits for the review of its submissions." },
-	{ "list_participants", "GET", "/api/v1/studies/{}/participants", p_study, NULL, q_page,
+	{ R_PARTICIPANTS, "list_participants", p_study, NULL, q_page,
 	    "A study's participants by anonymous participant_id, newest first." },
-	{ "approve_participant", "POST", "/api/v1/studies/{}/participants/{}/approve",
-	    p_participant, &fields_review, NULL,
+	{ R_PARTICIPANT_APPROVE, "approve_participant", p_participant, &fields_review, NULL,
 	    "Approve a submitted participation: pays the reward to the participant." },
-	{ "reject_participant", "POST", "/api/v1/studies/{}/participants/{}/reject",
-	    p_participant, &fields_review, NULL,
+	{ R_PARTICIPANT_REJECT, "reject_participant", p_participant, &fields_review, NULL,
 	    "Reject a submitted participation: refunds the reward to you." },
-	{ "get_account", "GET", "/api/v1/account", NULL, NULL, NULL,
+	{ R_ACCOUNT, "get_account", NULL, NULL, NULL,
 	    "Your account: id, e-mail, roles and the agents you own." },
-	{ "claim_agent", "POST", "/api/v1/auth/claim", NULL, &fields_claim, NULL,
+	{ R_CLAIM, "claim_agent", NULL, &fields_claim, NULL,
 	    "Link an agent to your account with the claim code it was given; pays its "
 	    "signup bonus." },
-	{ "replace_agent_api_key", "POST", "/api/v1/account/agents/{}/api-key", p_agent, NULL, NULL,
+	{ R_KEY_REPLACE, "replace_agent_api_key", p_agent, NULL, NULL,
 	    "Revoke one of your agents' API keys at once and issue a new one, answered once." },
 	/* both */
-	{ "get_wallet_balance", "GET", "/api/v1/wallet/balance", NULL, NULL, NULL,
+	{ R_WALLET_BALANCE, "get_wallet_balance", NULL, NULL, NULL,
 	    "Your wallet: available, frozen and total USD cents." },
-	{ "list_wallet_transactions", "GET", "/api/v1/wallet/transactions", NULL, NULL, q_txns,
+	{ R_WALLET_TRANSACTIONS, "list_wallet_transactions", NULL, NULL, q_txns,
 	    "Your wallet transactions, newest first, optionally of one type." },
-	{ "list_events", "GET", "/api/v1/events", NULL, NULL, q_events,
+	{ R_EVENTS, "list_events", NULL, NULL, q_events,
 	    "Your events (participation, reputation, wallet, study changes), oldest first "
 	    "after the cursor; poll again from next_cursor, which is never null." },
 };
 
 #define NTOOLS (sizeof tools / sizeof tools[0])
 
-/* The route row a tool mirrors; NULL when the table lost it. */
+/* The route row a tool is. */
 static const struct route *
 tool_route(const struct tool *t)
 {
-	size_t i;
-
-	for (i = 0; i < nroutes; i++)
-		if (strcmp(routes[i].method, t->method) == 0 &&
-		    strcmp(routes[i].pattern, t->pattern) == 0)
-			return &routes[i];
-	return NULL;
+	return &routes[t->route];
 }
 
 /* Whether the authenticated caller may call the tool's route. */
@@ -183,10 +179,6 @@ tool_visible(const struct tool *t, const struct principal *who)
 {
 	const struct route *rt = tool_route(t);
 
-	if (rt == NULL) {
-		log_msg("mcp: tool %s: no route %s %s", t->name, t->method, t->pattern);
-		return 0;
-	}
 	switch (rt->auth) {
 	case AUTH_EITHER:
 		return who->kind == AUTH_KEY || (rt->roles & who->roles) == rt->roles;
@@ -323,7 +315,7 @@ tool_schema(const struct tool *t)
 		if (t->body->f[i].flags & F_REQUIRED)
 			json_object_array_add(req, json_object_new_string(t->body->f[i].name));
 	}
-	if (strcmp(t->method, "POST") == 0) {
+	if (strcmp(tool_route(t)->method, "POST") == 0) {
 		p = json_object_new_object();
 		jput(p, "type", json_object_new_string("string"));
 		jput(p, "minLength", json_object_new_int(1));
@@ -347,7 +339,7 @@ static struct json_object *
 tool_json(const struct tool *t)
 {
 	struct json_object *o = json_object_new_object(), *a = json_object_new_object();
-	int ro = strcmp(t->method, "GET") == 0;
+	int ro = strcmp(tool_route(t)->method, "GET") == 0;
 
 	jput(o, "name", json_object_new_string(t->name));
 	jput(o, "description", json_object_new_string(t->desc));
@@ -477,8 +469,8 @@ struct call {
 	const char *idem;
 };
 
-/* call_build's checks: 0, or -1 with msg set, or with *err set (the
- * body decoder's answer). */
+/* call_build_or_reply's checks (no answer of r's): 0, or -1 with msg set,
+ * or with *err set (the body decoder's answer). */
 static int
 call_check(const struct tool *t, struct json_object *args, struct call *c, char *msg,
     size_t msgsz, struct req *err)
@@ -497,7 +489,8 @@ call_check(const struct tool *t, struct json_object *args, struct call *c, char 
 	json_object_object_foreach(args, key, val) {
 		if (path_param(t, key) || query_param(t, key) != NULL || body_field(t, key) != NULL)
 			continue;
-		if (strcmp(key, "idempotency_key") == 0 && strcmp(t->method, "POST") == 0) {
+		if (strcmp(key, "idempotency_key") == 0 &&
+		    strcmp(tool_route(t)->method, "POST") == 0) {
 			size_t n = (size_t)json_object_get_string_len(val);
 
 			if (!json_object_is_type(val, json_type_string) || n < 1 || n > 255) {
@@ -511,7 +504,7 @@ call_check(const struct tool *t, struct json_object *args, struct call *c, char 
 		return -1;
 	}
 	/* The path: the pattern with each "{}" replaced by its argument. */
-	for (pat = t->pattern; *pat != '\0'; pat++) {
+	for (pat = tool_route(t)->pattern; *pat != '\0'; pat++) {
 		size_t o = strlen(c->path);
 
 		if (pat[0] != '{' || pat[1] != '}') {
@@ -595,7 +588,7 @@ call_check(const struct tool *t, struct json_object *args, struct call *c, char 
 			goto toolong;
 		memset(&chk, 0, sizeof chk);
 		chk.json = c->body;	/* borrowed: decoded as the handler will */
-		if (decode_body_or_reply(&chk, t->body->f, t->body->n, scratch.b, &present) != 0) {
+		if (decode_body_or_reply(&chk, t->body->f, t->body->n, scratch.b, &present) != H_OK) {
 			if (chk.out == NULL) {
 				snprintf(msg, msgsz, "invalid arguments");
 				return -1;
@@ -616,21 +609,24 @@ toolong:
 /*
  * Check the arguments against the tool's input schema and build the call.
  * The body fields are checked by decode_body_or_reply itself, the decoder
- * the handler runs.  0, or -1 with *err set to the refusal as REST would
- * answer it (the decoder's own answer, else 422 VALIDATION_ERROR with the
- * reason): a tool error, which a model can read and correct
- * (design.md §11.3), not a protocol error.
+ * the handler runs.  H_OK, or H_REPLIED with *err set to the refusal as
+ * REST would answer it (the decoder's own answer, else 422
+ * VALIDATION_ERROR with the reason): a tool error, which a model can read
+ * and correct (design.md §11.3), not a protocol error.  c->body is set
+ * either way (the caller puts it).
  */
-static int
-call_build(const struct tool *t, struct json_object *args, struct call *c, struct req *err)
+static enum h_rc
+call_build_or_reply(const struct tool *t, struct json_object *args, struct call *c,
+    struct req *err)
 {
 	char msg[512];
 	const size_t msgsz = sizeof msg;
-	int rc = call_check(t, args, c, msg, msgsz, err);
 
-	if (rc != 0 && err->out == NULL)
+	if (call_check(t, args, c, msg, msgsz, err) == 0)
+		return H_OK;
+	if (err->out == NULL)
 		reply_err(err, ARPS_E_VALIDATION, "%s", msg);
-	return rc;
+	return H_REPLIED;
 }
 
 /* The value of one extra header line of an answer into buf; NULL if absent. */
@@ -704,7 +700,7 @@ call_run(struct req *r, struct json_object *id, const struct tool *t, struct cal
 	in.apikey = r->apikey;
 	in.authz = r->authz;
 	in.idem = c->idem;
-	in.method = t->method;
+	in.method = tool_route(t)->method;
 	in.query = c->query[0] != '\0' ? c->query : NULL;
 	req_set_path(&in, c->path, c->path);
 	if (t->body != NULL) {
@@ -817,7 +813,7 @@ m_tools_call(struct req *r, struct json_object *id, struct json_object *params)
 	if (args == NULL)
 		args = empty = json_object_new_object();
 	memset(&err, 0, sizeof err);
-	if (call_build(t, args, &c, &err) != 0)
+	if (call_build_or_reply(t, args, &c, &err) != H_OK)
 		tool_answer(r, id, &err);	/* a refusal: a tool error */
 	else
 		call_run(r, id, t, &c);
@@ -838,8 +834,6 @@ static const struct {
 
 /* --- the endpoint -------------------------------------------------------- */
 
-/* The body as JSON (strict, UTF-8, depth 32); NULL after a -32700 (or,
- * for "null", -32600) answer. */
 /* The body's object keys (val_json_keys): VAL_JSON_OK, or why not. */
 static int
 json_keys_ok(const struct req *r)
@@ -855,8 +849,10 @@ json_keys_ok(const struct req *r)
 	return rc;
 }
 
-static struct json_object *
-rpc_parse(struct req *r)
+/* The body as JSON (strict, UTF-8, depth 32) into *msg: H_OK, or
+ * H_REPLIED after a -32700 (or, for "null", -32600) answer. */
+static enum h_rc
+rpc_parse_or_reply(struct req *r, struct json_object **msg)
 {
 	struct json_tokener *tok;
 	struct json_object *o = NULL;
@@ -871,7 +867,7 @@ rpc_parse(struct req *r)
 		    json_tokener_get_parse_end(tok) == r->blen && o == NULL) {
 			json_tokener_free(tok);	/* the body "null": JSON, not a message */
 			rpc_error(r, NULL, RPC_INVALID_REQUEST, "a JSON-RPC message is an object");
-			return NULL;
+			return H_REPLIED;
 		}
 		if (json_tokener_get_error(tok) != json_tokener_success ||
 		    json_tokener_get_parse_end(tok) != r->blen || (o != NULL && !req_json_finite(o))) {
@@ -883,7 +879,7 @@ rpc_parse(struct req *r)
 			json_object_put(o);
 			if (keys == VAL_JSON_NOMEM) {
 				rpc_error(r, NULL, RPC_INTERNAL_ERROR, "out of memory");
-				return NULL;
+				return H_REPLIED;
 			}
 			/* I-JSON, as every body of the API (design.md §9.7) */
 			rpc_error(r, NULL, RPC_PARSE_ERROR, keys == VAL_JSON_NUL_KEY ?
@@ -891,19 +887,21 @@ rpc_parse(struct req *r)
 			    keys == VAL_JSON_SURROGATE ?
 			    "parse error: a string holds a lone surrogate escape" :
 			    "parse error: a key is repeated in one object");
-			return NULL;
+			return H_REPLIED;
 		}
-		if (o != NULL)
-			return o;
+		if (o != NULL) {
+			*msg = o;
+			return H_OK;
+		}
 	}
 	rpc_error(r, NULL, RPC_PARSE_ERROR, "parse error: the body is not one JSON value");
-	return NULL;
+	return H_REPLIED;
 }
 
 static void
 mcp_post(struct req *r)
 {
-	struct json_object *msg, *v, *id = NULL, *params = NULL;
+	struct json_object *msg = NULL, *v, *id = NULL, *params = NULL;
 	const char *t;
 	size_t clen = strlen("application/json"), i;
 
@@ -916,7 +914,7 @@ mcp_post(struct req *r)
 			r->authz = NULL;
 		}
 	}
-	if (auth_resolve_or_reply(r, AUTH_EITHER, 0) != 0)
+	if (auth_resolve_or_reply(r, AUTH_EITHER, 0) != H_OK)
 		return;
 	if (r->ctype == NULL || strncasecmp(r->ctype, "application/json", clen) != 0 ||
 	    (r->ctype[clen] != '\0' && r->ctype[clen] != ';' && r->ctype[clen] != ' ')) {
@@ -932,7 +930,7 @@ mcp_post(struct req *r)
 		    r->mcp_version);
 		return;
 	}
-	if ((msg = rpc_parse(r)) == NULL)
+	if (rpc_parse_or_reply(r, &msg) != H_OK)
 		return;
 	if (json_object_is_type(msg, json_type_array)) {
 		rpc_error(r, NULL, RPC_INVALID_REQUEST,

@@ -72,7 +72,7 @@ refusal_kept(enum arps_err outcome)
 	return false;
 }
 
-static int
+static enum h_rc
 reply_refusal(struct req *r, enum arps_err outcome)
 {
 	size_t i;
@@ -85,7 +85,7 @@ reply_refusal(struct req *r, enum arps_err outcome)
 
 /* --- GET /studies/available --- */
 
-static int
+static enum h_rc
 available_empty(struct req *r, const char *action, const char *ep, const char *desc,
     const char *action2, const char *ep2, const char *desc2)
 {
@@ -101,7 +101,7 @@ available_empty(struct req *r, const char *action, const char *ep, const char *d
 }
 
 /* The hint when the agent's bio cannot be matched yet. */
-static int
+static enum h_rc
 available_no_bio(struct req *r, enum db_bio_state st)
 {
 	switch (st) {
@@ -126,7 +126,7 @@ available_no_bio(struct req *r, enum db_bio_state st)
  * light candidate read and cached vectors; only the listed studies' rows are read in full.
  * A study whose criteria embedding is not ready is not listed.
  */
-handler_rc
+enum h_rc
 h_available(struct req *r)
 {
 	struct match_params mp;
@@ -149,8 +149,8 @@ h_available(struct req *r)
 	enum db_rc rc;
 
 	if (decode_page_or_reply(r, VAL_AVAILABLE_LIMIT_DEFAULT, VAL_AVAILABLE_LIMIT_MAX, &limit,
-	    &cursor) != 0)
-		return 0;
+	    &cursor) != H_OK)
+		return H_REPLIED;
 	/* The cursor is the rank the page starts at (design.md §6.15: every
 	 * list pages): the ranking is made anew for each poll, so a page after
 	 * the first is the next ones of the ranking as it is now. */
@@ -252,7 +252,7 @@ h_available(struct req *r)
 	json_object_put(next);
 	match_top_free(top, n);
 	reply_text(r, 200, pb);
-	return 0;
+	return H_OK;
 }
 
 /* --- POST /studies/{id}/accept --- */
@@ -324,7 +324,7 @@ accept_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-handler_rc
+enum h_rc
 h_accept(struct req *r)
 {
 	if (!ids_valid(IDS_STUDY, r->params[0]))
@@ -389,7 +389,7 @@ agent_ev_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-static int
+static enum h_rc
 agent_event(struct req *r, enum part_event ev)
 {
 	struct complete_in in = { 0 };
@@ -397,8 +397,8 @@ agent_event(struct req *r, enum part_event ev)
 	unsigned present;
 
 	if (decode_body_or_reply(r, complete_fields,
-	    ev == PART_EV_COMPLETE ? NFIELDS(complete_fields) : 0, &in, &present) != 0)
-		return 0;
+	    ev == PART_EV_COMPLETE ? NFIELDS(complete_fields) : 0, &in, &present) != H_OK)
+		return H_REPLIED;
 	if (!ids_valid(IDS_STUDY, r->params[0]))
 		return reply_refusal(r, ARPS_E_NOT_FOUND);
 	c.study_id = r->params[0];
@@ -412,7 +412,7 @@ HANDLER_EVENT(h_withdraw, agent_event, PART_EV_WITHDRAW)
 
 /* --- GET /studies/history --- */
 
-handler_rc
+enum h_rc
 h_history(struct req *r)
 {
 	struct json_object *arr, *it;
@@ -421,8 +421,8 @@ h_history(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
-		return 0;
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != H_OK)
+		return H_REPLIED;
 	if ((rc = db_history_list(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_list_db(r, rc);
 	arr = json_object_new_array();

@@ -24,6 +24,7 @@
 #include "fcgi/mcp.h"
 #include "fcgi/pool.h"
 #include "lib/clock.h"
+#include "fcgi/reply.h"
 #include "lib/config.h"
 #include "lib/log.h"
 
@@ -179,7 +180,7 @@ credential(FCGX_Request *fx, const char *name)
 }
 
 /* Read exactly CONTENT_LENGTH bytes; answers 413/400 itself on failure. */
-static int
+static enum h_rc
 read_body_or_reply(struct req *r, FCGX_Request *fx)
 {
 	const char *cl = env(fx, "CONTENT_LENGTH");
@@ -190,7 +191,7 @@ read_body_or_reply(struct req *r, FCGX_Request *fx)
 	if (cl == NULL) {
 		if (FCGX_GetChar(fx->in) != EOF)
 			return reply_err(r, ARPS_E_BAD_REQUEST, "a body needs a Content-Length");
-		return 0;
+		return H_OK;
 	}
 	for (p = cl; *p != '\0'; p++) {
 		if (*p < '0' || *p > '9' || p - cl > 18)
@@ -208,7 +209,7 @@ read_body_or_reply(struct req *r, FCGX_Request *fx)
 	(void)FCGX_GetChar(fx->in);	/* the input's end: no lingering close */
 	r->body[n] = '\0';
 	r->blen = (size_t)n;
-	return 0;
+	return H_OK;
 }
 
 static const char *
@@ -274,7 +275,7 @@ handle(FCGX_Request *fx, const struct config *cfg, struct db *db)
 	    r.method ? r.method : "-", r.path ? r.path : "-");
 	if (r.method == NULL || r.path == NULL)
 		reply_err(&r, ARPS_E_BAD_REQUEST, "missing request line");
-	else if (read_body_or_reply(&r, fx) == 0)
+	else if (read_body_or_reply(&r, fx) == H_OK)
 		mcp_or_dispatch(&r);
 	if (r.status == 0)
 		reply_err(&r, ARPS_E_INTERNAL, "internal error");

@@ -11,7 +11,7 @@
 #include "fcgi/reply.h"
 #include "lib/log.h"
 
-int
+enum h_rc
 reply_json(struct req *r, int status, struct json_object *obj)
 {
 	const char *s;
@@ -28,16 +28,16 @@ reply_json(struct req *r, int status, struct json_object *obj)
 		json_object_put(obj);
 		r->status = 500;
 		r->outlen = 0;
-		return -1;
+		return H_REPLIED;
 	}
 	memcpy(r->out, s, n + 1);
 	r->outlen = n;
 	r->status = status;
 	json_object_put(obj);
-	return 0;
+	return H_OK;
 }
 
-int
+enum h_rc
 reply_text(struct req *r, int status, struct printbuf *pb)
 {
 	free(r->out);
@@ -54,10 +54,10 @@ reply_text(struct req *r, int status, struct printbuf *pb)
 	r->outlen = (size_t)pb->bpos;
 	r->status = status;
 	free(pb);
-	return 0;
+	return H_OK;
 }
 
-int
+enum h_rc
 reply_err(struct req *r, enum arps_err e, const char *fmt, ...)
 {
 	struct json_object *o = json_object_new_object();
@@ -74,10 +74,10 @@ reply_err(struct req *r, enum arps_err e, const char *fmt, ...)
 	json_object_object_add(o, "error_code", json_object_new_string(arps_err_code(e)));
 	json_object_object_add(o, "status", json_object_new_int(arps_err_status(e)));
 	reply_json(r, arps_err_status(e), o);
-	return -1;
+	return H_REPLIED;
 }
 
-int
+enum h_rc
 reply_db(struct req *r, enum db_rc dbrc)
 {
 	if (dbrc == DB_GONE)
@@ -88,7 +88,7 @@ reply_db(struct req *r, enum db_rc dbrc)
 	return reply_err(r, ARPS_E_INTERNAL, "internal error");
 }
 
-int
+enum h_rc
 reply_list_db(struct req *r, enum db_rc dbrc)
 {
 	if (dbrc == DB_NOTFOUND)

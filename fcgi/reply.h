@@ -4,10 +4,11 @@
  * answer can be stored for Idempotency-Key replay.  This layer uses no
  * other fcgi/ object.
  *
- * Return convention of the reply helpers: reply_json returns 0 when the
- * answer is set, -1 on allocation failure (then a bare 500 is set);
- * reply_err and reply_db set an error answer and return -1, so that a
- * handler or an ..._or_reply helper can "return reply_err(...)".
+ * Return convention (enum h_rc, fcgi/http.h): reply_json returns H_OK
+ * when the answer is set, H_REPLIED on allocation failure (then a bare
+ * 500 is set); reply_err and reply_db set an error answer and return
+ * H_REPLIED, so that a handler or an ..._or_reply helper can
+ * "return reply_err(...)".
  */
 #ifndef ARPS_FCGI_REPLY_H
 #define ARPS_FCGI_REPLY_H
@@ -16,23 +17,22 @@
 
 #include "core/errors.h"
 #include "db/db.h"
-
-struct req;
+#include "fcgi/http.h"
 
 /* Set a JSON answer; takes ownership of obj (may be NULL for "{}"). */
-int reply_json(struct req *r, int status, struct json_object *obj);
+enum h_rc reply_json(struct req *r, int status, struct json_object *obj);
 /* Answer the JSON text in pb (taken: freed here), as reply_json; a text
  * poisoned by a failed append (jb_ok false) answers 500 instead. */
 struct printbuf;
-int reply_text(struct req *r, int status, struct printbuf *pb);
-/* Set the error answer {detail, error_code, status}; returns -1. */
-int reply_err(struct req *r, enum arps_err e, const char *fmt, ...)
+enum h_rc reply_text(struct req *r, int status, struct printbuf *pb);
+/* Set the error answer {detail, error_code, status}; returns H_REPLIED. */
+enum h_rc reply_err(struct req *r, enum arps_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Map a db/ result that is not DB_OK to 503 / 500 and answer it; returns -1. */
-int reply_db(struct req *r, enum db_rc dbrc);
+/* Map a db/ result that is not DB_OK to 503 / 500 and answer it; returns H_REPLIED. */
+enum h_rc reply_db(struct req *r, enum db_rc dbrc);
 /* reply_db for a list read: DB_NOTFOUND is a cursor the list never handed
  * out (db_cursor_known), 422. */
-int reply_list_db(struct req *r, enum db_rc dbrc);
+enum h_rc reply_list_db(struct req *r, enum db_rc dbrc);
 /* Add one response header line (no CRLF in name or value). */
 void reply_header(struct req *r, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -40,8 +40,8 @@ req_json_finite(struct json_object *o)
 	}
 }
 
-struct json_object *
-req_json(struct req *r)
+enum h_rc
+req_json_or_reply(struct req *r)
 {
 	struct json_tokener *tok;
 	struct json_object *o;
@@ -50,27 +50,27 @@ req_json(struct req *r)
 	int keys;
 
 	if (r->json != NULL)
-		return r->json;
+		return H_OK;
 	if (r->blen == 0) {
 		r->json = json_object_new_object();
-		return r->json;
+		return r->json != NULL ? H_OK : H_REPLIED;	/* none: dispatch answers 500 */
 	}
 	/* application/json, optionally with parameters such as charset. */
 	clen = strlen("application/json");
 	if (r->ctype == NULL || strncasecmp(r->ctype, "application/json", clen) != 0 ||
 	    (r->ctype[clen] != '\0' && r->ctype[clen] != ';' && r->ctype[clen] != ' ')) {
 		reply_err(r, ARPS_E_UNSUPPORTED_MEDIA_TYPE, "the body must be application/json");
-		return NULL;
+		return H_REPLIED;
 	}
 	/* Strict UTF-8 over the whole body (json-c lets overlongs through). */
 	if (!val_utf8(r->body, r->blen, NULL)) {
 		reply_err(r, ARPS_E_INVALID_JSON, "the body is not valid UTF-8 JSON");
-		return NULL;
+		return H_REPLIED;
 	}
 	/* json-c refuses nesting at its depth: 33 takes the 32 levels api.md §3 allows. */
 	if ((tok = json_tokener_new_ex(REQ_JSON_DEPTH + 1)) == NULL) {
 		reply_err(r, ARPS_E_INTERNAL, "out of memory");
-		return NULL;
+		return H_REPLIED;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, r->body, (int)r->blen);
@@ -87,7 +87,7 @@ req_json(struct req *r)
 		json_tokener_free(tok);
 		reply_err(r, ARPS_E_INVALID_JSON, "the body is not valid JSON: %s",
 		    o == NULL ? why : "trailing data");
-		return NULL;
+		return H_REPLIED;
 	}
 	json_tokener_free(tok);
 	/* design.md §9.7: json-c keeps the last of two equal keys and cuts a
@@ -101,40 +101,40 @@ req_json(struct req *r)
 	case VAL_JSON_NOMEM:
 		json_object_put(o);
 		reply_err(r, ARPS_E_INTERNAL, "out of memory");
-		return NULL;
+		return H_REPLIED;
 	case VAL_JSON_DUP_KEY:
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON,
 		    "the body is not valid JSON: an object repeats a key");
-		return NULL;
+		return H_REPLIED;
 	case VAL_JSON_NUL_KEY:
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON,
 		    "the body is not valid JSON: an object key contains U+0000");
-		return NULL;
+		return H_REPLIED;
 	case VAL_JSON_SURROGATE:
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON,
 		    "the body is not valid JSON: a string holds a lone surrogate escape");
-		return NULL;
+		return H_REPLIED;
 	default:
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON, "the body is not valid JSON");
-		return NULL;
+		return H_REPLIED;
 	}
 	if (!req_json_finite(o)) {
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON,
 		    "the body is not valid JSON: a number is NaN, Infinity or beyond the double range");
-		return NULL;
+		return H_REPLIED;
 	}
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		reply_err(r, ARPS_E_INVALID_JSON, "the body must be a JSON object");
-		return NULL;
+		return H_REPLIED;
 	}
 	r->json = o;
-	return o;
+	return H_OK;
 }
 
 static int

@@ -144,7 +144,7 @@ participant_json(const struct participation *p)
 	return o;
 }
 
-static int
+static enum h_rc
 reply_no_study(struct req *r, const char *id)
 {
 	return reply_err(r, ARPS_E_NOT_FOUND, "no such study: %.40s", id);
@@ -212,7 +212,7 @@ create_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-handler_rc
+enum h_rc
 h_study_create(struct req *r)
 {
 	struct study_in in;
@@ -222,8 +222,8 @@ h_study_create(struct req *r)
 	enum arps_err plan_rc;
 
 	memset(&in, 0, sizeof in);
-	if (decode_body_or_reply(r, study_fields, NFIELDS(study_fields), &in, &present) != 0)
-		return 0;
+	if (decode_body_or_reply(r, study_fields, NFIELDS(study_fields), &in, &present) != H_OK)
+		return H_REPLIED;
 	if (FIELD_GIVEN(present, STUDY_F_DEADLINE) && in.deadline <= r->now)
 		return reply_err(r, ARPS_E_VALIDATION, "deadline: must be in the future");
 	memset(&c, 0, sizeof c);
@@ -244,14 +244,14 @@ h_study_create(struct req *r)
 	sn->deadline = in.deadline;
 	/* The criteria are embedded after the answer is sent (the sweep
 	 * retries any left processing). */
-	if (req_tx(r, create_tx, &c) == 0 && r->status == 201)
+	if (req_tx(r, create_tx, &c) == H_OK && r->status == 201)
 		req_embed_after(r, c.id, in.criteria);
-	return 0;
+	return H_OK;
 }
 
 /* --- GET /studies --- */
 
-handler_rc
+enum h_rc
 h_study_list(struct req *r)
 {
 	struct json_object *arr;
@@ -260,8 +260,8 @@ h_study_list(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
-		return 0;
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != H_OK)
+		return H_REPLIED;
 	if ((rc = db_study_list_owner(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_list_db(r, rc);
 	arr = json_object_new_array();
@@ -307,7 +307,7 @@ open_tx(struct req *r, void *arg)
 	return rc;
 }
 
-handler_rc
+enum h_rc
 h_study_get(struct req *r)
 {
 	const char *id = r->params[0];
@@ -340,7 +340,7 @@ h_study_get(struct req *r)
 		}
 		reply_json(r, 200, study_researcher_json(&s));
 		db_study_clear(&s);
-		return 0;
+		return H_OK;
 	}
 	if ((rc = db_participation_by_agent(r->db, id, r->who.id, &p, &took)) != DB_OK) {
 		db_study_clear(&s);
@@ -363,7 +363,7 @@ h_study_get(struct req *r)
 	reply_json(r, 200, study_agent_json(&s, took ? &p : NULL));
 	db_study_clear(&s);
 	db_participation_clear(&p);
-	return 0;
+	return H_OK;
 }
 
 /* --- POST /studies/{id}/pause | resume | stop --- */
@@ -400,7 +400,7 @@ event_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-static int
+static enum h_rc
 study_event(struct req *r, enum study_event ev)
 {
 	struct event_ctx c = { r->params[0], ev };
@@ -416,7 +416,7 @@ HANDLER_EVENT(h_study_stop, study_event, STUDY_EV_STOP)
 
 /* --- GET /studies/{id}/participants --- */
 
-handler_rc
+enum h_rc
 h_participants(struct req *r)
 {
 	const char *id = r->params[0];
@@ -427,8 +427,8 @@ h_participants(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
-		return 0;
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != H_OK)
+		return H_REPLIED;
 	if (!ids_valid(IDS_STUDY, id))
 		return reply_no_study(r, id);
 	if ((rc = db_study_get(r->db, id, 0, &s)) == DB_NOTFOUND)
@@ -524,15 +524,15 @@ review_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-static int
+static enum h_rc
 review(struct req *r, enum part_event ev)
 {
 	struct review_in in = { 0 };
 	struct review_ctx c;
 	unsigned present;
 
-	if (decode_body_or_reply(r, review_fields, NFIELDS(review_fields), &in, &present) != 0)
-		return 0;
+	if (decode_body_or_reply(r, review_fields, NFIELDS(review_fields), &in, &present) != H_OK)
+		return H_REPLIED;
 	c.study_id = r->params[0];
 	c.pid = r->params[1];
 	c.reason = in.reason;

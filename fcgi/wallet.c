@@ -11,7 +11,7 @@
 #include "fcgi/handlers.h"
 
 /* GET /wallet/balance */
-handler_rc
+enum h_rc
 h_wallet_balance(struct req *r)
 {
 	struct json_object *o;
@@ -29,7 +29,7 @@ h_wallet_balance(struct req *r)
 }
 
 /* GET /wallet/transactions?type=&limit=&cursor= */
-handler_rc
+enum h_rc
 h_wallet_transactions(struct req *r)
 {
 	struct json_object *arr, *it;
@@ -41,8 +41,8 @@ h_wallet_transactions(struct req *r)
 	size_t i, n;
 	enum db_rc rc;
 
-	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != 0)
-		return 0;
+	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != H_OK)
+		return H_REPLIED;
 	t = req_query(r, "type", buf, sizeof buf);
 	if (t != NULL && !ledger_txn_type_from_name(t, &type))
 		return reply_err(r, ARPS_E_VALIDATION,

@@ -10,14 +10,14 @@
 
 enum auth_kind fuzz_who = AUTH_KEY;
 
-int
+enum h_rc
 auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles)
 {
 	enum auth_kind as = kind == AUTH_EITHER ? fuzz_who : kind;
 
 	(void)roles;
 	if (kind == AUTH_NONE)
-		return 0;
+		return H_OK;
 	memset(&r->who, 0, sizeof r->who);
 	r->who.kind = as;
 	if (as == AUTH_KEY)
@@ -26,5 +26,5 @@ auth_resolve_or_reply(struct req *r, enum auth_kind kind, unsigned roles)
 		snprintf(r->who.id, sizeof r->who.id, "acc_FuzzAccount00000");
 		r->who.roles = ROLE_RESEARCHER | ROLE_PARTICIPANT | ROLE_ADMIN;
 	}
-	return 0;
+	return H_OK;
 }

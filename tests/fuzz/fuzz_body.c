@@ -161,7 +161,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(out, 0, sizeof out);
 	for (size_t i = 0; i < t->n; i++)
 		FUZZ_CHECK(t->f[i].off + sizeof(int64_t) <= sizeof out);
-	if (decode_body_or_reply(&r, t->f, t->n, out, &present) == 0) {
+	if (decode_body_or_reply(&r, t->f, t->n, out, &present) == H_OK) {
 		FUZZ_CHECK(r.status == 0 && r.out == NULL);
 		check_decoded(t, out, present);
 		if (r.json != NULL)

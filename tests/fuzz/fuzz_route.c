@@ -51,7 +51,7 @@ check_query(const char *query)
 		v = req_query(&r, names[i], one, sizeof one);
 		FUZZ_CHECK(v == NULL || v[0] == '\0');
 	}
-	if (decode_page_or_reply(&r, 20, 100, &limit, &cursor) == 0) {
+	if (decode_page_or_reply(&r, 20, 100, &limit, &cursor) == H_OK) {
 		FUZZ_CHECK(r.status == 0 && r.out == NULL);
 		FUZZ_CHECK(limit >= 1 && limit <= 100);
 		FUZZ_CHECK(cursor >= 0 && cursor < INT64_MAX);
