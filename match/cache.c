@@ -135,7 +135,7 @@ rank_merge(struct mx_rank *k, const struct mx_logent *l, const float cbio[EMBED_
 		return 0;	/* a later change of it is in the log too */
 	rank_fill(&x, slot, match_similarity(match_dot(cbio, mx_ix.vec + slot * EMBED_DIM,
 	    EMBED_DIM)), k->tier);
-	return match_kept_add(&k->k, &x);
+	return match_kept_add(&k->k, &x) ? 0 : -1;
 }
 
 

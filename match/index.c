@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "db/match.h"
+#include "lib/clock.h"
 #include "lib/config.h"
 #include "lib/log.h"
 #include "match/engine.h"

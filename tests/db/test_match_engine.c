@@ -408,7 +408,7 @@ missed_changes_reload(void **state)
 	assert_true(in_index(d));
 	match_index_info(&in0);
 	event(d, STUDY_EV_STOP);
-	assert_int_equal(DB_Q0(db, "DELETE FROM study_changes", NULL, NULL), DB_OK);
+	assert_int_equal(db_fixture_study_changes_clear(db), DB_OK);
 	/* within 30 minutes: the changes are read, and this one is missed */
 	assert_int_equal(match_index_refresh(db, now + 60), DB_OK);
 	match_index_info(&in);

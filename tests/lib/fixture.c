@@ -507,7 +507,13 @@ db_fixture_researcher_purge(struct db *db, const char *account_id)
 	return db_tx(db, purge_tx, &f);
 }
 
-/* --- arps-fixture VERB ... --------------------------------------------- * */
+enum db_rc
+db_fixture_study_changes_clear(struct db *db)
+{
+	return DB_Q0(db, "DELETE FROM study_changes", NULL, NULL);
+}
+
+/* --- arps-fixture VERB ... ------------------------------------------------ */
 
 #define MAX_SECONDS	(20LL * 366 * 86400)	/* backdating beyond 20 years is a typo */
 

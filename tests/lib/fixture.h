@@ -101,6 +101,10 @@ enum db_rc db_fixture_seed_participations(struct db *db, const char *study_id, c
  * schema test made by hand leaves nothing verify-ledger would see. */
 enum db_rc db_fixture_researcher_purge(struct db *db, const char *account_id);
 
+/* Every row of study_changes gone, as if an index had missed them (the
+ * matching engine's test of its reload, tests/db/test_match_engine.c). */
+enum db_rc db_fixture_study_changes_clear(struct db *db);
+
 /* arps-fixture VERB ARGS...: args is NULL-terminated.  Returns the exit
  * status: 0 done, 1 refused (one-line reason on stderr, also when
  * cfg->test_fixtures is off), 2 usage. */
