@@ -41,7 +41,7 @@ DELIVER_OBJ := $(DELIVER_SRC:%.c=$(B)/%.o)
 TESTLIB_SRC := $(sort $(wildcard tests/lib/*.c))
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(B)/%.o)
 
-BINS := $(B)/arps-fcgi $(B)/arps-sweep $(B)/arps-admin $(B)/arps-deliver
+BINS := $(B)/arps-fcgi $(B)/arps-sweep $(B)/arps-admin $(B)/arps-deliver $(B)/arps-embed
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 DBT_SRC  := $(sort $(wildcard tests/db/test_*.c))
@@ -69,20 +69,24 @@ $(B)/%.o: %.c $(wildcard core/*.h encoder/*.h lib/*.h db/*.h txn/*.h match/*.h a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKGCFLAGS) -c -o $@ $<
 
-$(B)/arps-fcgi: $(B)/cmd/arps-fcgi.o $(FCGI_OBJ) $(MATCH_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
+$(B)/arps-fcgi: $(B)/cmd/arps-fcgi.o $(FCGI_OBJ) $(MATCH_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ -lfcgi $(PKGLIBS) -lcrypto -lm
 
-$(B)/arps-sweep: $(B)/cmd/arps-sweep.o $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
+$(B)/arps-sweep: $(B)/cmd/arps-sweep.o $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 $(B)/arps-deliver: $(B)/cmd/arps-deliver.o $(DELIVER_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(shell pkg-config --libs libcurl) $(PKGLIBS) -lcrypto -lpthread -lm
 
-$(B)/arps-admin: $(B)/cmd/arps-admin.o $(ADMIN_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
+$(B)/arps-admin: $(B)/cmd/arps-admin.o $(ADMIN_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
+
+# The encoder runs here only (design.md §15): no FastCGI worker links it.
+$(B)/arps-embed: $(B)/cmd/arps-embed.o $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 # The test fixtures as a command (tests/arps-fixture.c): test builds only.
-$(B)/tests/arps-fixture: $(B)/tests/arps-fixture.o $(TESTLIB_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
+$(B)/tests/arps-fixture: $(B)/tests/arps-fixture.o $(TESTLIB_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 # Unit tests: core and the encoder, no I/O.
@@ -203,23 +207,24 @@ install: all model
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(DATADIR)/migrations \
 	    $(DESTDIR)$(DATADIR)/docs $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(NGINXDIR)/sites-available $(DESTDIR)$(NGINXDIR)/snippets
-	install -m 0755 $(B)/arps-fcgi $(B)/arps-sweep $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(B)/arps-fcgi $(B)/arps-sweep $(B)/arps-embed $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(B)/arps-admin $(DESTDIR)$(BINDIR)/
 	install -m 0644 db/migrations/*.sql $(DESTDIR)$(DATADIR)/migrations/
 	install -m 0644 build/model/use-lite.bin $(DESTDIR)$(DATADIR)/use-lite.bin
 	install -m 0644 docs/api.md $(DESTDIR)$(DATADIR)/docs/api.md
 	install -m 0644 systemd/arps-sweep.cron $(DESTDIR)$(DATADIR)/arps-sweep.cron
 	install -m 0644 systemd/arps-fcgi-remote-db.conf $(DESTDIR)$(DATADIR)/arps-fcgi-remote-db.conf
-	install -m 0644 systemd/arps-fcgi.socket systemd/arps-fcgi.service \
+	install -m 0644 systemd/arps-fcgi.socket systemd/arps-fcgi.service systemd/arps-embed.service \
 	    systemd/arps-sweep.service systemd/arps-sweep.timer $(DESTDIR)$(UNITDIR)/
 	sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/usr/bin/|$(BINDIR)/|g' -i \
-	    $(DESTDIR)$(UNITDIR)/arps-fcgi.service $(DESTDIR)$(UNITDIR)/arps-sweep.service
+	    $(DESTDIR)$(UNITDIR)/arps-fcgi.service $(DESTDIR)$(UNITDIR)/arps-sweep.service \
+	    $(DESTDIR)$(UNITDIR)/arps-embed.service
 	sed -e 's|@SOCKET@|/run/arps/arps.sock|' -e 's|@BURST@|60|' nginx/arps-api.inc \
 	    > $(DESTDIR)$(NGINXDIR)/snippets/arps-api.inc
 	sed -e 's|/usr/share/arps/|$(DATADIR)/|g' nginx/arps.conf > $(DESTDIR)$(NGINXDIR)/sites-available/arps
 	install -m 0644 nginx/arps-http.conf $(DESTDIR)$(NGINXDIR)/sites-available/arps-http
 	gzip -9n < docs/man/arps-admin.1 > $(DESTDIR)$(MANDIR)/man1/arps-admin.1.gz
-	set -e; for m in arps-fcgi arps-sweep; do \
+	set -e; for m in arps-fcgi arps-sweep arps-embed; do \
 	    gzip -9n < docs/man/$$m.8 > $(DESTDIR)$(MANDIR)/man8/$$m.8.gz; done
 	if [ -x $(B)/arps-deliver ]; then \
 	    install -m 0755 $(B)/arps-deliver $(DESTDIR)$(SBINDIR)/ && \

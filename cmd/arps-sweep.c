@@ -1,6 +1,6 @@
 /*
  * arps-sweep: the cron-invoked jobs (timeouts, auto-approval, deadlines,
- * study completion, embedding retries).
+ * study completion, retention; embeddings are arps-embed's).
  * Usage: arps-sweep [--config PATH] [--now ISO8601] [--batch N] [--no-lock] [--rows]
  * --rows moves the participation jobs row by row (txn/lifecycle.c) instead of
  * in set-based batches (txn/sweep.c): the same outcome, for comparison.
@@ -21,7 +21,6 @@
 #include "lib/clock.h"
 #include "lib/config.h"
 #include "lib/log.h"
-#include "encoder/model.h"
 #include "lib/secret.h"
 
 static struct config cfg;
@@ -37,7 +36,6 @@ int
 main(int argc, char *argv[])
 {
 	struct sweep sw = { .batch = 200 };
-	struct model model = { 0 };
 	char err[1024];
 	int i, nolock = 0, got = 0, status = 0;
 	int64_t batch;
@@ -90,9 +88,6 @@ main(int argc, char *argv[])
 			return 0;
 		}
 	}
-	if (cfg.model_path[0] != '\0' && model_map(cfg.model_path, &model) == 0 &&
-	    (sw.scratch = malloc(embed_scratch_size(&model.enc))) != NULL)
-		sw.enc = &model.enc;
 	for (j = 0; j < sweep_njobs; j++) {
 		size_t moved = 0, batches = 0;
 		int64_t t0 = clock_mono_ms();
@@ -116,8 +111,6 @@ main(int argc, char *argv[])
 		status = 1;
 	if (!nolock)
 		db_sweep_unlock(sw.db);
-	free(sw.scratch);
-	model_unmap(&model);
 	db_close(sw.db);
 	return status;
 }

@@ -10,23 +10,32 @@
 #include "lib/log.h"
 
 static const char q_store[] =
-    "UPDATE embeddings SET status = ?, vector = ?, error = ?, attempts = attempts + 1,"
-    " updated_at = ? WHERE subject_id = ? AND text_hash = ? AND status <> 'ready'";
+    "UPDATE embeddings SET status = ?, vector = ?, error = ?, model = ?,"
+    " updated_at = ? WHERE subject_id = ? AND text_hash = ? AND status = 'processing'";
 /* An embedding to compute, and the text it is of (NULL: gone). */
 #define PENDING_COLUMNS(X, L) \
 	X(PENDING_C_SUBJECT,	"e.subject_id") \
-	L(PENDING_C_TEXT,	"COALESCE(a.bio, s.screening_criteria)")
+	X(PENDING_C_TEXT,	"COALESCE(a.bio, s.screening_criteria)") \
+	L(PENDING_C_ATTEMPTS,	"e.attempts")
 enum pending_col { DB_COLS_ENUM(PENDING_COLUMNS) PENDING_C__END };
 static const char q_pending[] =
     "SELECT " DB_COLS_SQL(PENDING_COLUMNS) " FROM embeddings e"
     " LEFT JOIN agents a ON a.id = e.subject_id LEFT JOIN studies s ON s.id = e.subject_id"
-    " WHERE e.status = 'processing' AND e.updated_at <= ? ORDER BY e.updated_at LIMIT ?";
+    " WHERE e.status = 'processing' ORDER BY e.updated_at LIMIT ?";
 /* A new subject's row, to be computed (txn_study_create's criteria). */
 static const char q_emb_ins[] =
     "INSERT INTO embeddings (subject_id, status, text_hash, vector, error, attempts, updated_at)"
     " VALUES (?, 'processing', ?, NULL, NULL, 0, ?)";
-static const char q_touch[] =
-    "UPDATE embeddings SET updated_at = ?, attempts = attempts + 1 WHERE subject_id = ?";
+static const char q_attempt[] =
+    "UPDATE embeddings SET attempts = attempts + 1 WHERE subject_id = ?";
+/* A waiting row given up, whatever its text (gone, or failing again). */
+static const char q_fail[] =
+    "UPDATE embeddings SET status = 'failed', error = ?, model = ?"
+    " WHERE subject_id = ? AND status = 'processing'";
+/* Rows another model computed, back in the queue (design.md §15). */
+static const char q_flip[] =
+    "UPDATE embeddings SET status = 'processing' WHERE model <> ? AND status <> 'processing'"
+    " LIMIT ?";
 static const char q_vector[] =
     "SELECT vector FROM embeddings WHERE subject_id = ? AND status = 'ready'";
 
@@ -51,7 +60,7 @@ static const char q_study_open[] =
 /* A study's criteria vector that just became ready, stored in one
  * transaction with its study.matched events. */
 struct ready_study {
-	const float *mean_bio, *mean_crit;
+	const char *model;
 	const char *subject;
 	const float *vec;
 	const unsigned char *hash;
@@ -74,7 +83,7 @@ study_ready_tx(struct db *db, void *arg)
 	enum db_rc rc;
 
 	if ((rc = DB_Q(db, q_store, NULL, &n, P_STR("ready"), P_BLOB(rs->vec,
-	    EMBED_DIM * sizeof(float)), P_NULL, P_I64(rs->now), P_STR(rs->subject),
+	    EMBED_DIM * sizeof(float)), P_NULL, P_STR(rs->model), P_I64(rs->now), P_STR(rs->subject),
 	    P_BLOB(rs->hash, 32))) != DB_OK || n != 1)
 		return rc;
 	if ((rc = DB_ONE(db, q_study_open, &res, P_STR(rs->subject))) != DB_OK)
@@ -100,8 +109,9 @@ study_ready_tx(struct db *db, void *arg)
 			    !rep_may_take_part(st != NULL && strcmp(st, "suspended") == 0, rep))
 				continue;
 			memcpy(bio, bv, sizeof bio);
-			score = match_score(match_pair_similarity(bio, rs->vec, rs->mean_bio,
-			    rs->mean_crit), rep_tier_of(rep));
+			/* stored vectors are centred already (txn/embed.c) */
+			score = match_score(match_pair_similarity(bio, rs->vec, NULL, NULL),
+			    rep_tier_of(rep));
 			if (score < MATCHED_MIN_SCORE)
 				continue;
 			if ((rc = db_event(db, agent, EV_STUDY_MATCHED, rs->now,
@@ -117,46 +127,69 @@ study_ready_tx(struct db *db, void *arg)
 
 enum db_rc
 db_embedding_store(struct db *db, const char *subject, const char *text, const float *vec,
-    const char *error, const float *mean_bio, const float *mean_crit, int64_t now)
+    const char *error, const char *model, int64_t now)
 {
 	unsigned char h[32];
 
 	crypto_generichash(h, sizeof h, (const unsigned char *)text, strlen(text), NULL, 0);
 	if (vec != NULL && strncmp(subject, "std_", 4) == 0) {
-		struct ready_study rs = { mean_bio, mean_crit, subject, vec, h, now };
+		struct ready_study rs = { model, subject, vec, h, now };
 
 		return db_tx(db, study_ready_tx, &rs);
 	}
 	return DB_Q(db, q_store, NULL, NULL, P_STR(vec != NULL ? "ready" : "failed"),
 	    vec != NULL ? P_BLOB(vec, EMBED_DIM * sizeof(float)) : P_NULL, P_STR(error),
-	    P_I64(now), P_STR(subject), P_BLOB(h, sizeof h));
+	    P_STR(model), P_I64(now), P_STR(subject), P_BLOB(h, sizeof h));
 }
 
 enum db_rc
-db_embedding_pending(struct db *db, int64_t now, int64_t age, size_t limit,
-    enum db_rc (*each)(void *arg, const char *subject, const char *text), void *arg,
-    size_t *done)
+db_embedding_pending(struct db *db, const char *model, size_t limit,
+    enum db_rc (*each)(void *arg, const char *subject, const char *text, int attempts),
+    void *arg, size_t *done)
 {
 	struct dbres *res = NULL;
 	enum db_rc rc;
 	size_t i;
 
 	*done = 0;
-	if ((rc = DB_Q(db, q_pending, &res, NULL, P_I64(now - age), P_I64(limit))) != DB_OK)
+	if ((rc = DB_Q(db, q_pending, &res, NULL, P_I64(limit))) != DB_OK)
 		return rc;
 	for (i = 0; i < res->nrows; i++) {
 		const char *subject = dbres_str(res, i, PENDING_C_SUBJECT);
 		const char *text = dbres_str(res, i, PENDING_C_TEXT);
 
-		if (text == NULL) {
-			(void)DB_Q(db, q_touch, NULL, NULL, P_I64(now), P_STR(subject));
-			continue;
-		}
-		if ((rc = each(arg, subject, text)) != DB_OK)
+		if (text == NULL)
+			rc = db_embedding_fail(db, subject, "the text is gone", model);
+		else
+			rc = each(arg, subject, text, (int)dbres_i64(res, i, PENDING_C_ATTEMPTS));
+		if (rc != DB_OK)
 			break;
 		(*done)++;
 	}
 	dbres_free(res);
+	return rc;
+}
+
+enum db_rc
+db_embedding_fail(struct db *db, const char *subject, const char *error, const char *model)
+{
+	return DB_Q(db, q_fail, NULL, NULL, P_STR(error), P_STR(model), P_STR(subject));
+}
+
+enum db_rc
+db_embedding_attempt(struct db *db, const char *subject)
+{
+	return DB_Q(db, q_attempt, NULL, NULL, P_STR(subject));
+}
+
+enum db_rc
+db_embedding_flip(struct db *db, const char *model, size_t limit, size_t *n)
+{
+	uint64_t rows = 0;
+	enum db_rc rc;
+
+	rc = DB_Q(db, q_flip, NULL, &rows, P_STR(model), P_I64(limit));
+	*n = (size_t)rows;
 	return rc;
 }
 

@@ -16,25 +16,35 @@ enum db_rc db_embedding_insert(struct db *db, const char *subject, const unsigne
     int64_t now);
 
 /*
- * Store the vector of subject's text (vec, EMBED_DIM floats) as 'ready', or
- * with vec NULL the row as 'failed' with error, but only while the stored
- * text hash still matches this text (a newer text wins).  A study's ready
- * criteria are stored in one transaction with its study.matched events,
- * scored centred on mean_bio and mean_crit (either may be NULL).
+ * Store the vector of subject's text (vec, EMBED_DIM floats, ready to rank:
+ * txn/embed.c centred it) as 'ready' with the model's tag, or with vec NULL
+ * the row as 'failed' with error, but only while the row waits and its text
+ * hash still matches this text (a newer text wins).  A study's ready
+ * criteria are stored in one transaction with its study.matched events.
  */
 enum db_rc db_embedding_store(struct db *db, const char *subject, const char *text,
-    const float *vec, const char *error, const float *mean_bio, const float *mean_crit,
-    int64_t now);
+    const float *vec, const char *error, const char *model, int64_t now);
 
 /*
- * The embeddings left 'processing' for at least `age` seconds, at most
- * `limit`: each(arg, subject, text) is called for each whose text still
- * exists (a gone one is touched), stopping at its first non-DB_OK;
- * *done gets the number handed to each.
+ * At most `limit` waiting rows ('processing'), oldest first: each(arg,
+ * subject, text, attempts) for each whose text exists (a gone one is set
+ * 'failed', tagged model), stopping at its first non-DB_OK; *done counts the rows seen.
  */
-enum db_rc db_embedding_pending(struct db *db, int64_t now, int64_t age, size_t limit,
-    enum db_rc (*each)(void *arg, const char *subject, const char *text), void *arg,
-    size_t *done);
+enum db_rc db_embedding_pending(struct db *db, const char *model, size_t limit,
+    enum db_rc (*each)(void *arg, const char *subject, const char *text, int attempts),
+    void *arg, size_t *done);
+
+/* Give up subject's waiting row, whatever its text: 'failed' with error,
+ * tagged model. */
+enum db_rc db_embedding_fail(struct db *db, const char *subject, const char *error,
+    const char *model);
+
+/* One more try of subject's text, counted before it starts. */
+enum db_rc db_embedding_attempt(struct db *db, const char *subject);
+
+/* Put at most `limit` rows not stored by model back to 'processing'
+ * (design.md §15: a model change re-embeds everything); *n how many. */
+enum db_rc db_embedding_flip(struct db *db, const char *model, size_t limit, size_t *n);
 
 /* The stored vector of a subject if ready: 1, 0 when none/not ready. */
 int db_embedding_vector(struct db *db, const char *subject, float out[EMBED_DIM]);

@@ -12,7 +12,6 @@
 #include "db/limits.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
-#include "fcgi/embed.h"
 #include "lib/config.h"
 #include "lib/secret.h"
 
@@ -271,8 +270,14 @@ bio_tx(struct req *r, void *arg)
 {
 	struct bio_in *in = arg;
 	struct json_object *o;
+	char bucket[64];
 	enum db_rc rc;
 
+	/* design.md §15: the encoder's queue is bounded by what agents may ask */
+	snprintf(bucket, sizeof bucket, "bio:%s", r->who.id);
+	if ((rc = rate_take_or_reply(r, bucket, 3600, r->cfg->bio_updates_per_hour,
+	    "bio updates per agent")) != DB_OK)
+		return rc;
 	if ((rc = db_bio_set(r->db, r->who.id, in->bio, r->now)) != DB_OK)
 		return rc;
 	o = json_object_new_object();
@@ -283,7 +288,7 @@ bio_tx(struct req *r, void *arg)
 	return DB_OK;
 }
 
-/* POST /profile/bio: stored as processing; embedded after the answer. */
+/* POST /profile/bio: stored as processing; arps-embed embeds it. */
 enum h_rc
 h_bio_set(struct req *r)
 {
@@ -292,9 +297,7 @@ h_bio_set(struct req *r)
 
 	if (decode_body_or_reply(r, bio_fields, NFIELDS(bio_fields), &in, &present) != H_OK)
 		return H_REPLIED;
-	if (req_tx(r, bio_tx, &in) == H_OK && r->status == 200)
-		req_embed_after(r, r->who.id, in.bio);
-	return H_OK;
+	return req_tx(r, bio_tx, &in);
 }
 
 /* GET /profile/bio (design.md §6.5). */

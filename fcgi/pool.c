@@ -367,7 +367,6 @@ worker(const struct config *cfg, int sock, size_t slot, pid_t master)
 	if (getppid() != master)
 		_exit(0);	/* it died before the line above */
 
-	match_worker_init();
 	if ((db = db_open(cfg)) == NULL)
 		_exit(1);
 	db_set_limit(db, REQUEST_DB_SECONDS);
@@ -500,10 +499,7 @@ reload(struct config *cfg)
 	}
 	if (strcmp(next->listen, cfg->listen) != 0)
 		log_msg("master: reload: listen changed; it takes effect at the next restart");
-	if (strcmp(next->model_path, cfg->model_path) != 0)
-		log_msg("master: reload: model_path changed; it takes effect at the next restart");
 	memcpy(next->listen, cfg->listen, sizeof next->listen);
-	memcpy(next->model_path, cfg->model_path, sizeof next->model_path);
 	if (next->workers > MAXWORKERS)
 		next->workers = MAXWORKERS;
 	*cfg = *next;
@@ -538,7 +534,6 @@ pool_run(struct config *cfg)
 	}
 	if ((sock = open_listener(cfg)) < 0)
 		return 1;
-	(void)match_init(cfg);	/* shared read-only pages for every worker */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);

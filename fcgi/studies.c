@@ -14,7 +14,6 @@
 #include "txn/lifecycle.h"
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
-#include "fcgi/embed.h"
 #include "lib/config.h"
 
 /* --- answer shapes --- */
@@ -242,11 +241,8 @@ h_study_create(struct req *r)
 	sn->duration_minutes = in.duration;
 	sn->has_deadline = FIELD_GIVEN(present, STUDY_F_DEADLINE);
 	sn->deadline = in.deadline;
-	/* The criteria are embedded after the answer is sent (the sweep
-	 * retries any left processing). */
-	if (req_tx(r, create_tx, &c) == H_OK && r->status == 201)
-		req_embed_after(r, c.id, in.criteria);
-	return H_OK;
+	/* The criteria wait in the embedding queue (arps-embed). */
+	return req_tx(r, create_tx, &c);
 }
 
 /* --- GET /studies --- */

@@ -251,7 +251,7 @@ match_top(struct db *db, const char *agent_id, const float bio[EMBED_DIM], enum 
 	*top = NULL;
 	*n = 0;
 	fast_past = NULL;
-	(void)match_centre(cbio, bio, mx_mean_bio());
+	(void)match_centre(cbio, bio, NULL);	/* stored centred (txn/embed.c) */
 	if (hd != NULL && mx_current(hd->change_pending, now)) {
 		if ((fast_past = mx_past_get(db, agent_id, &rc)) == NULL)
 			return rc;

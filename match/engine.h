@@ -34,9 +34,6 @@ struct match_top {
 	struct study study;
 };
 
-/* Map cfg->model_path (master, before fork).  0, or -1 when the model
- * cannot be used (logged; embeddings then wait for the sweep). */
-int match_init(const struct config *cfg);
 /* Master, before each fork and every few seconds between: bring the
  * master's copy of the open-studies index up to date (its own connection,
  * closed again; at most 100 ms of changes a call), so a worker inherits it
@@ -44,11 +41,6 @@ int match_init(const struct config *cfg);
  * 1 when it stopped with changes left to read (the master calls again
  * soon), else 0. */
 int match_prefork(const struct config *cfg);
-/* Allocate this worker's encoder scratch (after fork). */
-void match_worker_init(void);
-/* The encoder, or NULL when no model is mapped. */
-const struct embed_model *match_encoder(void);
-void *match_scratch(void);
 
 /*
  * The studies GET /studies/available lists to agent_id (design.md §6.6,

@@ -195,7 +195,7 @@ ix_put(const struct match_row *r, const float *raw)
 		mx_ix.cap = want;
 	}
 	mx_ix.row[mx_ix.n] = *r;
-	(void)match_centre(mx_ix.vec + mx_ix.n * EMBED_DIM, raw, mx_mean_crit());
+	(void)match_centre(mx_ix.vec + mx_ix.n * EMBED_DIM, raw, NULL);	/* stored centred */
 	match_quant(mx_ix.q + mx_ix.n * EMBED_DIM, mx_ix.vec + mx_ix.n * EMBED_DIM,
 	    &mx_ix.qs[mx_ix.n], &mx_ix.qe[mx_ix.n], &mx_ix.qm[mx_ix.n]);
 	if (mx_ix.tab[p] == IX_EMPTY)

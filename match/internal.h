@@ -31,13 +31,6 @@
 #include "db/studies.h"
 #include "match/engine.h"
 
-/* --- model.c --- */
-
-/* The calibration means ranking centres on (core/score.h), NULL when no
- * model is mapped (vectors are then only normalised). */
-const float *mx_mean_bio(void);
-const float *mx_mean_crit(void);
-
 /* --- index.c (see the comment there) --- */
 
 #define IX_GAP_WAIT	90	/* seconds a hole is waited for */

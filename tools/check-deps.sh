@@ -133,6 +133,22 @@ for b in arps-fcgi arps-sweep arps-deliver arps-admin; do
 done
 echo "deps: no fixture symbol in the daemons"
 
+# The encoder runs in arps-embed only (design.md §15): no other daemon, the
+# FastCGI workers above all, holds a symbol of encoder/.
+enc=$(mktemp)
+trap 'rm -f "$fix" "$enc"' EXIT
+for o in "$root"/encoder/*.o; do
+	[ -e "$o" ] && nm --defined-only "$o"
+done | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u > "$enc"
+for b in arps-fcgi arps-sweep arps-deliver arps-admin; do
+	[ -e "$root/$b" ] || continue
+	if nm "$root/$b" | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u | comm -12 - "$enc" | grep . >&2; then
+		echo "deps: $root/$b holds encoder symbols (above): only arps-embed runs the encoder" >&2
+		exit 1
+	fi
+done
+echo "deps: the encoder only in arps-embed"
+
 # The binary's own imports only: libfcgi.so imports execl and popen for
 # code arps-fcgi never calls (libfcgi's spawning of FastCGI applications).
 bin=$root/arps-fcgi

@@ -102,6 +102,9 @@ webhooks_allow_loopback = true
 webhook_retry_first_seconds = 1
 webhook_timeout_seconds = 3
 CONF
+    # arps-embed looks at an empty queue every 50 ms (250 in production), so a
+    # bio is ready about as soon as the encoder has run.
+    grep -q '^embed_poll_ms' "$VAR/arps.conf" || echo "embed_poll_ms = 50" >> "$VAR/arps.conf"
     # Browser sign-in with `dev` (design.md §12): the console sends the browser
     # to this URL, where tests/browser/idp.mjs answers (the browser test runs
     # it; `node tests/browser/idp.mjs` for make run). Port: the stack's + 2.
@@ -214,6 +217,27 @@ stop_deliver() {
     kill -KILL "$p" 2>/dev/null || true
 }
 
+# The embedding queue's worker (design.md §15): the only process that runs
+# the encoder; polls every 50 ms here so that tests see a bio ready at once.
+start_embed() {
+    build/arps-embed --config "$VAR/arps.conf" </dev/null >/dev/null 2>>"$VAR/log/embed.log" &
+    PIDS+=($!)
+    echo $! > "$VAR/run/arps-embed.pid"
+}
+
+stop_embed() {
+    local p i
+    [ -f "$VAR/run/arps-embed.pid" ] || return 0
+    p=$(cat "$VAR/run/arps-embed.pid")
+    rm -f "$VAR/run/arps-embed.pid"
+    kill -TERM "$p" 2>/dev/null || return 0
+    for i in $(seq 1 300); do
+        kill -0 "$p" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL "$p" 2>/dev/null || true
+}
+
 start_nginx() {
     sed -e "s|@SOCKET@|$VAR/run/arps.sock|g" -e "s|@BURST@|100000|g" nginx/arps-api.inc > "$VAR/nginx/arps-api.inc"
     # the request log's format: production's own lines (nginx/arps.conf), not a copy
@@ -246,6 +270,7 @@ stop_all() {
     # A pool, deliverer or MariaDB restarted by a test is not our child: by pid file.
     if [ -n "${VAR:-}" ]; then
         stop_deliver
+        stop_embed
         if [ -f "$VAR/run/arps-fcgi.pid" ]; then
             kill -TERM "$(cat "$VAR/run/arps-fcgi.pid")" 2>/dev/null || true
             rm -f "$VAR/run/arps-fcgi.pid"
@@ -262,6 +287,7 @@ up() {
     start_mariadb
     start_pool
     start_deliver
+    start_embed
     start_nginx
 }
 
@@ -401,6 +427,16 @@ deliver-start)
 deliver-stop)
     VAR=${ARPS_VAR:?}
     stop_deliver
+    ;;
+embed-start)
+    VAR=${ARPS_VAR:?}
+    build/arps-embed --config "${2:-$VAR/arps.conf}" </dev/null >/dev/null 2>>"$VAR/log/embed.log" &
+    echo $! > "$VAR/run/arps-embed.pid"
+    disown
+    ;;
+embed-stop)
+    VAR=${ARPS_VAR:?}
+    stop_embed
     ;;
 db-stop)
     VAR=${ARPS_VAR:?}

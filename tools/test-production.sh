@@ -247,7 +247,7 @@ ct sh -c "install -d -o arps -g arps -m 0750 /var/lib/arps/mail &&
     mkdir -p /etc/systemd/system/arps-fcgi.service.d &&
     printf '[Service]\nReadWritePaths=/var/lib/arps/mail\n' > /etc/systemd/system/arps-fcgi.service.d/test-mail.conf &&
     systemctl daemon-reload"
-units="arps-fcgi.socket arps-fcgi.service arps-sweep.timer nginx.service"
+units="arps-fcgi.socket arps-fcgi.service arps-embed.service arps-sweep.timer nginx.service"
 [ $DELIVER = 1 ] && units="$units arps-deliver.service"
 ct systemctl enable --now $units > "$WORK/enable.log" 2>&1 || { cat "$WORK/enable.log" >&2; fail "systemctl enable --now $units"; }
 ct systemctl restart nginx || fail "nginx restart"
@@ -490,7 +490,7 @@ ok "reinstalled over the running host under load: setup-db migrated with the pas
 # ---------------------------------------------------------------- purge
 step "purge"
 TMO=600 ct apt-get purge -y -q arps > "$WORK/purge.log" 2>&1 || { tail -20 "$WORK/purge.log" >&2; fail "apt-get purge arps"; }
-for u in arps-fcgi.socket arps-fcgi.service arps-sweep.timer arps-deliver.service; do
+for u in arps-fcgi.socket arps-fcgi.service arps-embed.service arps-sweep.timer arps-deliver.service; do
     ct systemctl is-active -q "$u" && fail "$u still runs after purge"
 done
 ct pgrep -x arps-fcgi >/dev/null && fail "an arps-fcgi process is left after purge"

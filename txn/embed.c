@@ -1,51 +1,50 @@
-/* Embedding a text and storing its vector (see embed.h). */
+/* The embedding queue's work (see embed.h). */
 #include <string.h>
 
+#include "core/score.h"
 #include "db/embeddings.h"
 #include "txn/embed.h"
 
-enum db_rc
-txn_embed_subject(struct db *db, const struct embed_model *enc, void *scratch,
-    const char *subject, const char *text, int64_t now)
-{
-	float vec[EMBED_DIM];
-	const char *err = NULL;
-	int erc;	/* embed_text's EMBED_* code */
-
-	if (enc == NULL)
-		return DB_OK;
-	erc = embed_text(enc, text, strlen(text), scratch, vec);
-	if (erc == EMBED_EEMPTY)
-		err = "the text has no words the model knows";
-	else if (erc != EMBED_OK)
-		err = "the encoder refused the text";
-	return db_embedding_store(db, subject, text, erc == EMBED_OK ? vec : NULL, err,
-	    enc->mean_bio, enc->mean_crit, now);
-}
-
-struct pending {
+struct round {
 	struct db *db;
-	const struct embed_model *enc;
-	void *scratch;
+	const struct embedder *e;
 	int64_t now;
 };
 
 static enum db_rc
-each_pending(void *arg, const char *subject, const char *text)
+each_pending(void *arg, const char *subject, const char *text, int attempts)
 {
-	struct pending *p = arg;
+	const struct round *r = arg;
+	const struct embedder *e = r->e;
+	int bio = strncmp(subject, "agt_", 4) == 0;
+	float raw[EMBED_DIM], vec[EMBED_DIM];
+	const char *why = NULL;
+	enum db_rc rc;
 
-	return txn_embed_subject(p->db, p->enc, p->scratch, subject, text, p->now);
+	if (attempts >= EMBED_MAX_ATTEMPTS)
+		return db_embedding_fail(r->db, subject, "the encoder failed on this text", e->model);
+	/* Counted before the try, so a text that crashes the process ends. */
+	if ((rc = db_embedding_attempt(r->db, subject)) != DB_OK)
+		return rc;
+	if (e->embed(e->ctx, bio ? EMBED_ROLE_BIO : EMBED_ROLE_CRITERIA, text, strlen(text), raw,
+	    &why) != 0)
+		return db_embedding_store(r->db, subject, text, NULL,
+		    why != NULL ? why : "the encoder refused the text", e->model, r->now);
+	if (match_centre(vec, raw, bio ? e->mean_bio : e->mean_crit) != ARPS_OK)
+		return db_embedding_store(r->db, subject, text, NULL,
+		    "the encoder gave no direction for this text", e->model, r->now);
+	return db_embedding_store(r->db, subject, text, vec, NULL, e->model, r->now);
 }
 
 enum db_rc
-txn_embed_pending(struct db *db, const struct embed_model *enc, void *scratch,
-    int64_t now, int64_t age, size_t limit, size_t *done)
+txn_embed_round(struct db *db, const struct embedder *e, int64_t now, size_t limit,
+    size_t *flipped, size_t *done)
 {
-	struct pending p = { db, enc, scratch, now };
+	struct round r = { db, e, now };
+	enum db_rc rc;
 
-	*done = 0;
-	if (enc == NULL)
-		return DB_OK;
-	return db_embedding_pending(db, now, age, limit, each_pending, &p, done);
+	*flipped = *done = 0;
+	if ((rc = db_embedding_flip(db, e->model, limit, flipped)) != DB_OK)
+		return rc;
+	return db_embedding_pending(db, e->model, limit, each_pending, &r, done);
 }

@@ -1,5 +1,11 @@
-/* Embedding a text and storing its vector: the encoder (encoder/) run on a
- * bio or a study's criteria, the result stored by db/embeddings.c. */
+/*
+ * The embedding queue's work (design.md §15), for arps-embed: every row of
+ * `embeddings` in 'processing' is a text waiting for its vector (a bio, or a
+ * study's criteria); a newer text of the same subject replaces the older in
+ * its row, so only the newest is ever embedded.  The encoder is given as an
+ * embedder (below) so that this layer needs nothing of encoder/.
+ * Return convention: enum db_rc (db/db.h).
+ */
 #ifndef ARPS_TXN_EMBED_H
 #define ARPS_TXN_EMBED_H
 
@@ -7,22 +13,34 @@
 #include <stdint.h>
 
 #include "db/db.h"
-#include "encoder/embed.h"
+
+/* Which side of a match a text is: an agent's bio, or a study's criteria. */
+enum embed_role { EMBED_ROLE_BIO, EMBED_ROLE_CRITERIA };
+
+struct embedder {
+	/* the model's tag, stored with every vector: a row of another tag is
+	 * computed again (name and a hash of the model file, <= 63 bytes) */
+	const char *model;
+	/* EMBED_DIM floats for text into out; 0, or -1 with a reason */
+	int (*embed)(void *ctx, enum embed_role role, const char *text, size_t len,
+	    float *out, const char **why);
+	void *ctx;
+	/* the mean raw vector of each role (EMBED_DIM), subtracted before a
+	 * vector is stored (match_centre, design.md §7), or NULL: stored raw */
+	const float *mean_bio, *mean_crit;
+};
+
+/* A text that made the embedder fail this many times (a crash included:
+ * the try is counted before it starts) is stored 'failed'. */
+#define EMBED_MAX_ATTEMPTS 3
 
 /*
- * Embed text and store the vector for subject as 'ready' (or 'failed' with
- * the reason), but only while the stored text hash still matches this text
- * (a newer text wins).  enc may be NULL (no model): the row is left
- * 'processing' for the sweep.  scratch is embed_scratch_size(enc) bytes.
+ * One round: put back to 'processing' at most `limit` rows stored by
+ * another model (*flipped), then embed and store at most `limit` waiting
+ * texts, oldest first (*done).  A text changed meanwhile is not stored
+ * (the row waits for the new one).
  */
-enum db_rc txn_embed_subject(struct db *db, const struct embed_model *enc, void *scratch,
-    const char *subject, const char *text, int64_t now);
-
-/*
- * Retry embeddings left 'processing' for at least `age` seconds, at most
- * `limit` of them; *done gets the number handled.
- */
-enum db_rc txn_embed_pending(struct db *db, const struct embed_model *enc, void *scratch,
-    int64_t now, int64_t age, size_t limit, size_t *done);
+enum db_rc txn_embed_round(struct db *db, const struct embedder *e, int64_t now, size_t limit,
+    size_t *flipped, size_t *done);
 
 #endif

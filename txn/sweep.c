@@ -16,11 +16,9 @@
 #include "db/events.h"
 #include "db/studies.h"
 #include "lib/secret.h"
-#include "txn/embed.h"
 #include "txn/lifecycle.h"
 #include "txn/sweep.h"
 
-#define EMBED_RETRY_AGE 60	/* embeddings still processing after a minute */
 
 /* One batch: the ids due, moved in one transaction. */
 struct batch {
@@ -950,24 +948,6 @@ job_complete(struct sweep *sw, size_t *moved, size_t *batches)
 	return drain(sw, db_study_due_complete, 0, &t, moved, batches);
 }
 
-static enum db_rc
-job_embeddings(struct sweep *sw, size_t *moved, size_t *batches)
-{
-	enum db_rc rc;
-	size_t done;
-
-	*moved = *batches = 0;
-	if (sw->enc == NULL)
-		return DB_OK;
-	do {
-		rc = txn_embed_pending(sw->db, sw->enc, sw->scratch, sw->now, EMBED_RETRY_AGE,
-		    sw->batch, &done);
-		*moved += done;
-		(*batches)++;
-	} while (rc == DB_OK && done == sw->batch);
-	return rc;
-}
-
 /* Retention (design.md §9.10): events and webhook deliveries after 30 days. */
 static enum db_rc
 job_events_retention(struct sweep *sw, size_t *moved, size_t *batches)
@@ -989,7 +969,6 @@ const struct sweep_job sweep_jobs[] = {
 	{ "auto_approve", job_auto_approve },
 	{ "deadlines",    job_deadlines },
 	{ "complete",     job_complete },
-	{ "embeddings",   job_embeddings },
 	{ "events_retention", job_events_retention },
 };
 const size_t sweep_njobs = sizeof sweep_jobs / sizeof sweep_jobs[0];

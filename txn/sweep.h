@@ -17,15 +17,11 @@
 
 #include "db/db.h"
 
-struct embed_model;
-
 struct sweep {
 	struct db *db;
 	int64_t now;
 	size_t batch;			/* rows per transaction */
 	int rows;			/* 1: participation jobs row by row, not set-based */
-	const struct embed_model *enc;	/* NULL: embeddings are not retried */
-	void *scratch;
 };
 
 struct sweep_job {

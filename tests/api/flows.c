@@ -195,3 +195,10 @@ admin_wallet(const char *owner, long long *available, long long *frozen)
 	*frozen = json_object_get_int64(v);
 	json_object_put(o);
 }
+
+void
+embedder(int on)
+{
+	assert_int_equal(sh("%s/tools/dev.sh %s", getenv("ARPS_ROOT"),
+	    on ? "embed-start" : "embed-stop"), 0);
+}

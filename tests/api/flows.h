@@ -42,6 +42,9 @@ int admin(char *out, size_t n, const char *fmt, ...) __attribute__((format(print
 /* Run one `arps-fixture VERB ...` fixture (tests/lib/fixture.h); asserts it
  * exits 0.  Tests change state that no request can change only this way. */
 void fixture(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Stop (0) or start again (1) the stack's arps-embed: a test that needs a
+ * text left waiting stops it first. */
+void embedder(int on);
 /* The same fixture, its exit status returned (0 done, 1 refused, 2 usage). */
 int fixture_rc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The wallet balance via arps-admin: available, frozen. */

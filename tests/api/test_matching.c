@@ -423,7 +423,8 @@ bio_hints(void **state)
 
 	agent_bio_set(&a, "I teach chemistry at a community college and brew beer at home.");
 	bios_ready(&a, 1);
-	/* as if the encoder had not run yet */
+	/* as if the encoder had not run yet (arps-embed stopped, or it would) */
+	embedder(0);
 	fixture("embedding-reset %s processing", a.id);
 	r = get_as(a.hdr, "/api/v1/studies/available");
 	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
@@ -437,6 +438,7 @@ bio_hints(void **state)
 	assert_string_equal(jgets(&r, "nextActions.0.action"), "setup_bio");
 	resp_free(&r);
 	/* a new bio: matched again once embedded */
+	embedder(1);
 	agent_bio_set(&a, "I teach chemistry at a community college and brew beer at home.");
 	bios_ready(&a, 1);
 	r = get_as(a.hdr, "/api/v1/studies/available");
@@ -446,20 +448,20 @@ bio_hints(void **state)
 	resp_free(&r);
 }
 
-/* --- criteria left processing: hidden, then filled by the sweep --- */
+/* --- criteria left processing: hidden, then filled by arps-embed --- */
 
 #define BEES_TEXT "Beekeepers who keep several hives in a cold mountain climate and " \
 	"harvest their own honey every autumn."
 
 static void
-sweep_fills_criteria(void **state)
+embedder_fills_criteria(void **state)
 {
 	struct test_user u, o;
 	struct test_agent a;
 	char s[IDS_BUFSZ];
 	struct resp r;
 	long at;
-	int i, rc = 1;
+	int i;
 
 	(void)state;
 	researcher(&u, 100000);
@@ -469,22 +471,20 @@ sweep_fills_criteria(void **state)
 	study_with(&u, "Bees", BEES_TEXT, 1, s);
 	bios_ready(&a, 1);
 	criteria_ready(&u, 1);
-	/* as if the model had been missing at creation, a while ago (before
-	 * any worker loaded the vector: criteria never change, so a loaded
-	 * vector is kept) */
+	/* as if arps-embed had been down at creation, a while ago (before any
+	 * worker loaded the vector: criteria never change, so a loaded vector
+	 * is kept) */
+	embedder(0);
 	fixture("embedding-reset %s processing 3600", s);
 	r = available(&a, 1.0);
 	assert_int_equal(position(&r, s), -1);		/* cannot be matched honestly */
 	resp_free(&r);
-	for (i = 0; i < 20 && rc != 0; i++) {	/* another sweep may hold the lock */
-		rc = sh("%s/build/arps-sweep --config %s 2>>%s/log/sweep-test.log",
-		    getenv("ARPS_ROOT"), getenv("ARPS_CONFIG"), getenv("ARPS_VAR"));
-		if (sql_int("SELECT status = 'ready' FROM embeddings WHERE subject_id = '%s'", s) != 1)
-			rc = 1;
-		if (rc != 0)
-			nap_ms(250);
-	}
-	assert_int_equal(rc, 0);
+	embedder(1);	/* back: it takes the queue up where it was */
+	for (i = 0; i < 100 && sql_int("SELECT status = 'ready' FROM embeddings WHERE"
+	    " subject_id = '%s'", s) != 1; i++)
+		nap_ms(100);
+	assert_int_equal(sql_int("SELECT status = 'ready' FROM embeddings WHERE subject_id = '%s'",
+	    s), 1);
 	/* listed once ready: a worker asks again about a study it found
 	 * without a vector in a later second */
 	for (i = 0, at = -1; i < 40 && at != 0; i++) {
@@ -791,7 +791,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bio_hints),
 		cmocka_unit_test(tiers_and_delay),
-		cmocka_unit_test(sweep_fills_criteria),
+		cmocka_unit_test(embedder_fills_criteria),
 		cmocka_unit_test(rank_by_meaning),
 		cmocka_unit_test(index_follows_changes),
 		cmocka_unit_test(new_bio_reranks),

@@ -1,0 +1,154 @@
+/*
+ * arps-embed: the embedding queue's one worker (design.md §15).  It maps
+ * the model, then in rounds re-queues the vectors of another model and
+ * embeds the waiting texts (bios and study criteria, txn/embed.h), oldest
+ * first; with nothing waiting it looks again every `embed_poll_ms`.  The
+ * FastCGI workers never run the encoder: they store a text as waiting and
+ * answer.  It lowers its own priority (nice 10) under the pool's.
+ * Usage: arps-embed [--config PATH] [--once].  --once: rounds until the
+ * queue is empty, then exit 0 (tests, catching up).  SIGTERM or SIGINT: the
+ * text in hand is finished, then exit 0.  Exit 2 on a bad configuration,
+ * 1 when the model cannot be mapped or libsodium fails.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "db/db.h"
+#include "encoder/model.h"
+#include "lib/config.h"
+#include "lib/log.h"
+#include "lib/secret.h"
+#include "txn/embed.h"
+
+#define ROUND_LIMIT 32		/* texts a round: a stop waits for at most these */
+
+static struct config cfg;
+static volatile sig_atomic_t stop;
+static struct model model;
+static void *scratch;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int
+use_embed(void *ctx, enum embed_role role, const char *text, size_t len, float *out,
+    const char **why)
+{
+	int rc;
+
+	(void)ctx;
+	(void)role;
+	rc = embed_text(&model.enc, text, len, scratch, out);
+	if (rc == EMBED_EEMPTY)
+		*why = "the text has no words the model knows";
+	else if (rc != EMBED_OK)
+		*why = "the encoder refused the text";
+	return rc == EMBED_OK ? 0 : -1;
+}
+
+/* The model's tag: its name and the first 8 bytes of the file's BLAKE2b. */
+static void
+model_tag(char *out, size_t n, const char *name)
+{
+	unsigned char h[8];
+	char hex[17];
+
+	crypto_generichash(h, sizeof h, model.base, model.len, NULL, 0);
+	sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+	snprintf(out, n, "%s/%s", name, hex);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct embedder e = { 0 };
+	struct sigaction sa;
+	char err[1024], tag[64];
+	struct db *db = NULL;
+	int once = 0, i;
+
+	log_init("arps-embed");
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--once") == 0)
+			once = 1;
+	if (secret_init() != 0) {
+		fprintf(stderr, "arps-embed: libsodium failed to initialise\n");
+		return 1;
+	}
+	if (config_load(&cfg, config_path(argc, argv), err, sizeof err) != 0) {
+		fprintf(stderr, "arps-embed: %s\n", err);
+		return 2;
+	}
+	if (model_map(cfg.model_path, &model) != 0) {
+		fprintf(stderr, "arps-embed: cannot map the model %s: %s\n", cfg.model_path,
+		    strerror(errno));
+		return 1;
+	}
+	if ((scratch = malloc(embed_scratch_size(&model.enc))) == NULL) {
+		fprintf(stderr, "arps-embed: out of memory\n");
+		return 1;
+	}
+	model_tag(tag, sizeof tag, "use-lite");
+	e.model = tag;
+	e.embed = use_embed;
+	e.mean_bio = model.enc.mean_bio;
+	e.mean_crit = model.enc.mean_crit;
+	(void)setpriority(PRIO_PROCESS, 0, 10);
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;	/* no SA_RESTART: the idle sleep ends at once */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	log_msg("embedding with %s", tag);
+
+	while (!stop) {
+		size_t flipped = 0, done = 0;
+		enum db_rc rc = DB_GONE;
+
+		if (db == NULL && (db = db_open(&cfg)) == NULL) {
+			fprintf(stderr, "arps-embed: out of memory\n");
+			return 1;
+		}
+		if (db_ensure(db) == DB_OK)
+			rc = txn_embed_round(db, &e, (int64_t)time(NULL), ROUND_LIMIT, &flipped, &done);
+		if (rc != DB_OK)
+			log_msg("embed: round failed: %s", db_error(db));
+		else if (flipped > 0)
+			log_msg("embed: %zu vectors of another model queued again", flipped);
+		if (rc == DB_OK && done > 0)
+			continue;
+		if (once) {
+			if (rc != DB_OK) {
+				db_close(db);
+				return 1;
+			}
+			break;
+		}
+		{
+			struct timespec ts = { cfg.embed_poll_ms / 1000,
+			    (long)(cfg.embed_poll_ms % 1000) * 1000000L };
+
+			if (rc != DB_OK)
+				ts.tv_sec = 1, ts.tv_nsec = 0;
+			nanosleep(&ts, NULL);
+		}
+	}
+	db_close(db);
+	model_unmap(&model);
+	free(scratch);
+	return 0;
+}

@@ -1,0 +1,5 @@
+-- The model a vector was computed by (design.md §15): arps-embed stores its
+-- model's tag (name and a hash of the model file) with every vector, and on
+-- a tag it does not know puts the row back to 'processing', so ranking never
+-- mixes two models' vectors.  Rows written before this migration have ''.
+ALTER TABLE embeddings ADD COLUMN IF NOT EXISTS model VARCHAR(64) NOT NULL DEFAULT '';
