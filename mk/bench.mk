@@ -13,7 +13,7 @@
 bench: export ARPS_MAX_REQUESTS ?= 10000
 bench-quick: export ARPS_MAX_REQUESTS ?= 10000
 
-bench-quick:
+bench-quick: $(B)/bench-ceiling $(B)/tests/arps-fixture
 	@BENCH_SECONDS=$${BENCH_SECONDS:-3} BENCH_WARMUP=$${BENCH_WARMUP:-1} \
 	    BENCH_SWEEP_N=$${BENCH_SWEEP_N:-2000} BENCH_SWEEP_STUDIES=$${BENCH_SWEEP_STUDIES:-2} \
 	    tools/dev.sh bench

@@ -32,10 +32,11 @@ FUZZ_MAXLEN_fuzz_embed := 8448
 FUZZ_MAXLEN_fuzz_embed_full := 512
 fuzz_maxlen = $(or $(FUZZ_MAXLEN_$(1)),4096)
 
-# Objects once, with coverage for libFuzzer (no main), shared by harnesses.
+# Objects once, with coverage for libFuzzer (no main), shared by harnesses;
+# clang and its libFuzzer runtime (libclang-rt-dev) come with make deps.
 FUZZ_OBJ = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(1))
-$(FUZZ_DIR)/obj/%.o: %.c $(wildcard core/*.h lib/*.h db/*.h fcgi/*.h tests/fuzz/*.h) \
-    tests/fuzz/coverage-ignore.txt
+$(FUZZ_DIR)/obj/%.o: %.c $(wildcard core/*.h encoder/*.h lib/*.h db/*.h txn/*.h match/*.h \
+    fcgi/*.h tests/fuzz/*.h) tests/fuzz/coverage-ignore.txt | deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_COV) $(PKGCFLAGS) -c -o $@ $<
 

@@ -57,7 +57,7 @@ $(MODEL_RAW): $(MODEL_TGZ) tools/model-convert.mjs
 
 $(MODEL_MEANS): tools/model-means.c $(CORE_OBJ) $(ENC_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) $(ENC_OBJ) \
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $< $(CORE_OBJ) $(ENC_OBJ) \
 	    $(shell pkg-config --cflags --libs libsodium) -lm
 
 # Step 2: the C encoder's mean bio and mean criteria vectors of the
@@ -87,7 +87,7 @@ MATCH_LIBOBJ := $(ENC_OBJ)
 
 $(B)/tests/matching/%: tests/matching/%.c tests/matching/match_common.h $(CORE_OBJ) $(MATCH_LIBOBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) $(MATCH_LIBOBJ) -lm
+	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $< $(CORE_OBJ) $(MATCH_LIBOBJ) -lm
 
 eval-matching: $(B)/tests/matching/match_eval $(MODEL_BIN) $(MODEL_JS_DEPS)
 	@$(B)/tests/matching/match_eval $(MODEL_BIN) $(MATCH_PAIRS) $(MODEL_CALIB)

@@ -51,7 +51,7 @@ cpu_ms() {
 
 # fixture VERB ARGS...: one test fixture (tests/lib/fixture.h; the bench stack's
 # config has test_fixtures = true), its output discarded; dies when refused.
-fixture() { "$ARPS_ROOT/build/tests/arps-fixture" --config "$ARPS_CONFIG" "$@" >/dev/null || die "arps-fixture $*: refused"; }
+fixture() { build/tests/arps-fixture --config "$ARPS_CONFIG" "$@" >/dev/null || die "arps-fixture $*: refused"; }
 
 # studies_backdate SECONDS ID...: the studies created SECONDS earlier (past
 # first access), ten ids per arps-admin run.
