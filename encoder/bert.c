@@ -364,6 +364,8 @@ int bert_init(struct bert_model *m, const void *blob, size_t len)
 			return BERT_EFORMAT;
 	}
 #undef SEC
-	m->kernel = kern_detect(nbf == 4);
+	/* fp32 products even on AVX512_BF16: see bert.h */
+	m->kernel = kern_detect(0);
+	m->has_bf16 = nbf == 4;
 	return BERT_OK;
 }

@@ -54,7 +54,7 @@ HAND = [
     "carriage\rreturn inside",
     "tab\tseparated\tvalues\t1\t2\t3",
     "replacement \ufffd char and private \ue000 use \U000f0000",
-    "noncharacter \ufdd0 \uffff and unassigned \u0378 \U000e0001 tags",
+    "unassigned \u0378 \u0380 \U000e0001 tag \U000e0041 and \U0010fffd plane 16",
     "[CLS] [SEP] [MASK] [PAD] [UNK] special tokens in the text",
     "a[SEP]b [MASK]ed un[CLS]ear [cls] [Mask] [SEP",
     "##suffix ## #hashtag #MeToo @mention",
