@@ -26,7 +26,13 @@
  *   bge-small-en-v1.5  query: "Represent this sentence for searching
  *                      relevant passages: ", passage: none
  *   e5-small-v2        query: "query: ", passage: "passage: "
- * Which text is a query and which a passage is the caller's decision.
+ * The caller names the role.  For arps (issue 34's default, to be
+ * confirmed by the matching evaluation): a bio is a query and screening
+ * criteria a passage, since an agent's bio looks up studies (GET
+ * /studies/available).  The cards allow two variants worth measuring:
+ * e5's card asks for "query: " on both sides of a symmetric task, and
+ * bge's instruction is meant for short queries (without it both sides
+ * are plain).  tests/unit/test_bert.c checks both roles of every model.
  *
  * Blob layout (little endian): a 128-byte header
  *   0 "ARPSBRT1"  8 u32 version  12 u32 header_size (128 + 16 nsec)
