@@ -17,10 +17,12 @@
  * What the normalizer does to each code point and how the pre-tokenizer
  * sees it is not computed here: tools/bert-convert.py probes the reference
  * library code point by code point and writes the answer into the model
- * file as runs of classes (WP_*) plus a table of mappings.  One difference
- * is left: NFD's canonical reordering of combining marks that survive the
- * Mn filter (25 spacing marks with a combining class, e.g. U+1D165) is not
- * done, so two of them in a row out of order keep their order here.
+ * file as runs of classes (WP_*) plus a table of mappings.  NFD's
+ * canonical reordering is not done: it can only reorder marks that survive
+ * the Mn filter (25 spacing marks with a combining class, e.g. U+1D165),
+ * which no vocabulary piece holds (tools/bert-convert.py refuses one that
+ * does), so a word with them is one [UNK] in any order.  Checked: the ids
+ * of 30,000 random texts of any code points equal the reference's.
  *
  * Pure: libc only, no I/O, no allocation; about 2 KiB of stack.
  */

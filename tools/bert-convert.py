@@ -297,6 +297,12 @@ def main():
     secs["VOCAB_BYTES"] = np.frombuffer(b"".join(pieces), np.uint8)
     secs["VOCAB_HASH"] = hashtab
     max_piece = max(len(p) for p in pieces)
+    # The C tokenizer skips NFD's canonical reordering (encoder/wordpiece.h):
+    # exact as long as no piece holds a mark with a combining class, since
+    # a word holding one is then [UNK] in any order.
+    import unicodedata
+    if any(unicodedata.combining(c) for p in v for c in p):
+        die("a vocabulary piece holds a combining mark (canonical reordering needed)")
 
     runs, uidx, udata, nruns, nmap = unicode_tables(tok)
     secs["UNI_RUNS"], secs["UNI_MAP"], secs["UNI_DATA"] = runs, uidx, udata
