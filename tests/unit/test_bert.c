@@ -32,9 +32,10 @@
 #define TEXTS_PATH "tests/unit/bert_texts.txt"
 #define MIN_COSINE 0.999
 
-/* Under AddressSanitizer (make test-asan) the forward pass is about five
- * times slower: vectors of every 8th text there, tokens of every text. */
-#if defined(__SANITIZE_ADDRESS__)
+/* Under AddressSanitizer (make test-asan) or unoptimised (make coverage)
+ * the forward pass is five to ten times slower: vectors of every 8th text
+ * there, tokens of every text. */
+#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
 #define VEC_STRIDE 8
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
