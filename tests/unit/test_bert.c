@@ -171,15 +171,18 @@ static void check_model(const char *name)
 	assert_non_null(scratch = malloc(bert_scratch_size(&bf.enc)));
 
 	/* the kernel bert_init picks on every text; the bf16 products (when
-	 * the file and the CPU have them) on every 4th, the generic one on
-	 * every 16th (slow) */
-	enum { NK = 3 };
-	int kernels[NK] = { bf.enc.kernel, -1, KERN_GENERIC };
-	size_t stride[NK] = { VEC_STRIDE, 4 * VEC_STRIDE, 16 * VEC_STRIDE };
+	 * the file and the CPU have them) on every 4th, AVX2 (when the CPU
+	 * has it and it is not the default) and the generic kernel (slow) on
+	 * every 16th */
+	enum { NK = 4 };
+	int kernels[NK] = { bf.enc.kernel, -1, -1, KERN_GENERIC };
+	size_t stride[NK] = { VEC_STRIDE, 4 * VEC_STRIDE, 16 * VEC_STRIDE, 16 * VEC_STRIDE };
 	size_t cnt[NK] = { 0 }, worst[NK] = { 0 }, total_tokens = 0;
-	double minc[NK] = { 2, 2, 2 }, sumc[NK] = { 0 };
+	double minc[NK] = { 2, 2, 2, 2 }, sumc[NK] = { 0 };
 	if (bf.enc.has_bf16 && kern_detect(1) == KERN_BF16)
 		kernels[1] = KERN_BF16;
+	if (bf.enc.kernel > KERN_AVX2)
+		kernels[2] = KERN_AVX2;
 	line = ref_tok;
 	for (size_t i = 0; i < x.n; i++) {
 		/* "i<TAB>role<TAB>n<TAB>ids" */
