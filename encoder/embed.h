@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "core/score.h"
+#include "encoder/kernels.h"
 
 /* EMBED_DIM, the output vector length, is core/score.h's. */
 #define EMBED_MAX_SEQ    128   /* tokens the graph reads per sequence */
@@ -104,13 +105,14 @@ struct embed_means_hdr {
 };
 
 /* Values of embed_model.kernel. */
-enum embed_kernel {
-	EMBED_KERNEL_GENERIC = 0,
-	EMBED_KERNEL_AVX2 = 1,     /* AVX2 + FMA, fp32 */
-	EMBED_KERNEL_AVX512 = 2,   /* AVX-512F, fp32 */
-	EMBED_KERNEL_BF16 = 3,     /* AVX512_BF16 matmuls (bf16 weights and
-				    * activations, fp32 accumulation), the
-				    * rest as EMBED_KERNEL_AVX512 */
+enum embed_kernel {	/* encoder/kernels.h's, which embed.c runs on */
+	EMBED_KERNEL_GENERIC = KERN_GENERIC,
+	EMBED_KERNEL_AVX2 = KERN_AVX2,     /* AVX2 + FMA, fp32 */
+	EMBED_KERNEL_AVX512 = KERN_AVX512, /* AVX-512F, fp32 */
+	EMBED_KERNEL_BF16 = KERN_BF16,     /* AVX512_BF16 matmuls (bf16 weights
+					    * and activations, fp32
+					    * accumulation), the rest as
+					    * EMBED_KERNEL_AVX512 */
 };
 
 enum embed_layer_part {   /* offsets from EMBED_SEC_L0 / EMBED_SEC_L1 */

