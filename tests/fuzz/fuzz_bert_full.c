@@ -5,7 +5,11 @@
  * read out of bounds, and every result is a unit vector of finite numbers
  * (make fuzz-bert; needs build/model/all-minilm-l6-v2.bin from make
  * bert-models, or ARPS_BERT_MODEL).  Inputs are at most 512 bytes (the
- * forward pass takes milliseconds a text). */
+ * forward pass takes milliseconds a text).  The first byte's second bit
+ * picks the pooling (mean or [CLS], whose last layer computes one row), so
+ * one model covers both.  ARPS_FUZZ_LAYERS=N runs only the first N layers:
+ * every layer runs the same code, and the recorded run of a million inputs
+ * (tests/fuzz/README.md) fits in minutes with one. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,14 +33,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (g_scratch == NULL) {
 		const char *p = getenv("ARPS_BERT_MODEL");
 
+		const char *l = getenv("ARPS_FUZZ_LAYERS");
+
 		if (bert_map(p != NULL ? p : "build/model/all-minilm-l6-v2.bin", &g_model) != 0 ||
 		    (g_scratch = malloc(bert_scratch_size(&g_model.enc))) == NULL) {
 			fprintf(stderr, "fuzz_bert_full: no model (make bert-models)\n");
 			abort();
 		}
+		if (l != NULL && atoi(l) >= 1 && (uint32_t)atoi(l) < g_model.enc.layers)
+			g_model.enc.layers = (uint32_t)atoi(l);
 	}
 	if (size == 0 || size > 512)
 		return 0;
+	g_model.enc.pooling = (data[0] & 2) ? BERT_POOL_CLS : BERT_POOL_MEAN;
 	if (bert_embed(&g_model.enc, data[0] & 1, (const char *)data + 1, size - 1, g_scratch,
 		       v) != BERT_OK)
 		abort();
