@@ -119,7 +119,7 @@ static void attention(const struct embed_model *m, struct scratch *s,
 
 
 static void forward(const struct embed_model *m, const int32_t *ids, size_t T,
-		    struct scratch *s, float out[EMBED_DIM])
+		    struct scratch *s, float out[USE_DIM])
 {
 	const struct embed_layer *L0 = &m->layer[0], *L1 = &m->layer[1];
 	uint32_t *xb = s->xb;
@@ -188,13 +188,13 @@ static void forward(const struct embed_model *m, const int32_t *ids, size_t T,
 }
 
 enum embed_status embed_tokens(const struct embed_model *m, const int32_t *ids,
-	    size_t n, void *scratch, float out[EMBED_DIM])
+	    size_t n, void *scratch, float out[USE_DIM])
 {
 	struct scratch s;
 	if (!m || !scratch || !out || (n && !ids))
 		return EMBED_EARG;
 	if (n == 0) {
-		memset(out, 0, EMBED_DIM * sizeof(float));
+		memset(out, 0, USE_DIM * sizeof(float));
 		return EMBED_EEMPTY;
 	}
 	if (n > EMBED_MAX_SEQ)
@@ -227,7 +227,7 @@ size_t embed_chunk_end(const struct embed_model *m, const int32_t *ids,
 }
 
 enum embed_status embed_text(const struct embed_model *m, const char *utf8,
-	    size_t len, void *scratch, float out[EMBED_DIM])
+	    size_t len, void *scratch, float out[USE_DIM])
 {
 	struct scratch s;
 	size_t total, n;
@@ -239,7 +239,7 @@ enum embed_status embed_text(const struct embed_model *m, const char *utf8,
 		return EMBED_EARG;
 	n = total < EMBED_MAX_TOKENS ? total : EMBED_MAX_TOKENS;
 	if (n == 0) {
-		memset(out, 0, EMBED_DIM * sizeof(float));
+		memset(out, 0, USE_DIM * sizeof(float));
 		return EMBED_EEMPTY;
 	}
 	if (n <= EMBED_MAX_SEQ) {
@@ -271,7 +271,7 @@ enum embed_status embed_text(const struct embed_model *m, const char *utf8,
 float embed_cosine(const float *a, const float *b)
 {
 	float ab = 0, aa = 0, bb = 0;
-	for (size_t i = 0; i < EMBED_DIM; i++) {
+	for (size_t i = 0; i < USE_DIM; i++) {
 		ab += a[i] * b[i];
 		aa += a[i] * a[i];
 		bb += b[i] * b[i];
@@ -455,12 +455,12 @@ enum embed_status embed_init(struct embed_model *m, const void *blob, size_t len
 		if (memcmp(mh->magic, EMBED_MEANS_MAGIC, 8) != 0 || mh->n_bio == 0 ||
 		    mh->n_crit == 0)
 			return EMBED_EFORMAT;
-		for (unsigned i = 0; i < 2 * EMBED_DIM; i++)
+		for (unsigned i = 0; i < 2 * USE_DIM; i++)
 			if (!isfinite(mv[i]) || fabsf(mv[i]) > 1.0f)
 				return EMBED_EFORMAT;
 		m->means = mh;
 		m->mean_bio = mv;
-		m->mean_crit = mv + EMBED_DIM;
+		m->mean_crit = mv + USE_DIM;
 	}
 
 	m->kernel = kern_detect(m->res_wb != NULL);

@@ -43,10 +43,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/score.h"
 #include "encoder/kernels.h"
 
-/* EMBED_DIM, the output vector length, is core/score.h's. */
+/* The output vector length of USE Lite, its own: not core/score.h's
+ * EMBED_DIM (the service's stored length, which another encoder may set). */
+#define USE_DIM          512
 #define EMBED_MAX_SEQ    128   /* tokens the graph reads per sequence */
 #define EMBED_MAX_TOKENS 4096  /* tokens of one text that embed_text uses */
 #define EMBED_MAGIC      "ARPSUSE1"
@@ -86,7 +87,7 @@ enum embed_section {
 				   * each in 64-column panels of [in/2][64][2]
 				   * (row pairs interleaved per column) */
 	EMBED_SEC_MEANS = 42,     /* struct embed_means_hdr (128 bytes), then
-				   * f32 [512] mean bio, f32 [512] mean criteria;
+				   * f32 [USE_DIM] mean bio, f32 [USE_DIM] mean criteria;
 				   * absent (offset = size = 0) before make model
 				   * appends it */
 };
@@ -94,7 +95,7 @@ enum embed_section {
 /* Head of EMBED_SEC_MEANS: where the two means came from. */
 #define EMBED_MEANS_MAGIC	"ARPSMEA1"
 #define EMBED_MEANS_HDR		128u
-#define EMBED_MEANS_SIZE	(EMBED_MEANS_HDR + 2u * EMBED_DIM * 4u)
+#define EMBED_MEANS_SIZE	(EMBED_MEANS_HDR + 2u * USE_DIM * 4u)
 struct embed_means_hdr {
 	char	 magic[8];	/* EMBED_MEANS_MAGIC */
 	uint32_t n_bio;		/* texts averaged into the bio mean */
@@ -150,7 +151,7 @@ struct embed_model {
 	const uint16_t *res_wb, *tanh_wb;   /* bf16 copies or NULL */
 	/* calibration means (EMBED_SEC_MEANS), or all three NULL */
 	const struct embed_means_hdr *means;
-	const float *mean_bio, *mean_crit;  /* EMBED_DIM each, not unit length */
+	const float *mean_bio, *mean_crit;  /* USE_DIM each, not unit length */
 };
 
 /* Validate the blob (header, section bounds/sizes) and fill *m with pointers
@@ -168,12 +169,12 @@ size_t embed_scratch_size(const struct embed_model *m);
  * re-normalised; at most EMBED_MAX_TOKENS tokens are used.  out is unit
  * length.  EMBED_OK, EMBED_EEMPTY (no tokens: out is all zero) or EMBED_EARG. */
 enum embed_status embed_text(const struct embed_model *m, const char *utf8,
-	    size_t len, void *scratch, float out[EMBED_DIM]);
+	    size_t len, void *scratch, float out[USE_DIM]);
 
 /* Embed one token sequence exactly as the graph does (only the first
  * EMBED_MAX_SEQ ids are read).  n == 0 gives EMBED_EEMPTY. */
 enum embed_status embed_tokens(const struct embed_model *m, const int32_t *ids,
-	    size_t n, void *scratch, float out[EMBED_DIM]);
+	    size_t n, void *scratch, float out[USE_DIM]);
 
 /* Chunking rule of embed_text: given ids[start..n), the end of the chunk that
  * starts at start: n if n - start <= 128, else one past the last token in
@@ -181,7 +182,7 @@ enum embed_status embed_tokens(const struct embed_model *m, const int32_t *ids,
 size_t embed_chunk_end(const struct embed_model *m, const int32_t *ids,
 		       size_t start, size_t n);
 
-/* Cosine similarity of two EMBED_DIM vectors (0 if either is zero). */
+/* Cosine similarity of two USE_DIM vectors (0 if either is zero). */
 float embed_cosine(const float *a, const float *b);
 
 #endif

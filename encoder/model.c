@@ -179,10 +179,10 @@ int model_texts_load(const char *path, struct model_texts *out)
 }
 
 enum embed_status model_mean(const struct embed_model *m, void *scratch,
-	    char *const *texts, size_t n, float out[EMBED_DIM])
+	    char *const *texts, size_t n, float out[USE_DIM])
 {
-	double acc[EMBED_DIM] = { 0 };
-	float v[EMBED_DIM];
+	double acc[USE_DIM] = { 0 };
+	float v[USE_DIM];
 	enum embed_status rc;
 
 	if (m == NULL || scratch == NULL || texts == NULL || n == 0)
@@ -190,10 +190,10 @@ enum embed_status model_mean(const struct embed_model *m, void *scratch,
 	for (size_t i = 0; i < n; i++) {
 		if ((rc = embed_text(m, texts[i], strlen(texts[i]), scratch, v)) != EMBED_OK)
 			return rc;
-		for (size_t d = 0; d < EMBED_DIM; d++)
+		for (size_t d = 0; d < USE_DIM; d++)
 			acc[d] += v[d];
 	}
-	for (size_t d = 0; d < EMBED_DIM; d++)
+	for (size_t d = 0; d < USE_DIM; d++)
 		out[d] = (float)(acc[d] / (double)n);
 	return EMBED_OK;
 }

@@ -67,6 +67,6 @@ void model_texts_free(struct model_texts *t);
  * embed_scratch_size(m) bytes.  EMBED_OK, or the first text's embed_text
  * error (EMBED_EEMPTY for a text with no tokens), EMBED_EARG for n == 0. */
 enum embed_status model_mean(const struct embed_model *m, void *scratch,
-	    char *const *texts, size_t n, float out[EMBED_DIM]);
+	    char *const *texts, size_t n, float out[USE_DIM]);
 
 #endif

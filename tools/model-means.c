@@ -59,7 +59,7 @@ main(int argc, char **argv)
 	struct model_texts bios = { 0 }, crit = { 0 };
 	struct embed_model enc;
 	struct embed_means_hdr h;
-	float means[2 * EMBED_DIM];
+	float means[2 * USE_DIM];
 	unsigned char *out = NULL;
 	size_t off, len;
 	void *scratch = NULL;
@@ -94,13 +94,13 @@ main(int argc, char **argv)
 	if ((scratch = malloc(embed_scratch_size(&enc))) == NULL)
 		goto fail;
 	if ((rc = model_mean(&enc, scratch, bios.t, bios.n, means)) != EMBED_OK ||
-	    (rc = model_mean(&enc, scratch, crit.t, crit.n, means + EMBED_DIM)) != EMBED_OK) {
+	    (rc = model_mean(&enc, scratch, crit.t, crit.n, means + USE_DIM)) != EMBED_OK) {
 		fprintf(stderr, "model-means: a calibration text cannot be embedded (%d)\n", rc);
 		goto fail;
 	}
-	for (size_t d = 0; d < EMBED_DIM; d++) {
+	for (size_t d = 0; d < USE_DIM; d++) {
 		nb += (double)means[d] * means[d];
-		nc += (double)means[EMBED_DIM + d] * means[EMBED_DIM + d];
+		nc += (double)means[USE_DIM + d] * means[USE_DIM + d];
 	}
 
 	/* RAW, padded to 64, then the section; its table entry and the size */

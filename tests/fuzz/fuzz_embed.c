@@ -75,7 +75,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct embed_model *m = &g_model.enc;
-	float v[EMBED_DIM];
+	float v[USE_DIM];
 	int32_t *ids;
 	size_t total = size / 2, n, st, e, b, want, chunks = 0, i;
 	uint32_t span = m->emb_rows + 8;
@@ -85,7 +85,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n == 0) {
 		memset(v, 0x5a, sizeof v);
 		FCHECK(embed_tokens(m, NULL, 0, g_scratch, v) == EMBED_EEMPTY);
-		for (i = 0; i < EMBED_DIM; i++)
+		for (i = 0; i < USE_DIM; i++)
 			FCHECK(v[i] == 0.0f);
 		return 0;
 	}

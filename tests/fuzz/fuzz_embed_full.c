@@ -24,7 +24,7 @@ static void *g_scratch;
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	float v[EMBED_DIM], norm = 0;
+	float v[USE_DIM], norm = 0;
 	size_t i;
 	int rc;
 
@@ -44,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (rc != EMBED_OK)
 		abort();
-	for (i = 0; i < EMBED_DIM; i++) {
+	for (i = 0; i < USE_DIM; i++) {
 		if (!isfinite(v[i]))
 			abort();
 		norm += v[i] * v[i];

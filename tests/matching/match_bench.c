@@ -2,7 +2,7 @@
  * Matching benchmark: ms to embed one 60-word bio with the C encoder (one
  * thread), and ms to rank 10,000 active studies for one agent: the agent
  * vector centred on the model's mean bio (match_centre, once), then its cosine
- * with each study's 512-float vector (match_dot: both are unit vectors, as
+ * with each study's EMBED_DIM-float vector (match_dot: both are unit vectors, as
  * the service's centred ones are), core's match score (match_similarity /
  * match_rank: min(0.75 sim + 0.25 tier, 0.9999)), top-k selected and sorted.  The JS timing comes from tools/match-eval.mjs bench.
  *
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 		words += text[i] != ' ' && (i == 0 || text[i - 1] == ' ');
 
 	void *scratch = malloc(embed_scratch_size(&m.enc));
-	float agent[EMBED_DIM];
+	float agent[USE_DIM];
 	int32_t ids[512];
 	size_t ntok = 0;
 	tokenize(&m.enc, text, len, ids, 512, &ntok);
@@ -100,8 +100,12 @@ int main(int argc, char **argv)
 		double s = now_ms();
 		float cagent[EMBED_DIM];
 		/* as match_top: the bio centred once per request (the cached
-		 * criteria vectors are centred when loaded) */
-		match_centre(cagent, agent, m.enc.mean_bio);
+		 * criteria vectors are centred when loaded); when the service's
+		 * length is not USE Lite's, a random study vector stands in */
+		if (USE_DIM == EMBED_DIM)
+			match_centre(cagent, agent, m.enc.mean_bio);
+		else
+			match_centre(cagent, vec, NULL);
 		for (size_t i = 0; i < NSTUDY; i++) {
 			double cosv = match_dot(cagent, vec + i * EMBED_DIM, EMBED_DIM);
 			c[i].ref = i;

@@ -111,29 +111,42 @@ static void report(const char *name, const double *sim, size_t n)
 	       (double)top1 / (double)n, mrr / (double)n);
 }
 
+/* out = (raw - mean) / |raw - mean| (mean NULL: raw / |raw|): core's
+ * match_centre at USE Lite's own length. */
+static void centre(float *out, const float *raw, const float *mean)
+{
+	double nn = 0;
+	for (size_t d = 0; d < USE_DIM; d++) {
+		out[d] = raw[d] - (mean ? mean[d] : 0);
+		nn += (double)out[d] * out[d];
+	}
+	for (size_t d = 0; d < USE_DIM; d++)
+		out[d] = nn > 1e-12 ? (float)(out[d] / sqrt(nn)) : 0;
+}
+
 /* Cosines of every bio with every criteria, each side centred on its mean
- * (NULL: raw, renormalised) by core's match_centre, as ranking does. */
+ * (NULL: raw, renormalised) as ranking does. */
 static void centred_sims(const float *vb, const float *vc, size_t n, const float *mb,
 			 const float *mc, double *sim)
 {
-	float *cb = malloc(n * EMBED_DIM * sizeof(float));
-	float *cc = malloc(n * EMBED_DIM * sizeof(float));
+	float *cb = malloc(n * USE_DIM * sizeof(float));
+	float *cc = malloc(n * USE_DIM * sizeof(float));
 	if (!cb || !cc)
 		exit(1);
 	for (size_t i = 0; i < n; i++) {
-		match_centre(cb + i * EMBED_DIM, vb + i * EMBED_DIM, mb);
-		match_centre(cc + i * EMBED_DIM, vc + i * EMBED_DIM, mc);
+		centre(cb + i * USE_DIM, vb + i * USE_DIM, mb);
+		centre(cc + i * USE_DIM, vc + i * USE_DIM, mc);
 	}
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++)
-			sim[i * n + j] = match_dot(cb + i * EMBED_DIM, cc + j * EMBED_DIM, EMBED_DIM);
+			sim[i * n + j] = match_dot(cb + i * USE_DIM, cc + j * USE_DIM, USE_DIM);
 	free(cb);
 	free(cc);
 }
 
 /* The mean of the texts of t at positions parity, parity + 2, ... */
 static int half_mean(const struct embed_model *m, void *scratch, const struct model_texts *t,
-		     size_t parity, float out[EMBED_DIM])
+		     size_t parity, float out[USE_DIM])
 {
 	char **h = malloc((t->n / 2 + 1) * sizeof *h);
 	size_t k = 0;
@@ -152,41 +165,41 @@ static int half_mean(const struct embed_model *m, void *scratch, const struct mo
  * deflating the directions already found. */
 static void top_directions(const float *v, size_t n, const float *mean, int k, double *pc)
 {
-	double *cov = calloc((size_t)EMBED_DIM * EMBED_DIM, sizeof *cov);
-	double x[EMBED_DIM], u[EMBED_DIM], w[EMBED_DIM];
+	double *cov = calloc((size_t)USE_DIM * USE_DIM, sizeof *cov);
+	double x[USE_DIM], u[USE_DIM], w[USE_DIM];
 	if (!cov)
 		exit(1);
 	for (size_t i = 0; i < n; i++) {
-		for (int a = 0; a < EMBED_DIM; a++)
-			x[a] = v[i * EMBED_DIM + a] - mean[a];
-		for (int a = 0; a < EMBED_DIM; a++)
-			for (int b = 0; b < EMBED_DIM; b++)
-				cov[a * EMBED_DIM + b] += x[a] * x[b];
+		for (int a = 0; a < USE_DIM; a++)
+			x[a] = v[i * USE_DIM + a] - mean[a];
+		for (int a = 0; a < USE_DIM; a++)
+			for (int b = 0; b < USE_DIM; b++)
+				cov[a * USE_DIM + b] += x[a] * x[b];
 	}
 	for (int p = 0; p < k; p++) {
-		for (int a = 0; a < EMBED_DIM; a++)
+		for (int a = 0; a < USE_DIM; a++)
 			u[a] = 1.0 + 0.01 * a;
 		for (int it = 0; it < 500; it++) {
 			double len = 0;
-			for (int a = 0; a < EMBED_DIM; a++) {
+			for (int a = 0; a < USE_DIM; a++) {
 				w[a] = 0;
-				for (int b = 0; b < EMBED_DIM; b++)
-					w[a] += cov[a * EMBED_DIM + b] * u[b];
+				for (int b = 0; b < USE_DIM; b++)
+					w[a] += cov[a * USE_DIM + b] * u[b];
 			}
 			for (int q = 0; q < p; q++) {
 				double d = 0;
-				for (int a = 0; a < EMBED_DIM; a++)
-					d += w[a] * pc[q * EMBED_DIM + a];
-				for (int a = 0; a < EMBED_DIM; a++)
-					w[a] -= d * pc[q * EMBED_DIM + a];
+				for (int a = 0; a < USE_DIM; a++)
+					d += w[a] * pc[q * USE_DIM + a];
+				for (int a = 0; a < USE_DIM; a++)
+					w[a] -= d * pc[q * USE_DIM + a];
 			}
-			for (int a = 0; a < EMBED_DIM; a++)
+			for (int a = 0; a < USE_DIM; a++)
 				len += w[a] * w[a];
 			len = sqrt(len);
-			for (int a = 0; a < EMBED_DIM; a++)
+			for (int a = 0; a < USE_DIM; a++)
 				u[a] = w[a] / len;
 		}
-		memcpy(pc + (size_t)p * EMBED_DIM, u, sizeof u);
+		memcpy(pc + (size_t)p * USE_DIM, u, sizeof u);
 	}
 	free(cov);
 }
@@ -194,20 +207,20 @@ static void top_directions(const float *v, size_t n, const float *mean, int k, d
 /* v centred on mean, minus its projection on the k directions, renormalised. */
 static void strip_top(float *out, const float *v, const float *mean, const double *pc, int k)
 {
-	double x[EMBED_DIM], len = 0;
-	for (int a = 0; a < EMBED_DIM; a++)
+	double x[USE_DIM], len = 0;
+	for (int a = 0; a < USE_DIM; a++)
 		x[a] = v[a] - mean[a];
 	for (int p = 0; p < k; p++) {
 		double d = 0;
-		for (int a = 0; a < EMBED_DIM; a++)
-			d += x[a] * pc[p * EMBED_DIM + a];
-		for (int a = 0; a < EMBED_DIM; a++)
-			x[a] -= d * pc[p * EMBED_DIM + a];
+		for (int a = 0; a < USE_DIM; a++)
+			d += x[a] * pc[p * USE_DIM + a];
+		for (int a = 0; a < USE_DIM; a++)
+			x[a] -= d * pc[p * USE_DIM + a];
 	}
-	for (int a = 0; a < EMBED_DIM; a++)
+	for (int a = 0; a < USE_DIM; a++)
 		len += x[a] * x[a];
 	len = sqrt(len);
-	for (int a = 0; a < EMBED_DIM; a++)
+	for (int a = 0; a < USE_DIM; a++)
 		out[a] = (float)(x[a] / len);
 }
 
@@ -215,11 +228,11 @@ static void strip_top(float *out, const float *v, const float *mean, const doubl
  * from the same texts). */
 static float *encode_texts(const struct embed_model *m, void *scratch, const struct model_texts *t)
 {
-	float *v = malloc(t->n * EMBED_DIM * sizeof(float));
+	float *v = malloc(t->n * USE_DIM * sizeof(float));
 	if (!v)
 		exit(1);
 	for (size_t i = 0; i < t->n; i++)
-		if (embed_text(m, t->t[i], strlen(t->t[i]), scratch, v + i * EMBED_DIM))
+		if (embed_text(m, t->t[i], strlen(t->t[i]), scratch, v + i * USE_DIM))
 			exit(1);
 	return v;
 }
@@ -229,20 +242,20 @@ static void stripped_sims(const float *vb, const float *vc, size_t n, const floa
 			  const float *ccv, size_t nc, const float *mb, const float *mc, int k,
 			  double *sim)
 {
-	double *pb = malloc((size_t)k * EMBED_DIM * sizeof *pb);
-	double *pcr = malloc((size_t)k * EMBED_DIM * sizeof *pcr);
-	float *sb = malloc(n * EMBED_DIM * sizeof(float)), *sc = malloc(n * EMBED_DIM * sizeof(float));
+	double *pb = malloc((size_t)k * USE_DIM * sizeof *pb);
+	double *pcr = malloc((size_t)k * USE_DIM * sizeof *pcr);
+	float *sb = malloc(n * USE_DIM * sizeof(float)), *sc = malloc(n * USE_DIM * sizeof(float));
 	if (!pb || !pcr || !sb || !sc)
 		exit(1);
 	top_directions(cbv, nb, mb, k, pb);
 	top_directions(ccv, nc, mc, k, pcr);
 	for (size_t i = 0; i < n; i++) {
-		strip_top(sb + i * EMBED_DIM, vb + i * EMBED_DIM, mb, pb, k);
-		strip_top(sc + i * EMBED_DIM, vc + i * EMBED_DIM, mc, pcr, k);
+		strip_top(sb + i * USE_DIM, vb + i * USE_DIM, mb, pb, k);
+		strip_top(sc + i * USE_DIM, vc + i * USE_DIM, mc, pcr, k);
 	}
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++)
-			sim[i * n + j] = match_dot(sb + i * EMBED_DIM, sc + j * EMBED_DIM, EMBED_DIM);
+			sim[i * n + j] = match_dot(sb + i * USE_DIM, sc + j * USE_DIM, USE_DIM);
 	free(pb);
 	free(pcr);
 	free(sb);
@@ -254,7 +267,7 @@ int main(int argc, char **argv)
 	struct model m;
 	struct pairs p;
 	struct model_texts cb, cc;
-	float hb[2][EMBED_DIM], hc[2][EMBED_DIM];
+	float hb[2][USE_DIM], hc[2][USE_DIM];
 	char name[160];
 	if (argc != 5) {
 		fprintf(stderr, "usage: %s MODEL PAIRS_TSV BIOS_TXT CRITERIA_TXT\n", argv[0]);
@@ -274,15 +287,15 @@ int main(int argc, char **argv)
 	}
 	size_t n = p.n;
 	void *scratch = malloc(embed_scratch_size(&m.enc));
-	float *vb = malloc(n * EMBED_DIM * sizeof(float));
-	float *vc = malloc(n * EMBED_DIM * sizeof(float));
+	float *vb = malloc(n * USE_DIM * sizeof(float));
+	float *vc = malloc(n * USE_DIM * sizeof(float));
 	double *sim = malloc(n * n * sizeof(double));
 	struct wset *wb = malloc(n * sizeof *wb), *wc = malloc(n * sizeof *wc);
 	if (!scratch || !vb || !vc || !sim || !wb || !wc)
 		return 1;
 	for (size_t i = 0; i < n; i++) {
-		if (embed_text(&m.enc, p.bio[i], strlen(p.bio[i]), scratch, vb + i * EMBED_DIM) ||
-		    embed_text(&m.enc, p.crit[i], strlen(p.crit[i]), scratch, vc + i * EMBED_DIM))
+		if (embed_text(&m.enc, p.bio[i], strlen(p.bio[i]), scratch, vb + i * USE_DIM) ||
+		    embed_text(&m.enc, p.crit[i], strlen(p.crit[i]), scratch, vc + i * USE_DIM))
 			return 1;
 		words(p.bio[i], &wb[i]);
 		words(p.crit[i], &wc[i]);
@@ -296,7 +309,7 @@ int main(int argc, char **argv)
 	       m.enc.means->n_crit);
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++)
-			sim[i * n + j] = embed_cosine(vb + i * EMBED_DIM, vc + j * EMBED_DIM);
+			sim[i * n + j] = embed_cosine(vb + i * USE_DIM, vc + j * USE_DIM);
 	report("C encoder, plain", sim, n);
 	centred_sims(vb, vc, n, m.enc.mean_bio, m.enc.mean_crit, sim);
 	report("C encoder, centred (means of the model file: the service's ranking)", sim, n);
@@ -309,11 +322,11 @@ int main(int argc, char **argv)
 	}
 	{
 		/* for reference only: means of the evaluation pairs themselves */
-		float mb[EMBED_DIM] = { 0 }, mc[EMBED_DIM] = { 0 };
+		float mb[USE_DIM] = { 0 }, mc[USE_DIM] = { 0 };
 		for (size_t i = 0; i < n; i++)
-			for (size_t d = 0; d < EMBED_DIM; d++) {
-				mb[d] += vb[i * EMBED_DIM + d] / (float)n;
-				mc[d] += vc[i * EMBED_DIM + d] / (float)n;
+			for (size_t d = 0; d < USE_DIM; d++) {
+				mb[d] += vb[i * USE_DIM + d] / (float)n;
+				mc[d] += vc[i * USE_DIM + d] / (float)n;
 			}
 		centred_sims(vb, vc, n, mb, mc, sim);
 		report("(reference, not a result: centred on means of the evaluation pairs "

@@ -25,7 +25,6 @@
 #include <cmocka.h>
 
 #include "encoder/embed.h"
-#include "core/score.h"
 #include "encoder/tokenize.h"
 #include "encoder/model.h"
 
@@ -39,7 +38,7 @@ struct ref {
 	int32_t *ids;
 	size_t nids;
 	int has_vec, has_clip;
-	float vec[EMBED_DIM], clip[EMBED_DIM];
+	float vec[USE_DIM], clip[USE_DIM];
 };
 
 static struct model g_model;
@@ -68,7 +67,7 @@ static int parse_vec(const char *line, float *v)
 	char *end;
 	if (*p == '-' && (p[1] == 0 || p[1] == '\n'))
 		return 0;
-	for (int i = 0; i < EMBED_DIM; i++) {
+	for (int i = 0; i < USE_DIM; i++) {
 		v[i] = strtof(p, &end);
 		if (end == p)
 			return -1;
@@ -194,7 +193,7 @@ static void test_token_ids(void **state)
 static void test_vectors(void **state)
 {
 	(void)state;
-	float v[EMBED_DIM];
+	float v[USE_DIM];
 	float worst = 2;
 	size_t bad = 0, checked = 0;
 	for (size_t i = 0; i < g_nrefs; i++) {
@@ -240,7 +239,7 @@ static void test_kernels(void **state)
 	(void)state;
 	static const char *const names[] = { "generic", "avx2", "avx512", "avx512-bf16" };
 	struct embed_model m = g_model.enc;
-	float v[EMBED_DIM];
+	float v[USE_DIM];
 	size_t bad = 0;
 	assert_true(g_model.enc.kernel >= 0 && g_model.enc.kernel <= EMBED_KERNEL_BF16);
 	for (int k = 0; k <= g_model.enc.kernel; k++) {
@@ -290,7 +289,7 @@ static void test_tokenize_truncation(void **state)
 static void test_invalid_utf8(void **state)
 {
 	(void)state;
-	float v[EMBED_DIM];
+	float v[USE_DIM];
 	const char bad[] = "caf\xc3 \xff\xfe ok \xe2\x82";
 	int32_t ids[64];
 	size_t n = 0;
@@ -388,7 +387,7 @@ static void test_bad_blob(void **state)
 		unlink(tmp);
 		memcpy(slot, ent, 16);
 		assert_int_equal(embed_init(&m, copy, len), EMBED_OK);
-		assert_memory_equal(m.mean_bio, g_model.enc.mean_bio, EMBED_DIM * sizeof(float));
+		assert_memory_equal(m.mean_bio, g_model.enc.mean_bio, USE_DIM * sizeof(float));
 	}
 	free(copy);
 	struct model bad;
@@ -423,7 +422,7 @@ static int sum_of(const char *path, uint8_t out[32])
 static double vnorm(const float *v)
 {
 	double n = 0;
-	for (int i = 0; i < EMBED_DIM; i++)
+	for (int i = 0; i < USE_DIM; i++)
 		n += (double)v[i] * v[i];
 	return sqrt(n);
 }
@@ -434,14 +433,14 @@ static void test_means(void **state)
 	const struct embed_means_hdr *h = g_model.enc.means;
 	struct model_texts bios, crit;
 	struct embed_model m = g_model.enc;
-	float mean[EMBED_DIM];
+	float mean[USE_DIM];
 	uint8_t sum[32];
 
 	assert_non_null(h);
 	assert_non_null(g_model.enc.mean_bio);
 	assert_non_null(g_model.enc.mean_crit);
 	assert_true(g_model.enc.mean_bio == (const float *)((const char *)h + EMBED_MEANS_HDR));
-	assert_true(g_model.enc.mean_crit == g_model.enc.mean_bio + EMBED_DIM);
+	assert_true(g_model.enc.mean_crit == g_model.enc.mean_bio + USE_DIM);
 	/* the model was built from the checksummed calibration files */
 	assert_int_equal(sum_of(MODEL_CALIB_BIOS, sum), 0);
 	assert_memory_equal(sum, h->sha_bio, 32);
@@ -461,15 +460,15 @@ static void test_means(void **state)
 	 * runs it; any kernel agrees closely) */
 	m.kernel = EMBED_KERNEL_GENERIC;
 	assert_int_equal(model_mean(&m, g_scratch, bios.t, bios.n, mean), EMBED_OK);
-	for (int d = 0; d < EMBED_DIM; d++)
+	for (int d = 0; d < USE_DIM; d++)
 		assert_true(fabsf(mean[d] - g_model.enc.mean_bio[d]) < 1e-5f);
 	assert_int_equal(model_mean(&m, g_scratch, crit.t, crit.n, mean), EMBED_OK);
-	for (int d = 0; d < EMBED_DIM; d++)
+	for (int d = 0; d < USE_DIM; d++)
 		assert_true(fabsf(mean[d] - g_model.enc.mean_crit[d]) < 1e-5f);
 	/* this CPU's kernel (the one the service runs) */
 	assert_int_equal(model_mean(&g_model.enc, g_scratch, crit.t, crit.n, mean), EMBED_OK);
 	float worst = 0;
-	for (int d = 0; d < EMBED_DIM; d++)
+	for (int d = 0; d < USE_DIM; d++)
 		if (fabsf(mean[d] - g_model.enc.mean_crit[d]) > worst)
 			worst = fabsf(mean[d] - g_model.enc.mean_crit[d]);
 	fprintf(stderr, "means: kernel %d vs generic, cosine %.7f, worst component %.2g\n",
@@ -481,10 +480,22 @@ static void test_means(void **state)
 	model_texts_free(&crit);
 }
 
+/* Cosine of a and b each centred on its mean and renormalised (what
+ * core's match_centre does at the service's length; USE Lite has its own). */
+static float centred_cosine(const float *a, const float *ma, const float *b, const float *mb)
+{
+	float x[USE_DIM], y[USE_DIM];
+	for (int d = 0; d < USE_DIM; d++) {
+		x[d] = a[d] - ma[d];
+		y[d] = b[d] - mb[d];
+	}
+	return embed_cosine(x, y);
+}
+
 static void test_similarity_sanity(void **state)
 {
 	(void)state;
-	float a[EMBED_DIM], b[EMBED_DIM], c[EMBED_DIM];
+	float a[USE_DIM], b[USE_DIM], c[USE_DIM];
 	const char *ta = "I work night shifts as a nurse in a hospital.";
 	const char *tb = "Healthcare workers with rotating or overnight schedules.";
 	const char *tc = "Owners of vintage sports cars who restore engines.";
@@ -493,8 +504,8 @@ static void test_similarity_sanity(void **state)
 	assert_int_equal(embed_text(&g_model.enc, tc, strlen(tc), g_scratch, c), EMBED_OK);
 	assert_true(embed_cosine(a, b) > embed_cosine(a, c));
 	/* centred as ranking does (ta a bio, tb and tc criteria) */
-	assert_true(match_pair_similarity(a, b, g_model.enc.mean_bio, g_model.enc.mean_crit) >
-		    match_pair_similarity(a, c, g_model.enc.mean_bio, g_model.enc.mean_crit));
+	assert_true(centred_cosine(a, g_model.enc.mean_bio, b, g_model.enc.mean_crit) >
+		    centred_cosine(a, g_model.enc.mean_bio, c, g_model.enc.mean_crit));
 }
 
 int main(void)
