@@ -21,17 +21,18 @@
 #include <sodium.h>
 
 #include "db/db.h"
-#include "encoder/model.h"
+#include "encoder/encoder.h"
 #include "lib/config.h"
 #include "lib/log.h"
 #include "lib/secret.h"
+#include "core/score.h"
 #include "txn/embed.h"
 
 #define ROUND_LIMIT 32		/* texts a round: a stop waits for at most these */
 
 static struct config cfg;
 static volatile sig_atomic_t stop;
-static struct model model;
+static struct encoder enc;
 static void *scratch;
 
 static void
@@ -42,19 +43,19 @@ on_signal(int sig)
 }
 
 static int
-use_embed(void *ctx, enum embed_role role, const char *text, size_t len, float *out,
+embed(void *ctx, enum embed_role role, const char *text, size_t len, float *out,
     const char **why)
 {
 	int rc;
 
 	(void)ctx;
-	(void)role;
-	rc = embed_text(&model.enc, text, len, scratch, out);
-	if (rc == EMBED_EEMPTY)
+	rc = encoder_embed(&enc, role == EMBED_ROLE_BIO ? ENCODER_BIO : ENCODER_CRITERIA, text, len,
+	    scratch, out);
+	if (rc == ENCODER_EEMPTY)
 		*why = "the text has no words the model knows";
-	else if (rc != EMBED_OK)
+	else if (rc != ENCODER_OK)
 		*why = "the encoder refused the text";
-	return rc == EMBED_OK ? 0 : -1;
+	return rc == ENCODER_OK ? 0 : -1;
 }
 
 /* The model's tag: its name and the first 8 bytes of the file's BLAKE2b. */
@@ -64,7 +65,7 @@ model_tag(char *out, size_t n, const char *name)
 	unsigned char h[8];
 	char hex[17];
 
-	crypto_generichash(h, sizeof h, model.base, model.len, NULL, 0);
+	crypto_generichash(h, sizeof h, enc.base, enc.len, NULL, 0);
 	sodium_bin2hex(hex, sizeof hex, h, sizeof h);
 	snprintf(out, n, "%s/%s", name, hex);
 }
@@ -90,20 +91,26 @@ main(int argc, char *argv[])
 		fprintf(stderr, "arps-embed: %s\n", err);
 		return 2;
 	}
-	if (model_map(cfg.model_path, &model) != 0) {
-		fprintf(stderr, "arps-embed: cannot map the model %s: %s\n", cfg.model_path,
-		    strerror(errno));
+	if (encoder_open(&enc, cfg.model_path) != ENCODER_OK) {
+		fprintf(stderr, "arps-embed: cannot use the model %s: %s\n", cfg.model_path,
+		    errno == EINVAL ? "not a model file" : strerror(errno));
 		return 1;
 	}
-	if ((scratch = malloc(embed_scratch_size(&model.enc))) == NULL) {
+	/* Every stored vector has the length the service ranks (core/score.h). */
+	if (enc.dim != EMBED_DIM) {
+		fprintf(stderr, "arps-embed: the model %s gives %u-dimensional vectors; this build"
+		    " stores %d\n", cfg.model_path, enc.dim, EMBED_DIM);
+		return 1;
+	}
+	if ((scratch = malloc(encoder_scratch_size(&enc))) == NULL) {
 		fprintf(stderr, "arps-embed: out of memory\n");
 		return 1;
 	}
-	model_tag(tag, sizeof tag, "use-lite");
+	model_tag(tag, sizeof tag, enc.name);
 	e.model = tag;
-	e.embed = use_embed;
-	e.mean_bio = model.enc.mean_bio;
-	e.mean_crit = model.enc.mean_crit;
+	e.embed = embed;
+	e.mean_bio = enc.mean_bio;
+	e.mean_crit = enc.mean_crit;
 	(void)setpriority(PRIO_PROCESS, 0, 10);
 
 	memset(&sa, 0, sizeof sa);
@@ -148,7 +155,7 @@ main(int argc, char *argv[])
 		}
 	}
 	db_close(db);
-	model_unmap(&model);
+	encoder_close(&enc);
 	free(scratch);
 	return 0;
 }

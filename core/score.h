@@ -26,7 +26,7 @@
 #include "reputation.h"
 
 /* The length of a stored embedding: the encoder's output (encoder/embed.h). */
-#define EMBED_DIM			512
+#define EMBED_DIM			384
 
 #define MATCH_SCORE_CAP			0.9999
 #define MATCH_W_SIMILARITY		0.75

@@ -132,17 +132,17 @@ test_centre(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		vec3(raw, 0, rows[i].raw[0], 7, rows[i].raw[1], 511, rows[i].raw[2]);
-		vec3(mean, 0, rows[i].mean[0], 7, rows[i].mean[1], 511, rows[i].mean[2]);
+		vec3(raw, 0, rows[i].raw[0], 7, rows[i].raw[1], EMBED_DIM - 1, rows[i].raw[2]);
+		vec3(mean, 0, rows[i].mean[0], 7, rows[i].mean[1], EMBED_DIM - 1, rows[i].mean[2]);
 		for (d = 0; d < EMBED_DIM; d++)
 			out[d] = 42;
 		assert_int_equal(match_centre(out, raw, rows[i].has_mean ? mean : NULL),
 		    rows[i].rc);
 		assert_true(fabs(out[0] - rows[i].want[0]) < 1e-6);
 		assert_true(fabs(out[7] - rows[i].want[1]) < 1e-6);
-		assert_true(fabs(out[511] - rows[i].want[2]) < 1e-6);
+		assert_true(fabs(out[EMBED_DIM - 1] - rows[i].want[2]) < 1e-6);
 		for (d = 0; d < EMBED_DIM; d++)
-			if (d != 0 && d != 7 && d != 511)
+			if (d != 0 && d != 7 && d != EMBED_DIM - 1)
 				assert_true(out[d] == 0);
 		if (rows[i].rc == ARPS_OK)
 			assert_true(fabs(norm(out) - 1) < 1e-6);
