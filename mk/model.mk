@@ -65,6 +65,7 @@ $(MODEL_MEANS): tools/model-means.c $(CORE_OBJ) $(ENC_OBJ)
 # the model records and tests/unit/test_embed.c checks).  The tool binary is
 # order-only so that a sanitizer build of it never remakes the model.
 $(MODEL_BIN): $(MODEL_RAW) $(MODEL_CALIB) $(MODEL_SUM) tools/model-means.c encoder/embed.c \
+    encoder/encoder.c \
     | $(MODEL_MEANS)
 	@grep ' tests/matching/calibration/' $(MODEL_SUM) | sha256sum -c --quiet - || \
 	    { echo "calibration files differ from $(MODEL_SUM): update it with"; \
