@@ -66,6 +66,9 @@ $(BERT_BINS): build/model/%.bin: build/model/%.raw.bin $(MODEL_CALIB) $(MODEL_SU
 	      echo "  sha256sum $(MODEL_CALIB)"; exit 1; }
 	$(MODEL_MEANS) $< $(MODEL_CALIB) $@
 
+# make eval-matching (mk/model.mk) measures every candidate.
+eval-matching eval-matching-x: $(BERT_BINS)
+
 bert-reference: $(BERT_MODELS:%=$(BERT_DIR)/%/model.onnx) $(BERT_VENV_OK)
 	BERT_PY=$(BERT_PY) BERT_DIR=$(BERT_DIR) tools/bert-reference.sh $(BERT_MODELS)
 
