@@ -15,6 +15,8 @@
 
 _Static_assert(BERT_SEC_COUNT <= BERT_NSEC, "section table too small");
 _Static_assert(BERT_SEC_PREFIX_PASSAGE == 30, "tools/bert-convert.py numbers the sections");
+_Static_assert(BERT_SEC_MEANS == 31, "tools/model-means.c appends section 31");
+_Static_assert(sizeof(struct embed_means_hdr) == EMBED_MEANS_HDR, "means header");
 _Static_assert(BERT_HEADS * BERT_HEAD_DIM == BERT_DIM, "heads");
 
 /* ------------------------------------------------------------ scratch */
@@ -362,6 +364,19 @@ int bert_init(struct bert_model *m, const void *blob, size_t len)
 		/* tokenized apart from the text: must end a word */
 		if (sz && m->prefix[r][sz - 1] != ' ')
 			return BERT_EFORMAT;
+	}
+	/* calibration means: the header's magic, finite values */
+	SEC(BERT_SEC_MEANS, BERT_MEANS_SIZE, 0, 1, m->means);
+	if (m->means) {
+		const float *mv = (const float *)((const char *)m->means + EMBED_MEANS_HDR);
+		if (memcmp(m->means->magic, EMBED_MEANS_MAGIC, 8) != 0 ||
+		    m->means->n_bio == 0 || m->means->n_crit == 0)
+			return BERT_EFORMAT;
+		for (unsigned i = 0; i < 2 * H; i++)
+			if (!isfinite(mv[i]) || fabsf(mv[i]) > 1.0f)
+				return BERT_EFORMAT;
+		m->mean_bio = mv;
+		m->mean_crit = mv + H;
 	}
 #undef SEC
 	/* fp32 products even on AVX512_BF16: see bert.h */

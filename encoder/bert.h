@@ -46,6 +46,11 @@
  * Layer tensors are stacked over the layers; matrices [in][out] are packed
  * in 64-column panels (kernels.h), Q|K|V side by side in one [384][1152];
  * the *_WB sections are their bf16 copies (optional, all four or none).
+ * BERT_SEC_MEANS (optional) holds the calibration means as for USE Lite
+ * (encoder/embed.h's EMBED_SEC_MEANS: struct embed_means_hdr, then the
+ * mean bio vector, as a query, and the mean criteria vector, as a passage,
+ * BERT_DIM floats each); tools/bert-convert.py writes the file without it,
+ * tools/model-means.c appends it (make bert-models).
  */
 #ifndef ARPS_ENCODER_BERT_H
 #define ARPS_ENCODER_BERT_H
@@ -53,6 +58,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "encoder/embed.h"
 #include "encoder/wordpiece.h"
 
 #define BERT_MAGIC	"ARPSBRT1"
@@ -65,6 +71,7 @@
 #define BERT_FFN	1536u
 #define BERT_MAX_SEQ	512u	/* largest max_tokens a file may set */
 #define BERT_MAX_LAYERS	24u
+#define BERT_MEANS_SIZE	(EMBED_MEANS_HDR + 2u * BERT_DIM * 4u)
 
 enum bert_status {
 	BERT_OK = 0,
@@ -102,6 +109,8 @@ enum bert_section {
 	BERT_SEC_ADDED_BYTES,
 	BERT_SEC_PREFIX_QUERY,	/* UTF-8, empty or ending in a space */
 	BERT_SEC_PREFIX_PASSAGE,
+	BERT_SEC_MEANS,		/* struct embed_means_hdr, f32 [384] mean bio,
+				 * f32 [384] mean criteria; optional */
 	BERT_SEC_COUNT
 };
 
@@ -124,6 +133,9 @@ struct bert_model {
 				 * KERN_BF16, see below); any value up to
 				 * kern_detect(1) works */
 	int has_bf16;		/* the file has the bf16 copies */
+	/* calibration means (BERT_SEC_MEANS), or all three NULL */
+	const struct embed_means_hdr *means;
+	const float *mean_bio, *mean_crit;	/* BERT_DIM each, not unit length */
 };
 
 /* Validate the blob (header, section bounds and sizes, tokenizer tables)

@@ -10,8 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Map path read-only: *base, *len.  0, or -1 with errno set. */
-static int map_ro(const char *path, void **base, size_t *len)
+int model_file_map(const char *path, void **base, size_t *len)
 {
 	struct stat st;
 	void *p;
@@ -57,7 +56,7 @@ static int map_file(const char *path, struct model *out, int need_means)
 		return -1;
 	}
 	memset(out, 0, sizeof *out);
-	if (map_ro(path, &p, &len) != 0)
+	if (model_file_map(path, &p, &len) != 0)
 		return -1;
 	if (embed_init(&out->enc, p, len) != EMBED_OK ||
 	    (need_means && out->enc.mean_bio == NULL)) {
@@ -82,7 +81,7 @@ int bert_map(const char *path, struct bert_file *out)
 		return -1;
 	}
 	memset(out, 0, sizeof *out);
-	if (map_ro(path, &p, &len) != 0)
+	if (model_file_map(path, &p, &len) != 0)
 		return -1;
 	if (bert_init(&out->enc, p, len) != BERT_OK) {
 		munmap(p, len);
@@ -94,6 +93,12 @@ int bert_map(const char *path, struct bert_file *out)
 	out->base = p;
 	out->len = len;
 	return 0;
+}
+
+void model_file_unmap(void *base, size_t len)
+{
+	if (base)
+		munmap(base, len);
 }
 
 void bert_unmap(struct bert_file *f)

@@ -52,6 +52,14 @@ int bert_map(const char *path, struct bert_file *out);
 /* Unmap; safe on a zeroed or already unmapped struct. */
 void bert_unmap(struct bert_file *f);
 
+/* Map the regular, non-empty file path read-only (MAP_SHARED): *base,
+ * *len.  0, or -1 with errno set (EINVAL: not a regular file, or empty).
+ * encoder/encoder.h maps through it. */
+int model_file_map(const char *path, void **base, size_t *len);
+
+/* Unmap what model_file_map mapped; base NULL is a no-op. */
+void model_file_unmap(void *base, size_t len);
+
 /* Texts of a calibration file: one per line, blank and '#' lines skipped. */
 struct model_texts {
 	char **t;

@@ -1,7 +1,10 @@
 # BERT sentence encoders (design.md §15, issue 34): the candidates fetched
 # pinned from Maven Central (sha256 in tools/bert.sha256), converted once by
 # tools/bert-convert.py (in a venv of hash-pinned wheels,
-# tools/bert-requirements.txt) into the flat file encoder/bert.c maps.
+# tools/bert-requirements.txt) into the flat file encoder/bert.c maps, then
+# the C encoder's means of the calibration set appended as for USE Lite
+# (tools/model-means.c, mk/model.mk; the calibration files are checked
+# against tools/model.sha256 first).
 #
 #   make bert-models      every candidate: build/model/<name>.bin
 #   make bert-model-NAME  one of them (NAME as in BERT_MODELS)
@@ -22,6 +25,7 @@ BERT_VENV    := $(BERT_DIR)/venv
 BERT_PY      := $(BERT_VENV)/bin/python
 BERT_VENV_OK := $(BERT_VENV)/.arps-ok
 BERT_BINS    := $(BERT_MODELS:%=build/model/%.bin)
+BERT_RAWS    := $(BERT_MODELS:%=build/model/%.raw.bin)
 BERT_BENCH   := $(B)/tools/bert-bench
 
 .PHONY: bert-models bert-venv bert-reference bert-bench $(BERT_MODELS:%=bert-model-%)
@@ -48,9 +52,22 @@ $(BERT_DIR)/%/model.onnx: tools/bert-fetch.sh tools/bert.sha256
 	tools/bert-fetch.sh $* $(BERT_CACHE) $(BERT_DIR)/$*
 	@touch $@
 
-build/model/%.bin: $(BERT_DIR)/%/model.onnx tools/bert-convert.py $(BERT_VENV_OK)
+# Step 1: the converted file, without means (removed once the model is made).
+.INTERMEDIATE: $(BERT_RAWS)
+$(BERT_RAWS): build/model/%.raw.bin: $(BERT_DIR)/%/model.onnx tools/bert-convert.py $(BERT_VENV_OK)
 	@mkdir -p $(@D)
 	$(BERT_PY) tools/bert-convert.py $* $(BERT_DIR)/$* $@
+
+# Step 2: the calibration means (as $(MODEL_BIN) in mk/model.mk).
+$(BERT_BINS): build/model/%.bin: build/model/%.raw.bin $(MODEL_CALIB) $(MODEL_SUM) \
+    tools/model-means.c encoder/bert.c encoder/encoder.c | $(MODEL_MEANS)
+	@grep ' tests/matching/calibration/' $(MODEL_SUM) | sha256sum -c --quiet - || \
+	    { echo "calibration files differ from $(MODEL_SUM): update it with"; \
+	      echo "  sha256sum $(MODEL_CALIB)"; exit 1; }
+	$(MODEL_MEANS) $< $(MODEL_CALIB) $@
+
+# make eval-matching (mk/model.mk) measures every candidate.
+eval-matching eval-matching-x: $(BERT_BINS)
 
 bert-reference: $(BERT_MODELS:%=$(BERT_DIR)/%/model.onnx) $(BERT_VENV_OK)
 	BERT_PY=$(BERT_PY) BERT_DIR=$(BERT_DIR) tools/bert-reference.sh $(BERT_MODELS)

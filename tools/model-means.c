@@ -1,16 +1,21 @@
 /*
- * Append the calibration means to the converted model (make model, step 2):
+ * Append the calibration means to a converted model file of either kind
+ * (encoder/encoder.h: make model for USE Lite, make bert-models for each
+ * BERT encoder):
  *
  *   model-means RAW_MODEL BIOS_TXT CRITERIA_TXT OUT_MODEL
  *
  * Runs this C encoder over every text of the two calibration files
- * (tests/matching/calibration/, one text per line), averages the vectors of
- * each file and writes OUT = RAW + section EMBED_SEC_MEANS (encoder/embed.h):
- * the text counts, the SHA-256 of each file and the two means.  The means are
- * what ranking subtracts (match_centre, design.md §7), so they must be
- * the vectors the C encoder gives at run time, not the JS runtime's.
- * The encoder runs with the generic kernel, so the file does not depend on
- * the CPU that built it.  Exits 0, or 1 with a message.
+ * (tests/matching/calibration/, one text per line), the bios in the bio
+ * role (BERT: query), the criteria in the criteria role (BERT: passage),
+ * averages the vectors of each file and writes OUT = RAW + the means
+ * section (EMBED_SEC_MEANS, encoder/embed.h; BERT_SEC_MEANS,
+ * encoder/bert.h; same layout): the text counts, the SHA-256 of each file
+ * and the two means.  The means are what ranking subtracts (match_centre,
+ * design.md §7), so they must be the vectors the C encoder gives at run
+ * time, not a reference runtime's.  The encoder runs with the generic
+ * kernel, so the file does not depend on the CPU that built it.  A RAW
+ * that already has means is refused.  Exits 0, or 1 with a message.
  */
 #include <errno.h>
 #include <math.h>
@@ -22,7 +27,8 @@
 
 #include <sodium.h>
 
-#include "encoder/embed.h"
+#include "encoder/encoder.h"
+#include "encoder/kernels.h"
 #include "encoder/model.h"
 
 static int
@@ -55,13 +61,12 @@ put64(unsigned char *p, uint64_t v)
 int
 main(int argc, char **argv)
 {
-	struct model raw, check;
+	struct encoder raw, check;
 	struct model_texts bios = { 0 }, crit = { 0 };
-	struct embed_model enc;
 	struct embed_means_hdr h;
-	float means[2 * USE_DIM];
+	float means[2 * ENCODER_MAX_DIM];
 	unsigned char *out = NULL;
-	size_t off, len;
+	size_t off, len, dim, table, sec, size;
 	void *scratch = NULL;
 	char tmp[4096] = "";
 	FILE *f = NULL;
@@ -72,9 +77,22 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s RAW_MODEL BIOS_TXT CRITERIA_TXT OUT_MODEL\n", argv[0]);
 		return 2;
 	}
-	if (sodium_init() < 0 || model_map_raw(argv[1], &raw) != 0) {
+	if (sodium_init() < 0 || encoder_open(&raw, argv[1]) != ENCODER_OK) {
 		fprintf(stderr, "model-means: cannot map %s: %s\n", argv[1], strerror(errno));
 		return 1;
+	}
+	dim = raw.dim;
+	if (raw.kind == ENCODER_USE) {
+		table = 64;
+		sec = EMBED_SEC_MEANS;
+	} else {
+		table = BERT_HDR;
+		sec = BERT_SEC_MEANS;
+	}
+	size = EMBED_MEANS_HDR + 2 * dim * sizeof(float);
+	if (raw.means != NULL) {
+		fprintf(stderr, "model-means: %s has means already\n", argv[1]);
+		goto fail;
 	}
 	if (model_texts_load(argv[2], &bios) != 0 || model_texts_load(argv[3], &crit) != 0) {
 		fprintf(stderr, "model-means: cannot read the calibration texts: %s\n",
@@ -89,30 +107,30 @@ main(int argc, char **argv)
 		fprintf(stderr, "model-means: cannot hash the calibration files\n");
 		goto fail;
 	}
-	enc = raw.enc;
-	enc.kernel = EMBED_KERNEL_GENERIC;
-	if ((scratch = malloc(embed_scratch_size(&enc))) == NULL)
+	encoder_set_kernel(&raw, KERN_GENERIC);
+	if ((scratch = malloc(encoder_scratch_size(&raw))) == NULL)
 		goto fail;
-	if ((rc = model_mean(&enc, scratch, bios.t, bios.n, means)) != EMBED_OK ||
-	    (rc = model_mean(&enc, scratch, crit.t, crit.n, means + USE_DIM)) != EMBED_OK) {
+	if ((rc = encoder_mean(&raw, ENCODER_BIO, scratch, bios.t, bios.n, means)) != 0 ||
+	    (rc = encoder_mean(&raw, ENCODER_CRITERIA, scratch, crit.t, crit.n,
+		means + dim)) != 0) {
 		fprintf(stderr, "model-means: a calibration text cannot be embedded (%d)\n", rc);
 		goto fail;
 	}
-	for (size_t d = 0; d < USE_DIM; d++) {
+	for (size_t d = 0; d < dim; d++) {
 		nb += (double)means[d] * means[d];
-		nc += (double)means[USE_DIM + d] * means[USE_DIM + d];
+		nc += (double)means[dim + d] * means[dim + d];
 	}
 
 	/* RAW, padded to 64, then the section; its table entry and the size */
 	off = (raw.len + 63) & ~(size_t)63;
-	len = off + EMBED_MEANS_SIZE;
+	len = off + size;
 	if ((out = calloc(1, len)) == NULL)
 		goto fail;
 	memcpy(out, raw.base, raw.len);
 	memcpy(out + off, &h, sizeof h);
-	memcpy(out + off + EMBED_MEANS_HDR, means, sizeof means);
-	put64(out + 64 + 16 * EMBED_SEC_MEANS, off);
-	put64(out + 64 + 16 * EMBED_SEC_MEANS + 8, EMBED_MEANS_SIZE);
+	memcpy(out + off + EMBED_MEANS_HDR, means, 2 * dim * sizeof(float));
+	put64(out + table + 16 * sec, off);
+	put64(out + table + 16 * sec + 8, size);
 	put64(out + 16, len);
 	snprintf(tmp, sizeof tmp, "%s.tmp", argv[4]);
 	if ((f = fopen(tmp, "wb")) == NULL || fwrite(out, 1, len, f) != len) {
@@ -124,22 +142,24 @@ main(int argc, char **argv)
 		goto fail;
 	}
 	f = NULL;
-	if (model_map(tmp, &check) != 0 || check.enc.means == NULL) {
+	if (encoder_open(&check, tmp) != ENCODER_OK || check.means == NULL ||
+	    check.kind != raw.kind) {
+		encoder_close(&check);
 		fprintf(stderr, "model-means: %s does not read back\n", tmp);
 		goto fail;
 	}
-	model_unmap(&check);
+	encoder_close(&check);
 	if (rename(tmp, argv[4]) != 0) {
 		fprintf(stderr, "model-means: rename to %s: %s\n", argv[4], strerror(errno));
 		goto fail;
 	}
-	printf("wrote %s: means of %zu bios (length %.3f) and %zu criteria (length %.3f)\n",
-	    argv[4], bios.n, sqrt(nb), crit.n, sqrt(nc));
+	printf("wrote %s (%s): means of %zu bios (length %.3f) and %zu criteria (length %.3f)\n",
+	    argv[4], raw.name, bios.n, sqrt(nb), crit.n, sqrt(nc));
 	free(out);
 	free(scratch);
 	model_texts_free(&bios);
 	model_texts_free(&crit);
-	model_unmap(&raw);
+	encoder_close(&raw);
 	return 0;
 fail:
 	if (f != NULL)
@@ -150,6 +170,6 @@ fail:
 	free(scratch);
 	model_texts_free(&bios);
 	model_texts_free(&crit);
-	model_unmap(&raw);
+	encoder_close(&raw);
 	return 1;
 }
