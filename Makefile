@@ -214,14 +214,14 @@ MANDIR  ?= $(PREFIX)/share/man
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 NGINXDIR ?= /etc/nginx
 
-install: all model
+install: all | $(MODEL_BIN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(DATADIR)/migrations \
 	    $(DESTDIR)$(DATADIR)/docs $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(NGINXDIR)/sites-available $(DESTDIR)$(NGINXDIR)/snippets
 	install -m 0755 $(B)/arps-fcgi $(B)/arps-sweep $(B)/arps-embed $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(B)/arps-admin $(DESTDIR)$(BINDIR)/
 	install -m 0644 db/migrations/*.sql $(DESTDIR)$(DATADIR)/migrations/
-	install -m 0644 build/model/use-lite.bin $(DESTDIR)$(DATADIR)/use-lite.bin
+	install -m 0644 $(MODEL_BIN) $(DESTDIR)$(DATADIR)/model.bin
 	install -m 0644 docs/api.md $(DESTDIR)$(DATADIR)/docs/api.md
 	install -m 0644 systemd/arps-sweep.cron $(DESTDIR)$(DATADIR)/arps-sweep.cron
 	install -m 0644 systemd/arps-fcgi-remote-db.conf $(DESTDIR)$(DATADIR)/arps-fcgi-remote-db.conf

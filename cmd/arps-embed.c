@@ -96,6 +96,12 @@ main(int argc, char *argv[])
 		    errno == EINVAL ? "not a model file" : strerror(errno));
 		return 1;
 	}
+	/* Vectors are stored centred (design.md §7.3): the file must have means. */
+	if (enc.mean_bio == NULL || enc.mean_crit == NULL) {
+		fprintf(stderr, "arps-embed: the model %s has no calibration means (make model)\n",
+		    cfg.model_path);
+		return 1;
+	}
 	/* Every stored vector has the length the service ranks (core/score.h). */
 	if (enc.dim != EMBED_DIM) {
 		fprintf(stderr, "arps-embed: the model %s gives %u-dimensional vectors; this build"

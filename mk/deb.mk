@@ -27,7 +27,6 @@ $(DEB): $(MODEL_BIN) $(shell git ls-files 2>/dev/null) $(wildcard debian/*) | de
 	git ls-files -z --cached --others --exclude-standard | \
 	    xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
 	    xargs -0 cp --parents -t $(DEB_SRC)
-	cp $(MODEL_TGZ) $(DEB_SRC)/$(MODEL_TGZ) && touch $(DEB_SRC)/$(MODEL_TGZ)
 	cp $(MODEL_BIN) $(DEB_SRC)/$(MODEL_BIN) && touch $(DEB_SRC)/$(MODEL_BIN)
 	cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc -j2 > ../build.log 2>&1 || \
 	    { tail -40 ../build.log; exit 1; }

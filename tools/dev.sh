@@ -77,7 +77,7 @@ pepper = $(hex32)
 id_secret = $(hex32)
 fee_bps = 1000
 signup_bonus_cents = 100
-model_path = $ROOT/build/model/use-lite.bin
+model_path = $ROOT/build/model/arps.bin
 mail_transport = file:$VAR/mail
 mail_from = arps@localhost
 base_url = http://127.0.0.1:$PORT
@@ -95,6 +95,9 @@ CONF
     # The key match_selfcheck is gone (the self-check is a switch of the
     # test build, make test-asan): a config written before loses it.
     sed -i '/^match_selfcheck *=/d' "$VAR/arps.conf"
+    # The service's model is build/model/arps.bin (design.md §7.4); a config
+    # written when it was USE Lite moves to it.
+    sed -i "s|^model_path = .*/build/model/use-lite.bin\$|model_path = $ROOT/build/model/arps.bin|" "$VAR/arps.conf"
     # Webhooks to the test receiver on loopback (design.md §9.8); the short
     # retry back-off lets the delivery tests see retries in seconds.
     grep -q '^webhooks_allow_loopback' "$VAR/arps.conf" || cat >> "$VAR/arps.conf" <<CONF

@@ -178,7 +178,7 @@ ct rm -f /usr/sbin/policy-rc.d
 ok "package + mariadb-server + nginx installed in $(secs "$t") s"
 
 step "package contents"
-for f in /usr/sbin/arps-fcgi /usr/sbin/arps-sweep /usr/bin/arps-admin /usr/share/arps/use-lite.bin \
+for f in /usr/sbin/arps-fcgi /usr/sbin/arps-sweep /usr/bin/arps-admin /usr/share/arps/model.bin \
          /usr/share/arps/migrations/001_init.sql /lib/systemd/system/arps-fcgi.service \
          /lib/systemd/system/arps-fcgi.socket /lib/systemd/system/arps-sweep.service \
          /lib/systemd/system/arps-sweep.timer /etc/nginx/sites-available/arps \
