@@ -222,6 +222,8 @@ install: all | $(MODEL_BIN)
 	install -m 0755 $(B)/arps-admin $(DESTDIR)$(BINDIR)/
 	install -m 0644 db/migrations/*.sql $(DESTDIR)$(DATADIR)/migrations/
 	install -m 0644 $(MODEL_BIN) $(DESTDIR)$(DATADIR)/model.bin
+	install -d $(DESTDIR)$(DATADIR)/licences
+	install -m 0644 docs/licences/bert-models.txt $(DESTDIR)$(DATADIR)/licences/bert-models.txt
 	install -m 0644 docs/api.md $(DESTDIR)$(DATADIR)/docs/api.md
 	install -m 0644 systemd/arps-sweep.cron $(DESTDIR)$(DATADIR)/arps-sweep.cron
 	install -m 0644 systemd/arps-fcgi-remote-db.conf $(DESTDIR)$(DATADIR)/arps-fcgi-remote-db.conf
