@@ -117,36 +117,34 @@ print "deps: ok (" . scalar(keys %objs) . " objects in " . scalar(@layers) .
     " folders, arrows one way, no cycle)\n";
 '
 
-# Fixtures stay in test builds (design.md §2.1).
-fix=$(mktemp)
-trap 'rm -f "$fix"' EXIT
-for o in "$root"/tests/lib/*.o; do
-	[ -e "$o" ] || { echo "deps: no fixture objects under $root/tests/lib (make tests first)" >&2; exit 1; }
-	nm --defined-only "$o"
-done | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u > "$fix"
-for b in arps-fcgi arps-sweep arps-deliver arps-admin; do
-	[ -e "$root/$b" ] || continue
-	if nm "$root/$b" | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u | comm -12 - "$fix" | grep . >&2; then
-		echo "deps: $root/$b holds test fixture symbols (above)" >&2
-		exit 1
-	fi
-done
-echo "deps: no fixture symbol in the daemons"
+# none_of WHAT OBJS... : no daemon but those allowed defines a symbol that
+# one of OBJS defines; fails naming the symbols and the daemon.
+syms=$(mktemp)
+trap 'rm -f "$syms"' EXIT
+none_of() {
+	local what=$1 o b
+	shift
+	for o in "$@"; do
+		[ -e "$o" ] || { echo "deps: no objects for $what (make all tests first)" >&2; exit 1; }
+	done
+	for o in "$@"; do
+		nm --defined-only "$o"
+	done | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u > "$syms"
+	for b in arps-fcgi arps-sweep arps-deliver arps-admin; do
+		[ -e "$root/$b" ] || continue
+		if nm "$root/$b" | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u | comm -12 - "$syms" | grep . >&2; then
+			echo "deps: $root/$b holds symbols of $what (above)" >&2
+			exit 1
+		fi
+	done
+}
 
+# Fixtures stay in test builds (design.md §2.1).
+none_of "the test fixtures" "$root"/tests/lib/*.o
+echo "deps: no fixture symbol in the daemons"
 # The encoder runs in arps-embed only (design.md §15): no other daemon, the
 # FastCGI workers above all, holds a symbol of encoder/.
-enc=$(mktemp)
-trap 'rm -f "$fix" "$enc"' EXIT
-for o in "$root"/encoder/*.o; do
-	[ -e "$o" ] && nm --defined-only "$o"
-done | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u > "$enc"
-for b in arps-fcgi arps-sweep arps-deliver arps-admin; do
-	[ -e "$root/$b" ] || continue
-	if nm "$root/$b" | awk '$2 ~ /^[TDBR]$/ { print $3 }' | sort -u | comm -12 - "$enc" | grep . >&2; then
-		echo "deps: $root/$b holds encoder symbols (above): only arps-embed runs the encoder" >&2
-		exit 1
-	fi
-done
+none_of "the encoder: only arps-embed runs it" "$root"/encoder/*.o
 echo "deps: the encoder only in arps-embed"
 
 # The binary's own imports only: libfcgi.so imports execl and popen for

@@ -198,41 +198,23 @@ start_pool() {
     echo $! > "$VAR/run/arps-fcgi.pid"
 }
 
-# The mail outbox's deliverer (design.md §1): writes var/mail/ in the dev stack.
-start_deliver() {
-    build/arps-deliver --config "$VAR/arps.conf" </dev/null >/dev/null 2>>"$VAR/log/deliver.log" &
+# The long-running daemons beside the pool: arps-deliver (the outbox,
+# design.md §1.5: writes var/mail/ in the dev stack) and arps-embed (the
+# embedding queue, design.md §1.6: the only process that runs the encoder).
+# start_daemon NAME [CONFIG]; stop_daemon NAME stops the one of the pid file
+# (ours, or one a test restarted) and waits until it is gone: SIGTERM lets
+# it finish the message or text in hand.
+start_daemon() {
+    build/arps-$1 --config "${2:-$VAR/arps.conf}" </dev/null >/dev/null 2>>"$VAR/log/$1.log" &
     PIDS+=($!)
-    echo $! > "$VAR/run/arps-deliver.pid"
+    echo $! > "$VAR/run/arps-$1.pid"
 }
 
-# Stop the deliverer of the pid file (ours, or one a test restarted) and
-# wait until it is gone: SIGTERM lets it finish the message in hand.
-stop_deliver() {
+stop_daemon() {
     local p i
-    [ -f "$VAR/run/arps-deliver.pid" ] || return 0
-    p=$(cat "$VAR/run/arps-deliver.pid")
-    rm -f "$VAR/run/arps-deliver.pid"
-    kill -TERM "$p" 2>/dev/null || return 0
-    for i in $(seq 1 300); do
-        kill -0 "$p" 2>/dev/null || return 0
-        sleep 0.1
-    done
-    kill -KILL "$p" 2>/dev/null || true
-}
-
-# The embedding queue's worker (design.md §15): the only process that runs
-# the encoder; polls every 50 ms here so that tests see a bio ready at once.
-start_embed() {
-    build/arps-embed --config "$VAR/arps.conf" </dev/null >/dev/null 2>>"$VAR/log/embed.log" &
-    PIDS+=($!)
-    echo $! > "$VAR/run/arps-embed.pid"
-}
-
-stop_embed() {
-    local p i
-    [ -f "$VAR/run/arps-embed.pid" ] || return 0
-    p=$(cat "$VAR/run/arps-embed.pid")
-    rm -f "$VAR/run/arps-embed.pid"
+    [ -f "$VAR/run/arps-$1.pid" ] || return 0
+    p=$(cat "$VAR/run/arps-$1.pid")
+    rm -f "$VAR/run/arps-$1.pid"
     kill -TERM "$p" 2>/dev/null || return 0
     for i in $(seq 1 300); do
         kill -0 "$p" 2>/dev/null || return 0
@@ -272,8 +254,8 @@ stop_all() {
     PIDS=()
     # A pool, deliverer or MariaDB restarted by a test is not our child: by pid file.
     if [ -n "${VAR:-}" ]; then
-        stop_deliver
-        stop_embed
+        stop_daemon deliver
+        stop_daemon embed
         if [ -f "$VAR/run/arps-fcgi.pid" ]; then
             kill -TERM "$(cat "$VAR/run/arps-fcgi.pid")" 2>/dev/null || true
             rm -f "$VAR/run/arps-fcgi.pid"
@@ -289,8 +271,8 @@ up() {
     config
     start_mariadb
     start_pool
-    start_deliver
-    start_embed
+    start_daemon deliver
+    start_daemon embed
     start_nginx
 }
 
@@ -421,25 +403,14 @@ pool-start)
     done
     exit 1
     ;;
-deliver-start)
+deliver-start|embed-start)
     VAR=${ARPS_VAR:?}
-    build/arps-deliver --config "${2:-$VAR/arps.conf}" </dev/null >/dev/null 2>>"$VAR/log/deliver.log" &
-    echo $! > "$VAR/run/arps-deliver.pid"
+    start_daemon "${1%-start}" "${2:-}"
     disown
     ;;
-deliver-stop)
+deliver-stop|embed-stop)
     VAR=${ARPS_VAR:?}
-    stop_deliver
-    ;;
-embed-start)
-    VAR=${ARPS_VAR:?}
-    build/arps-embed --config "${2:-$VAR/arps.conf}" </dev/null >/dev/null 2>>"$VAR/log/embed.log" &
-    echo $! > "$VAR/run/arps-embed.pid"
-    disown
-    ;;
-embed-stop)
-    VAR=${ARPS_VAR:?}
-    stop_embed
+    stop_daemon "${1%-stop}"
     ;;
 db-stop)
     VAR=${ARPS_VAR:?}

@@ -32,6 +32,7 @@ for r in good order cycle fixture; do
 	obj fcgi/wallet "$r" 'int db_wallet(int); int h_wallet(int a) { return db_wallet(a); }'
 	mkdir -p "$t/$r/tests/lib"
 	obj tests/lib/fixture "$r" 'int fixture_only(void) { return 7; }'
+	obj encoder/bert "$r" 'int bert_embed(int a) { return a + 1; }'
 done
 expect good 0 'arrows one way, no cycle'
 
@@ -59,6 +60,16 @@ fi
 # A daemon carrying a fixture's symbol.
 printf 'int fixture_only(void) { return 7; }\nint main(void) { return fixture_only(); }\n' > "$t/main.c"
 cc -o "$t/fixture/arps-admin" "$t/main.c"
-expect fixture 1 'holds test fixture symbols'
+expect fixture 1 'holds symbols of the test fixtures'
+
+# A daemon other than arps-embed carrying an encoder symbol.
+for r in encoder; do
+	obj core/money "$r" 'int money_add(int a, int b) { return a + b; }'
+	obj tests/lib/fixture "$r" 'int fixture_only(void) { return 7; }'
+	obj encoder/bert "$r" 'int bert_embed(int a) { return a + 1; }'
+done
+printf 'int bert_embed(int a) { return a + 1; }\nint main(void) { return bert_embed(0); }\n' > "$t/main.c"
+cc -o "$t/encoder/arps-fcgi" "$t/main.c"
+expect encoder 1 'arps-fcgi holds symbols of the encoder'
 
 exit $fail
