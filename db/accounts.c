@@ -5,6 +5,7 @@
 #include <sodium.h>
 
 #include "db/accounts.h"
+#include "db/embeddings.h"
 #include "db/ledger.h"
 #include "db/match.h"
 #include "lib/secret.h"
@@ -65,7 +66,7 @@ static const char q_agent_by_cur[] =
 	L(KEYCUR_C_ACCEPTED_AT,		"p.accepted_at")
 #define KEYBIO_COLUMNS(X, L) \
 	X(KEYCUR_C_BIO_STATUS,		"e.status") \
-	L(KEYCUR_C_BIO_HASH,		"e.text_hash")
+	L(KEYCUR_C_BIO_HASH,		DB_BIO_VEC_KEY_SQL)
 #define KEYCUR_COLUMNS(X, L) KEYPART_COLUMNS(X, X) KEYBIO_COLUMNS(X, L)
 enum keycur_col { KEYCUR_C__BEFORE = KEY_C__END - 1, DB_COLS_ENUM(KEYCUR_COLUMNS) KEYCUR_C__END };
 /* The key's look-up with the participation columns, the bio's columns

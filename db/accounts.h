@@ -29,7 +29,7 @@ struct agent_current {
 	char status[16];
 	int64_t accepted_at;
 	/* db_agent_by_key_current only: the bio's embedding is ready, and
-	 * the hash of the text it embeds (which names the vector) */
+	 * the key of the vector (DB_BIO_VEC_KEY_SQL: its text and model) */
 	int bio_ready;
 	unsigned char bio_hash[32];
 	/* db_agent_by_key_heads only (heads 1), as the look-up saw it:

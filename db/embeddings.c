@@ -34,8 +34,8 @@ static const char q_fail[] =
     " WHERE subject_id = ? AND status = 'processing'";
 /* Rows another model computed, back in the queue (design.md §15). */
 static const char q_flip[] =
-    "UPDATE embeddings SET status = 'processing' WHERE model <> ? AND status <> 'processing'"
-    " LIMIT ?";
+    "UPDATE embeddings SET status = 'processing', attempts = 0 WHERE model <> ?"
+    " AND status <> 'processing' LIMIT ?";
 static const char q_vector[] =
     "SELECT vector FROM embeddings WHERE subject_id = ? AND status = 'ready'";
 

@@ -9,6 +9,12 @@
 #include "core/score.h"
 #include "db/db.h"
 
+/* The key of a stored bio vector as an SQL expression of the row `e`
+ * (32 bytes): its text's hash and the model that embedded it, so that a
+ * worker's kept vector (match_bio_kept) is not used after a model change
+ * re-embedded the same text (design.md §15). */
+#define DB_BIO_VEC_KEY_SQL	"UNHEX(SHA2(CONCAT(e.text_hash, e.model), 256))"
+
 /* Insert subject's row as 'processing' (no vector, no error, no attempt
  * yet) for the text whose BLAKE2b-256 is hash: the sweep computes it.
  * DB_DUP when the subject has a row. */

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/embeddings.h"
 #include "db/match.h"
 
 #define Q4	"?, ?, ?, ?"
@@ -11,7 +12,7 @@
 #define BIO_COLUMNS(X, L) \
 	X(BIO_C_HAS_BIO,	"a.bio IS NOT NULL") \
 	X(BIO_C_STATUS,		"COALESCE(e.status, 'processing')") \
-	X(BIO_C_HASH,		"e.text_hash") \
+	X(BIO_C_HASH,		DB_BIO_VEC_KEY_SQL) \
 	L(BIO_C_VECTOR,		"e.vector")
 enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
 /* An open study of a full load. */
@@ -22,6 +23,7 @@ enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
 	X(LOAD_C_DEADLINE,	"COALESCE(s.deadline, 0)") \
 	X(LOAD_C_OCCUPIED,	"s.occupied") \
 	X(LOAD_C_MAX,		"s.max_participants") \
+	X(LOAD_C_VTAG,		"CRC32(e.model)") \
 	L(LOAD_C_VECTOR,	"e.vector")
 enum load_col { DB_COLS_ENUM(LOAD_COLUMNS) LOAD_C__END };
 /* A change with the study's state (NULLs when the study is gone). */
@@ -34,7 +36,8 @@ enum load_col { DB_COLS_ENUM(LOAD_COLUMNS) LOAD_C__END };
 	X(CHG_C_CREATED_AT,	"COALESCE(s.created_at, 0)") \
 	X(CHG_C_DEADLINE,	"COALESCE(s.deadline, 0)") \
 	X(CHG_C_OCCUPIED,	"COALESCE(s.occupied, 0)") \
-	L(CHG_C_MAX,		"COALESCE(s.max_participants, 0)")
+	X(CHG_C_MAX,		"COALESCE(s.max_participants, 0)") \
+	L(CHG_C_VTAG,		"COALESCE(CRC32(e.model), 0)")
 enum chg_col { DB_COLS_ENUM(CHG_COLUMNS) CHG_C__END };
 /* A ready embedding. */
 #define VEC_COLUMNS(X, L) \
@@ -151,6 +154,7 @@ db_match_load(struct db *db, int64_t after, struct match_row **v, float **vec, s
 		(*v)[k].deadline = dbres_i64(res, i, LOAD_C_DEADLINE);
 		(*v)[k].occupied = dbres_i64(res, i, LOAD_C_OCCUPIED);
 		(*v)[k].max_participants = dbres_i64(res, i, LOAD_C_MAX);
+		(*v)[k].vtag = dbres_i64(res, i, LOAD_C_VTAG);
 		memcpy(*vec + k * EMBED_DIM, b, len);
 		k++;
 	}
@@ -207,6 +211,7 @@ db_match_changes(struct db *db, const struct match_seq *s, int64_t after,
 		c->row.deadline = dbres_i64(res, i, CHG_C_DEADLINE);
 		c->row.occupied = dbres_i64(res, i, CHG_C_OCCUPIED);
 		c->row.max_participants = dbres_i64(res, i, CHG_C_MAX);
+		c->row.vtag = dbres_i64(res, i, CHG_C_VTAG);
 		k++;
 	}
 	*n = k;

@@ -38,6 +38,8 @@ struct match_row {
 	int64_t	 created_at;
 	int64_t	 deadline;	/* 0: none */
 	int64_t	 occupied, max_participants;	/* slots held, and of the study */
+	int64_t	 vtag;		/* CRC32 of the vector's model tag: another one, after a
+				 * model change, replaces the vector (design.md §15) */
 };
 
 /* One row of the change sequence (008_study_changes.sql) with the study's
@@ -48,8 +50,8 @@ struct match_change {
 	struct match_row row;	/* id always; the rest when open */
 };
 
-/* The state of agent_id's bio embedding; vec and the hash of the text it
- * embeds filled when DB_BIO_READY. */
+/* The state of agent_id's bio embedding; vec and its key (the text's hash
+ * and the model, DB_BIO_VEC_KEY_SQL) filled when DB_BIO_READY. */
 enum db_rc db_match_bio(struct db *, const char *agent_id, enum db_bio_state *state,
     float vec[EMBED_DIM], unsigned char hash[32]);
 

@@ -271,7 +271,7 @@ ix_apply(struct db *db, const struct match_change *c, size_t n)
 	const struct match_row **wrow = NULL;
 	float *vec = NULL;
 	int *found = NULL, in;
-	size_t i, k = 0;
+	size_t i, k = 0, p = 0;
 	enum db_rc rc = DB_ERR;
 
 	if (n > 0)
@@ -288,7 +288,13 @@ ix_apply(struct db *db, const struct match_change *c, size_t n)
 		}
 		in = 0;
 		if (mx_ix.tab != NULL)
-			(void)mx_pos(c[i].row.id, &in);
+			p = mx_pos(c[i].row.id, &in);
+		/* re-embedded by another model (design.md §15): the vector
+		 * held is of the model before, so it is read again */
+		if (in && mx_ix.row[mx_ix.tab[p]].vtag != c[i].row.vtag) {
+			ix_del(c[i].row.id);
+			in = 0;
+		}
 		if (in)
 			(void)ix_put(&c[i].row, NULL);
 		else {

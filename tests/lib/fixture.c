@@ -60,6 +60,8 @@ static const char q_outbox_due[] =
 static const char q_hook_failing[] =
     "UPDATE webhooks SET failing_since = ? WHERE id = ? AND status = 'active'";
 static const char q_emb_lock[] = "SELECT subject_id FROM embeddings WHERE subject_id = ? FOR UPDATE";
+static const char q_emb_attempts[] =
+    "UPDATE embeddings SET attempts = ? WHERE subject_id = ? AND status = 'processing'";
 static const char q_emb_reset[] =
     "UPDATE embeddings SET status = ?, vector = NULL, error = ?, updated_at = updated_at - ?"
     " WHERE subject_id = ?";
@@ -344,6 +346,19 @@ db_fixture_embedding_reset(struct db *db, const char *subject, int failed, int64
 	if (age < 0)
 		return DB_CHECK;
 	return db_tx(db, embedding_tx, &f);
+}
+
+enum db_rc
+db_fixture_embedding_attempts(struct db *db, const char *subject, int64_t attempts)
+{
+	uint64_t n = 0;
+	enum db_rc rc;
+
+	if (attempts < 0 || attempts > 100)
+		return DB_CHECK;
+	if ((rc = DB_Q(db, q_emb_attempts, NULL, &n, P_I64(attempts), P_STR(subject))) != DB_OK)
+		return rc;
+	return n == 1 ? DB_OK : DB_NOTFOUND;
 }
 
 static int
@@ -705,6 +720,22 @@ v_embedding_reset(struct db *db, char **a, int n, int64_t now)
 }
 
 static int
+v_embedding_attempts(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t k;
+
+	(void)n;
+	(void)now;
+	if (strncmp(a[0], "agt_", 4) != 0 && strncmp(a[0], "std_", 4) != 0) {
+		fprintf(stderr, "arps-fixture: not an agent or study id: %s\n", a[0]);
+		return 2;
+	}
+	if (arg_int(a[1], 0, 100, &k, "N") != 0)
+		return 2;
+	return outcome(db, db_fixture_embedding_attempts(db, a[0], k), "embedding-attempts", a[0]);
+}
+
+static int
 v_seed_participations(struct db *db, char **a, int n, int64_t now)
 {
 	int64_t cnt, acc, sub = -1;
@@ -771,6 +802,8 @@ static const struct verb {
 	  v_participations_backdate },
 	{ "embedding-reset",         2, 3,  "embedding-reset AGT_ID|STD_ID processing|failed [AGE]",
 	  v_embedding_reset },
+	{ "embedding-attempts",      2, 2,  "embedding-attempts AGT_ID|STD_ID N",
+	  v_embedding_attempts },
 	{ "seed-participations",     4, 5,
 	  "seed-participations STD_ID TAG N ACCEPTED_AGO [SUBMITTED_AGO]", v_seed_participations },
 	{ "outbox-due",              1, 1,  "outbox-due SEQ", v_outbox_due },

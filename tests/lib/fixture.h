@@ -83,6 +83,10 @@ enum db_rc db_fixture_participations_backdate(struct db *db, const char *study_i
 enum db_rc db_fixture_embedding_reset(struct db *db, const char *subject, int failed,
     int64_t age);
 
+/* A waiting embedding ('processing') as if arps-embed had tried it
+ * `attempts` times (0-100) and died each time; DB_NOTFOUND when none waits. */
+enum db_rc db_fixture_embedding_attempts(struct db *db, const char *subject, int64_t attempts);
+
 /*
  * Seed n (1..FIXTURE_SEED_MAX) due participations of an active study with
  * room for them: n claimed agents owned by the study's researcher (ids
