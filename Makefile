@@ -140,6 +140,7 @@ check: all tests
 	@tools/check-core-purity.sh
 	@tools/check-deps.sh
 	@tests/check/test_check_deps.sh
+	@tests/check/test_check_sql_home.sh
 	@tools/check-next-actions.sh
 	@tools/check-db-columns.sh
 	@tools/check-sql-home.sh

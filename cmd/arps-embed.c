@@ -28,7 +28,7 @@
 #include "core/score.h"
 #include "txn/embed.h"
 
-#define ROUND_LIMIT 32		/* texts a round: a stop waits for at most these */
+#define ROUND_LIMIT 4		/* texts a round: a stop waits for at most these */
 
 static struct config cfg;
 static volatile sig_atomic_t stop;
@@ -77,7 +77,7 @@ main(int argc, char *argv[])
 	struct sigaction sa;
 	char err[1024], tag[64];
 	struct db *db = NULL;
-	int once = 0, i;
+	int once = 0, requeued = 0, i;
 
 	log_init("arps-embed");
 	for (i = 1; i < argc; i++)
@@ -117,6 +117,8 @@ main(int argc, char *argv[])
 	e.embed = embed;
 	e.mean_bio = enc.mean_bio;
 	e.mean_crit = enc.mean_crit;
+	/* Below the pool where no unit set it (the dev stack; the unit's
+	 * Nice=10 comes first, and its system call filter refuses this). */
 	(void)setpriority(PRIO_PROCESS, 0, 10);
 
 	memset(&sa, 0, sizeof sa);
@@ -136,7 +138,15 @@ main(int argc, char *argv[])
 			fprintf(stderr, "arps-embed: out of memory\n");
 			return 1;
 		}
-		if (db_ensure(db) == DB_OK)
+		if (db_ensure(db) == DB_OK && !requeued) {
+			/* another model's vectors out of the ranking at once */
+			if ((rc = txn_embed_flip_all(db, &e, &flipped)) == DB_OK) {
+				requeued = 1;
+				if (flipped > 0)
+					log_msg("embed: %zu vectors of another model queued again", flipped);
+			}
+		}
+		if (requeued && db_ensure(db) == DB_OK)
 			rc = txn_embed_round(db, &e, (int64_t)time(NULL), ROUND_LIMIT, &flipped, &done);
 		if (rc != DB_OK)
 			log_msg("embed: round failed: %s", db_error(db));

@@ -16,25 +16,30 @@ static const char q_store[] =
 #define PENDING_COLUMNS(X, L) \
 	X(PENDING_C_SUBJECT,	"e.subject_id") \
 	X(PENDING_C_TEXT,	"COALESCE(a.bio, s.screening_criteria)") \
-	L(PENDING_C_ATTEMPTS,	"e.attempts")
+	X(PENDING_C_ATTEMPTS,	"e.attempts") \
+	L(PENDING_C_AGAIN,	"e.vector IS NOT NULL")
 enum pending_col { DB_COLS_ENUM(PENDING_COLUMNS) PENDING_C__END };
 static const char q_pending[] =
     "SELECT " DB_COLS_SQL(PENDING_COLUMNS) " FROM embeddings e"
     " LEFT JOIN agents a ON a.id = e.subject_id LEFT JOIN studies s ON s.id = e.subject_id"
-    " WHERE e.status = 'processing' ORDER BY e.updated_at LIMIT ?";
+    " WHERE e.status = 'processing' ORDER BY e.vector IS NOT NULL, e.updated_at LIMIT ?";
 /* A new subject's row, to be computed (txn_study_create's criteria). */
 static const char q_emb_ins[] =
     "INSERT INTO embeddings (subject_id, status, text_hash, vector, error, attempts, updated_at)"
     " VALUES (?, 'processing', ?, NULL, NULL, 0, ?)";
 static const char q_attempt[] =
-    "UPDATE embeddings SET attempts = attempts + 1 WHERE subject_id = ?";
-/* A waiting row given up, whatever its text (gone, or failing again). */
+    "UPDATE embeddings SET attempts = attempts + 1 WHERE subject_id = ? AND text_hash = ?";
+/* A waiting row given up: its text's (a newer text is left waiting), or
+ * whatever it holds when the text is gone. */
 static const char q_fail[] =
+    "UPDATE embeddings SET status = 'failed', error = ?, model = ?"
+    " WHERE subject_id = ? AND text_hash = ? AND status = 'processing'";
+static const char q_fail_gone[] =
     "UPDATE embeddings SET status = 'failed', error = ?, model = ?"
     " WHERE subject_id = ? AND status = 'processing'";
 /* Rows another model computed, back in the queue (design.md §15). */
 static const char q_flip[] =
-    "UPDATE embeddings SET status = 'processing', attempts = 0 WHERE model <> ?"
+    "UPDATE embeddings SET status = 'processing', attempts = 0, error = NULL WHERE model <> ?"
     " AND status <> 'processing' LIMIT ?";
 static const char q_vector[] =
     "SELECT vector FROM embeddings WHERE subject_id = ? AND status = 'ready'";
@@ -51,7 +56,7 @@ enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
 static const char q_bios[] =
     "SELECT " DB_COLS_SQL(BIO_COLUMNS) " FROM embeddings e JOIN agents a ON a.id = e.subject_id"
     " WHERE e.subject_id > ? AND e.subject_id LIKE 'agt\\_%' AND e.status = 'ready'"
-    " AND a.status = 'claimed'"
+    " AND e.model = ? AND a.status = 'claimed'"
     " ORDER BY e.subject_id LIMIT 500";
 static const char q_study_open[] =
     "SELECT 1 FROM studies WHERE id = ? AND status = 'active'";
@@ -61,6 +66,7 @@ static const char q_study_open[] =
  * transaction with its study.matched events. */
 struct ready_study {
 	const char *model;
+	int again;		/* a re-embedding: the study was matched before */
 	const char *subject;
 	const float *vec;
 	const unsigned char *hash;
@@ -84,14 +90,14 @@ study_ready_tx(struct db *db, void *arg)
 
 	if ((rc = DB_Q(db, q_store, NULL, &n, P_STR("ready"), P_BLOB(rs->vec,
 	    EMBED_DIM * sizeof(float)), P_NULL, P_STR(rs->model), P_I64(rs->now), P_STR(rs->subject),
-	    P_BLOB(rs->hash, 32))) != DB_OK || n != 1)
+	    P_BLOB(rs->hash, 32))) != DB_OK || n != 1 || rs->again)
 		return rc;
 	if ((rc = DB_ONE(db, q_study_open, &res, P_STR(rs->subject))) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_OK : rc;
 	dbres_free(res);
 	do {
 		res = NULL;
-		if ((rc = DB_Q(db, q_bios, &res, NULL, P_STR(after))) != DB_OK)
+		if ((rc = DB_Q(db, q_bios, &res, NULL, P_STR(after), P_STR(rs->model))) != DB_OK)
 			return rc;
 		rows = res->nrows;
 		for (i = 0; i < rows; i++) {
@@ -127,13 +133,13 @@ study_ready_tx(struct db *db, void *arg)
 
 enum db_rc
 db_embedding_store(struct db *db, const char *subject, const char *text, const float *vec,
-    const char *error, const char *model, int64_t now)
+    const char *error, const char *model, int again, int64_t now)
 {
 	unsigned char h[32];
 
 	crypto_generichash(h, sizeof h, (const unsigned char *)text, strlen(text), NULL, 0);
 	if (vec != NULL && strncmp(subject, "std_", 4) == 0) {
-		struct ready_study rs = { model, subject, vec, h, now };
+		struct ready_study rs = { model, again, subject, vec, h, now };
 
 		return db_tx(db, study_ready_tx, &rs);
 	}
@@ -144,8 +150,7 @@ db_embedding_store(struct db *db, const char *subject, const char *text, const f
 
 enum db_rc
 db_embedding_pending(struct db *db, const char *model, size_t limit,
-    enum db_rc (*each)(void *arg, const char *subject, const char *text, int attempts),
-    void *arg, size_t *done)
+    enum db_rc (*each)(void *arg, const struct db_embedding_wait *w), void *arg, size_t *done)
 {
 	struct dbres *res = NULL;
 	enum db_rc rc;
@@ -159,9 +164,14 @@ db_embedding_pending(struct db *db, const char *model, size_t limit,
 		const char *text = dbres_str(res, i, PENDING_C_TEXT);
 
 		if (text == NULL)
-			rc = db_embedding_fail(db, subject, "the text is gone", model);
-		else
-			rc = each(arg, subject, text, (int)dbres_i64(res, i, PENDING_C_ATTEMPTS));
+			rc = db_embedding_fail(db, subject, NULL, "the text is gone", model);
+		else {
+			struct db_embedding_wait w = { subject, text,
+			    (int)dbres_i64(res, i, PENDING_C_ATTEMPTS),
+			    (int)dbres_i64(res, i, PENDING_C_AGAIN) };
+
+			rc = each(arg, &w);
+		}
 		if (rc != DB_OK)
 			break;
 		(*done)++;
@@ -171,15 +181,25 @@ db_embedding_pending(struct db *db, const char *model, size_t limit,
 }
 
 enum db_rc
-db_embedding_fail(struct db *db, const char *subject, const char *error, const char *model)
+db_embedding_fail(struct db *db, const char *subject, const char *text, const char *error,
+    const char *model)
 {
-	return DB_Q(db, q_fail, NULL, NULL, P_STR(error), P_STR(model), P_STR(subject));
+	unsigned char h[32];
+
+	if (text == NULL)
+		return DB_Q(db, q_fail_gone, NULL, NULL, P_STR(error), P_STR(model), P_STR(subject));
+	crypto_generichash(h, sizeof h, (const unsigned char *)text, strlen(text), NULL, 0);
+	return DB_Q(db, q_fail, NULL, NULL, P_STR(error), P_STR(model), P_STR(subject),
+	    P_BLOB(h, sizeof h));
 }
 
 enum db_rc
-db_embedding_attempt(struct db *db, const char *subject)
+db_embedding_attempt(struct db *db, const char *subject, const char *text)
 {
-	return DB_Q(db, q_attempt, NULL, NULL, P_STR(subject));
+	unsigned char h[32];
+
+	crypto_generichash(h, sizeof h, (const unsigned char *)text, strlen(text), NULL, 0);
+	return DB_Q(db, q_attempt, NULL, NULL, P_STR(subject), P_BLOB(h, sizeof h));
 }
 
 enum db_rc

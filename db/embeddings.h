@@ -29,24 +29,32 @@ enum db_rc db_embedding_insert(struct db *db, const char *subject, const unsigne
  * criteria are stored in one transaction with its study.matched events.
  */
 enum db_rc db_embedding_store(struct db *db, const char *subject, const char *text,
-    const float *vec, const char *error, const char *model, int64_t now);
+    const float *vec, const char *error, const char *model, int again, int64_t now);
+
+/* A waiting text as db_embedding_pending hands it over. */
+struct db_embedding_wait {
+	const char *subject, *text;
+	int attempts;		/* tries so far of this text */
+	int again;		/* 1: it had a vector (a model change queued it again) */
+};
 
 /*
- * At most `limit` waiting rows ('processing'), oldest first: each(arg,
- * subject, text, attempts) for each whose text exists (a gone one is set
+ * At most `limit` waiting rows ('processing'), new texts before those a
+ * model change queued again, each oldest first: each(arg, w) for each
+ * whose text exists (a gone one is set
  * 'failed', tagged model), stopping at its first non-DB_OK; *done counts the rows seen.
  */
 enum db_rc db_embedding_pending(struct db *db, const char *model, size_t limit,
-    enum db_rc (*each)(void *arg, const char *subject, const char *text, int attempts),
-    void *arg, size_t *done);
+    enum db_rc (*each)(void *arg, const struct db_embedding_wait *w), void *arg, size_t *done);
 
-/* Give up subject's waiting row, whatever its text: 'failed' with error,
- * tagged model. */
-enum db_rc db_embedding_fail(struct db *db, const char *subject, const char *error,
-    const char *model);
+/* Give up subject's waiting row while it still holds text ('failed' with
+ * error, tagged model); text NULL: whatever it holds (the text is gone). */
+enum db_rc db_embedding_fail(struct db *db, const char *subject, const char *text,
+    const char *error, const char *model);
 
-/* One more try of subject's text, counted before it starts. */
-enum db_rc db_embedding_attempt(struct db *db, const char *subject);
+/* One more try of subject's text (if still its text), counted before it
+ * starts. */
+enum db_rc db_embedding_attempt(struct db *db, const char *subject, const char *text);
 
 /* Put at most `limit` rows not stored by model back to 'processing'
  * (design.md §15: a model change re-embeds everything); *n how many. */

@@ -265,6 +265,8 @@ static const struct field bio_fields[] = {
 };
 const struct field_list fields_bio = FIELD_LIST(bio_fields);
 
+#define BIO_WINDOW	3600	/* bio_updates_per_hour's rolling window */
+
 static enum db_rc
 bio_tx(struct req *r, void *arg)
 {
@@ -275,7 +277,7 @@ bio_tx(struct req *r, void *arg)
 
 	/* design.md §15: the encoder's queue is bounded by what agents may ask */
 	snprintf(bucket, sizeof bucket, "bio:%s", r->who.id);
-	if ((rc = rate_take_or_reply(r, bucket, 3600, r->cfg->bio_updates_per_hour,
+	if ((rc = rate_take_or_reply(r, bucket, BIO_WINDOW, r->cfg->bio_updates_per_hour,
 	    "bio updates per agent")) != DB_OK)
 		return rc;
 	if ((rc = db_bio_set(r->db, r->who.id, in->bio, r->now)) != DB_OK)

@@ -54,7 +54,10 @@ if [ -n "$src" ]; then
 	[ $bad = 0 ] || exit 1
 fi
 
-nm -A "$@" | LAYERS="$LAYERS" perl -e '
+# nm to a file first: sh has no pipefail, and a failing nm must not pass.
+nmout=$(mktemp)
+nm -A "$@" > "$nmout" || { rm -f "$nmout"; echo "deps: nm failed" >&2; exit 1; }
+LAYERS="$LAYERS" perl -e '
 use strict; use warnings;
 my @layers = split " ", $ENV{LAYERS};
 my %rank; @rank{@layers} = 0 .. $#layers;
@@ -115,7 +118,8 @@ visit($_) for grep { !$state{$_} } sort keys %objs;
 exit 1 if $fail;
 print "deps: ok (" . scalar(keys %objs) . " objects in " . scalar(@layers) .
     " folders, arrows one way, no cycle)\n";
-'
+' < "$nmout" || { rm -f "$nmout"; exit 1; }
+rm -f "$nmout"
 
 # none_of WHAT OBJS... : no daemon but those allowed defines a symbol that
 # one of OBJS defines; fails naming the symbols and the daemon.

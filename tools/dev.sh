@@ -341,6 +341,7 @@ test)
     [ -x tools/check-core-purity.sh ] && { tools/check-core-purity.sh || BROKEN+=("core purity"); }
     tools/check-deps.sh || BROKEN+=("dependency order of the daemons' code")
     tests/check/test_check_deps.sh >/dev/null || BROKEN+=("the dependency check's own test")
+    tests/check/test_check_sql_home.sh >/dev/null || BROKEN+=("the SQL-home check's own test")
     [ -x tools/check-next-actions.sh ] && { tools/check-next-actions.sh || BROKEN+=("nextActions endpoints"); }
     tools/check-db-columns.sh || BROKEN+=("db column positions")
     tools/check-sql-home.sh || BROKEN+=("SQL outside db/")

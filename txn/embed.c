@@ -12,28 +12,45 @@ struct round {
 };
 
 static enum db_rc
-each_pending(void *arg, const char *subject, const char *text, int attempts)
+each_pending(void *arg, const struct db_embedding_wait *w)
 {
 	const struct round *r = arg;
 	const struct embedder *e = r->e;
+	const char *subject = w->subject, *text = w->text;
 	int bio = strncmp(subject, "agt_", 4) == 0;
 	float raw[EMBED_DIM], vec[EMBED_DIM];
 	const char *why = NULL;
 	enum db_rc rc;
 
-	if (attempts >= EMBED_MAX_ATTEMPTS)
-		return db_embedding_fail(r->db, subject, "the encoder failed on this text", e->model);
+	if (w->attempts >= EMBED_MAX_ATTEMPTS)
+		return db_embedding_fail(r->db, subject, text, "the encoder failed on this text",
+		    e->model);
 	/* Counted before the try, so a text that crashes the process ends. */
-	if ((rc = db_embedding_attempt(r->db, subject)) != DB_OK)
+	if ((rc = db_embedding_attempt(r->db, subject, text)) != DB_OK)
 		return rc;
 	if (e->embed(e->ctx, bio ? EMBED_ROLE_BIO : EMBED_ROLE_CRITERIA, text, strlen(text), raw,
 	    &why) != 0)
 		return db_embedding_store(r->db, subject, text, NULL,
-		    why != NULL ? why : "the encoder refused the text", e->model, r->now);
+		    why != NULL ? why : "the encoder refused the text", e->model, w->again, r->now);
 	if (match_centre(vec, raw, bio ? e->mean_bio : e->mean_crit) != ARPS_OK)
 		return db_embedding_store(r->db, subject, text, NULL,
-		    "the encoder gave no direction for this text", e->model, r->now);
-	return db_embedding_store(r->db, subject, text, vec, NULL, e->model, r->now);
+		    "the encoder gave no direction for this text", e->model, w->again, r->now);
+	return db_embedding_store(r->db, subject, text, vec, NULL, e->model, w->again, r->now);
+}
+
+enum db_rc
+txn_embed_flip_all(struct db *db, const struct embedder *e, size_t *flipped)
+{
+	enum db_rc rc;
+	size_t n;
+
+	*flipped = 0;
+	do {
+		if ((rc = db_embedding_flip(db, e->model, 1000, &n)) != DB_OK)
+			return rc;
+		*flipped += n;
+	} while (n > 0);
+	return DB_OK;
 }
 
 enum db_rc

@@ -43,4 +43,10 @@ struct embedder {
 enum db_rc txn_embed_round(struct db *db, const struct embedder *e, int64_t now, size_t limit,
     size_t *flipped, size_t *done);
 
+/* Every row stored by another model back to 'processing' at once (a
+ * statement a thousand rows), so that rows of two models are ranked side by
+ * side only for the seconds this takes; *flipped how many.  arps-embed runs
+ * it when it starts. */
+enum db_rc txn_embed_flip_all(struct db *db, const struct embedder *e, size_t *flipped);
+
 #endif

@@ -3,3 +3,5 @@
 -- a tag it does not know puts the row back to 'processing', so ranking never
 -- mixes two models' vectors.  Rows written before this migration have ''.
 ALTER TABLE embeddings ADD COLUMN IF NOT EXISTS model VARCHAR(64) NOT NULL DEFAULT '';
+-- A round looks for rows of another tag: two ranges of this index, not a scan.
+CREATE INDEX IF NOT EXISTS embeddings_model ON embeddings (model, status);
