@@ -3,8 +3,9 @@
 # answering a static body on the same machine in the same run (row 1), the
 # ceilings of a trivial FastCGI responder (rows 2a/2b, tools/bench-ceiling.c),
 # the API rows (3), the workers' memory (8), then the sweep backlog under API
-# load (tools/bench-sweep.sh), then the matching benchmarks, then the one
-# summary table of issue 16, also written to bench/results/latest.md
+# load (tools/bench-sweep.sh), then the matching benchmarks, then the
+# embedding rows (9, tools/bench-embed.sh: last, since its bio clients leave
+# arps-embed a backlog), then the one summary table of issue 16, also written to bench/results/latest.md
 # (design.md §15).  Each part reports through `result KEY VALUE`
 # (tools/bench-lib.sh); the table prints "not measured" for a row whose keys
 # are absent.  Needs the fresh stack of tools/dev.sh bench (ARPS_* set).
@@ -15,10 +16,12 @@
 #   BENCH_CONNECTIONS   wrk connections for the HTTP table (default 32)
 #   BENCH_THREADS       wrk threads (default 2)
 #   BENCH_AVAIL_STUDIES studies the /studies/available agent ranks (default 50)
-#   BENCH_SKIP          words out of: http sweep events matching (skip those parts)
+#   BENCH_SKIP          words out of: http sweep write events avail matching embed
+#                       (skip those parts)
 #   BENCH_LATEST        where the summary table goes (default bench/results/latest.md)
 #   BENCH_EVENTS_*      see tools/bench-events.sh
 #   BENCH_SWEEP_*       see tools/bench-sweep.sh (BENCH_SWEEP_N=2000 for a quick run)
+#   BENCH_EMBED_*       see tools/bench-embed.sh (BENCH_EMBED_N=500 for a quick run)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -229,6 +232,8 @@ if [[ $SKIP != *" matching "* ]]; then
     make -s bench-matching | tee "$BENCH_DIR/matching.txt" || FAIL+=(matching)
 fi
 
+if [[ $SKIP != *" embed "* ]]; then echo; tools/bench-embed.sh || FAIL+=(embed); fi
+
 # ---- summary ----
 declare -A R
 while IFS='=' read -r k v; do R[$k]=$v; done <"$RESULTS"
@@ -271,6 +276,10 @@ has http_avail100k_p99 && v_a100=$(met fge 50 "${R[http_avail100k_p99]}")
 has write_cycles_per_s && v_w=$(met eval 'fge "${R[write_cycles_per_s]}" 800 && [ "${R[write_errors]:-1}" = 0 ]')
 has sweep_rows_per_s && v_sw=$(met eval 'fge "${R[sweep_rows_per_s]}" 5000 && fge "$(awk -v b="${R[sweep_before_p99]:-0}" "BEGIN { print 2 * b }")" "${R[sweep_during_p99]:-0}"')
 has mem_worker_private_kb && v_mem=$(met fge 8192 "${R[mem_worker_private_kb]}")
+v_et="" v_el=""
+has embed_text_ms && v_et=$(met fge 50 "${R[embed_text_ms]}")
+has embedload_during_p99 && v_el=$(met fge "$(awk -v b="${R[embedload_before_p99]:-0}" 'BEGIN { print 2 * b }')" \
+    "${R[embedload_during_p99]}")
 
 {
 echo "## make bench, $(date -u +%Y-%m-%d)"
@@ -329,6 +338,27 @@ if has mem_worker_private_kb; then
 else
     echo "| 8 | worker private and shared memory; MariaDB RSS | not measured | | | | | private <= 8 MB, model shared | |"
 fi
+if has embed_text_ms; then
+    printf '| 9 | embed a %s-word text, service model (%s), one core: median of %s, slower role | %s ms | | | | | <= 50 ms | %s |\n' \
+        "$(r embed_text_words)" "$(r embed_text_model)" "$(r embed_text_runs)" "$(r embed_text_ms)" "$v_et"
+else
+    echo "| 9 | embed a 60-word text, service model, one core | not measured | | | | | <= 50 ms | |"
+fi
+if has reembed_per_s; then
+    printf '| 9 | re-embed %s waiting bios, arps-embed --once | %s texts/s | | | | | report (a model switch of 10,000 texts: %s s) | %s |\n' \
+        "$(r reembed_n)" "$(r reembed_per_s)" \
+        "$(awk -v r="${R[reembed_per_s]}" 'BEGIN { if (r > 0) printf "%.0f", 10000 / r; else print "?" }')" \
+        "$([ "$(r reembed_done)" = yes ] && echo "reported" || echo "NOT done: $(r reembed_done)")"
+else
+    echo "| 9 | re-embed 10,000 waiting texts, arps-embed --once | not measured | | | | | report texts/s | |"
+fi
+if has embedload_during_p99; then
+    printf '| 9 | GET /agents/me while %s clients post bios (%s agents each, to the 429) and arps-embed works | %.0f req/s | %.2f | %.2f during (%.2f without) | %s | | p99 <= 2x without | %s |\n' \
+        "$(r embedload_clients)" "$(r embedload_agents)" "$(r embedload_during_rps)" "$(r embedload_during_p50)" \
+        "$(r embedload_during_p99)" "$(r embedload_before_p99)" "$(r embedload_errors)" "$v_el"
+else
+    echo "| 9 | API p99 while 6 clients post bios | not measured | | | | | p99 <= 2x without | |"
+fi
 echo
 echo "Details:"
 echo
@@ -369,6 +399,25 @@ if [ -f "$BENCH_DIR/matching.txt" ]; then
          /^rank / { n = $2; for (i = 1; i <= NF; i++) if ($i == "ms" && m == "") m = $(i - 1) }
          END { if (c != "" && j != "") printf "Matching (one core): C encoder %s ms per bio vs %s ms for the JS reference (%.1fx); ranking %s studies %s ms.\n", c, j, j / c, n, m }' \
         "$BENCH_DIR/matching.txt"
+fi
+if has embed_text_ms; then
+    printf 'Embedding (one core, %s): a %s-word text is %s tokens as a bio (BERT query role, median %s ms) and %s as\n  criteria (passage, median %s ms), %s runs each.\n' \
+        "$(r embed_text_core)" "$(r embed_text_words)" "$(r embed_text_query_tokens)" "$(r embed_text_query_ms)" \
+        "$(r embed_text_passage_tokens)" "$(r embed_text_passage_ms)" "$(r embed_text_runs)"
+fi
+if has reembed_per_s; then
+    printf 'Re-embedding: %s unclaimed agents seeded with different ~60-word bios (arps-fixture seed-bios, %s s), then\n  arps-embed --once: %s ready in %s s = %s texts/s; arps-embed (nice 10) had %s%% of one core, %s texts per CPU second.\n' \
+        "$(r reembed_n)" "$(r reembed_seed_secs)" "$(r reembed_ready)" "$(r reembed_secs)" "$(r reembed_per_s)" \
+        "$(r reembed_cpu_pct)" "$(r reembed_per_cpu_s)"
+fi
+if has embedload_during_p99; then
+    printf 'Bio load: %s clients, each rotating over %s agents and posting each a new ~4,900-character bio until its 429\n  (bio_updates_per_hour), then leaving it for its Retry-After: %s stored (POST p50 %s ms, p99 %s ms), %s answered 429;\n  arps-embed at %s%% of a core, %s texts still waiting at the end.  GET /api/v1/agents/me (%s): p50 %.2f -> %.2f ms,\n  p99 %.2f -> %.2f ms (%sx), %.0f -> %.0f req/s (without -> with the clients).\n' \
+        "$(r embedload_clients)" "$(r embedload_agents)" "$(r embedload_posted)" "$(r embedload_post_p50)" \
+        "$(r embedload_post_p99)" "$(r embedload_limited)" "$(r embedload_embed_cpu_pct)" "$(r embedload_queue_end)" \
+        "$(r embedload_load)" "$(r embedload_before_p50)" "$(r embedload_during_p50)" "$(r embedload_before_p99)" \
+        "$(r embedload_during_p99)" "$(r embedload_ratio)" "$(r embedload_before_rps)" "$(r embedload_during_rps)"
+    has embedload_after_p99 && printf '  Right after, arps-embed alone working off that backlog (%s texts left after): p50 %.2f ms, p99 %.2f ms.\n' \
+        "$(r embedload_after_queue)" "$(r embedload_after_p50)" "$(r embedload_after_p99)"
 fi
 echo "Total bench time: $(( $(date +%s) - T0 )) s."
 } >"$BENCH_DIR/summary.md"

@@ -193,6 +193,24 @@ seed_adds_up(void **state)
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
+/* Seeded bios wait for the encoder as POST /profile/bio leaves them: each
+ * agent unclaimed with its own text and an embedding row of it. */
+static void
+seed_bios_wait(void **state)
+{
+	char tag[8];
+
+	(void)state;
+	snprintf(tag, sizeof tag, "%06x", randombytes_uniform(0xffffff));
+	fixture("seed-bios %s 3", tag);
+	assert_int_equal(sql_int("SELECT COUNT(DISTINCT a.bio) FROM agents a JOIN embeddings e"
+	    " ON e.subject_id = a.id WHERE a.id LIKE 'agt_s%s%%' AND a.status = 'unclaimed'"
+	    " AND a.account_id IS NULL AND e.status IN ('processing', 'ready')", tag), 3);
+	assert_int_equal(fixture_rc("seed-bios %s 1 2>/dev/null", tag), 1);
+	assert_int_equal(fixture_rc("seed-bios BAD!!! 1 2>/dev/null"), 2);
+	assert_int_equal(fixture_rc("seed-bios %s 0 2>/dev/null", tag), 2);
+}
+
 /*
  * No test helper or script writes a table itself: every INSERT, UPDATE,
  * DELETE or REPLACE that tests/api, tests/db and the tools' shell scripts
@@ -237,6 +255,7 @@ main(void)
 		cmocka_unit_test(participations_move_together),
 		cmocka_unit_test(tokens_keep_their_lifetime),
 		cmocka_unit_test(seed_adds_up),
+		cmocka_unit_test(seed_bios_wait),
 		cmocka_unit_test(no_sql_writes_beside_the_fixtures),
 	};
 

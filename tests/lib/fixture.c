@@ -5,6 +5,7 @@
 
 #include "core/ids.h"
 #include "core/validate.h"
+#include "db/accounts.h"
 #include "db/db.h"
 #include "tests/lib/fixture.h"
 #include "db/studies.h"
@@ -82,6 +83,11 @@ static const char q_seed_parts[] =
     " IF(? AND seq % 2 = 0, LEAST(?, ?), ?),"
     " IF(? AND seq % 2 = 0, ?, NULL), IF(? AND seq % 2 = 0, ?, NULL)"
     " FROM seq_1_to_100000 WHERE seq <= ?";
+/* Unclaimed agents seq lo..hi of a tag, for db_fixture_seed_bios. */
+static const char q_seed_bio_agents[] =
+    "INSERT INTO agents (id, name, api_key_hash, status, reputation, created_at)"
+    " SELECT CONCAT('agt_s', ?, LPAD(seq, 9, '0')), 'seed', UNHEX(SHA2(CONCAT(?, seq), 256)),"
+    " 'unclaimed', 50, ? FROM seq_1_to_100000 WHERE seq BETWEEN ? AND ?";
 static const char q_seed_occupy[] =
     "UPDATE studies SET occupied = occupied + ? WHERE id = ?";
 static const char q_clone_vec[] =
@@ -413,6 +419,96 @@ db_fixture_seed_participations(struct db *db, const char *study_id, const char *
 	if (n < 1 || n > FIXTURE_SEED_MAX || !tag_valid(tag))
 		return DB_CHECK;
 	return db_tx(db, seed_tx, &f);
+}
+
+/*
+ * A bio of about 60 words for seeded agent seq, different for every seq:
+ * phrases picked by seq from short lists, and the seq itself.
+ */
+static void
+seed_bio_text(char *out, size_t n, int64_t seq)
+{
+	static const char *const who[] = {
+		"a software engineer in Berlin", "a retired teacher living in Lyon",
+		"a nurse who works night shifts in Toronto", "a graduate student of marine biology",
+		"the owner of a small bakery in Porto", "a freelance translator of Japanese and English",
+		"a data analyst at a logistics company", "a father of three who works in sales",
+	};
+	static const char *const likes[] = {
+		"cycling, board games and old jazz records", "gardening, hiking and cooking for friends",
+		"chess, history podcasts and running", "photography, travel in Asia and street food",
+		"knitting, mystery novels and yoga", "football, video games and science fiction",
+		"baking bread, birdwatching and camping", "painting, museums and learning Spanish",
+		"climbing, electronic music and green tea",
+	};
+	static const char *const tools[] = {
+		"uses Linux, Python and a mechanical keyboard", "works on a laptop with Figma and Notion",
+		"mostly uses an Android phone and spreadsheets", "writes C and Go and reviews code daily",
+		"uses Excel, SQL and dashboards at work", "edits family videos on weekends",
+		"keeps notes in a paper diary", "shops online every week and compares prices",
+		"reads the news on a tablet every morning", "answers customer e-mails in three languages",
+	};
+	static const char *const asks[] = {
+		"Happy to answer surveys about health, money or technology.",
+		"Interested in studies about remote work and productivity.",
+		"Keen on research about food, cooking and nutrition.",
+		"Open to usability tests of websites and mobile apps.",
+		"Likes studies on education, parenting and family life.",
+		"Willing to take part in studies on travel and public transport.",
+		"Curious about research on music, film and media habits.",
+	};
+#define PICK(a, k)	a[(size_t)(k) % (sizeof a / sizeof a[0])]
+
+	snprintf(out, n, "I am the assistant of %s, aged %d, who enjoys %s in their free time."
+	    " My owner %s and %s, and prefers short, clear questions to long forms. %s"
+	    " They answer in English, usually within a day. Seeded profile number %lld.",
+	    PICK(who, seq), (int)(20 + seq % 53), PICK(likes, seq / 8), PICK(tools, seq),
+	    PICK(tools, seq / 10 + 3), PICK(asks, seq / 7), (long long)seq);
+#undef PICK
+}
+
+#define SEED_BIOS_TX	500	/* agents per transaction */
+
+/* One batch of db_fixture_seed_bios: agents lo..hi of tag. */
+struct seed_bios {
+	const char *tag;
+	int64_t lo, hi, now;
+};
+
+static enum db_rc
+seed_bios_tx(struct db *db, void *arg)
+{
+	const struct seed_bios *sb = arg;
+	char id[IDS_BUFSZ], bio[1024];
+	enum db_rc rc;
+	int64_t i;
+
+	if ((rc = DB_Q(db, q_seed_bio_agents, NULL, NULL, P_STR(sb->tag), P_STR(sb->tag),
+	    P_I64(sb->now), P_I64(sb->lo), P_I64(sb->hi))) != DB_OK)
+		return rc;
+	for (i = sb->lo; i <= sb->hi; i++) {
+		snprintf(id, sizeof id, "agt_s%s%09lld", sb->tag, (long long)i);
+		seed_bio_text(bio, sizeof bio, i);
+		if ((rc = db_bio_set(db, id, bio, sb->now)) != DB_OK)
+			return rc;
+	}
+	return DB_OK;
+}
+
+enum db_rc
+db_fixture_seed_bios(struct db *db, const char *tag, int64_t n, int64_t now)
+{
+	struct seed_bios sb = { .tag = tag, .now = now };
+	enum db_rc rc;
+
+	if (n < 1 || n > FIXTURE_SEED_MAX || !tag_valid(tag))
+		return DB_CHECK;
+	for (sb.lo = 1; sb.lo <= n; sb.lo = sb.hi + 1) {
+		sb.hi = n - sb.lo < SEED_BIOS_TX ? n : sb.lo + SEED_BIOS_TX - 1;
+		if ((rc = db_tx(db, seed_bios_tx, &sb)) != DB_OK)
+			return rc;
+	}
+	return DB_OK;
 }
 
 /* One batch of clones of a template study (see db_fixture_studies_clone). */
@@ -754,6 +850,21 @@ v_seed_participations(struct db *db, char **a, int n, int64_t now)
 }
 
 static int
+v_seed_bios(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t cnt;
+
+	(void)n;
+	if (arg_int(a[1], 1, FIXTURE_SEED_MAX, &cnt, "N") != 0)
+		return 2;
+	if (!tag_valid(a[0])) {
+		fprintf(stderr, "arps-fixture: TAG must be %d of [0-9a-z]: %s\n", FIXTURE_TAG_LEN, a[0]);
+		return 2;
+	}
+	return outcome(db, db_fixture_seed_bios(db, a[0], cnt, now), "seed-bios", a[0]);
+}
+
+static int
 v_researcher_purge(struct db *db, char **a, int n, int64_t now)
 {
 	(void)n;
@@ -806,6 +917,7 @@ static const struct verb {
 	  v_embedding_attempts },
 	{ "seed-participations",     4, 5,
 	  "seed-participations STD_ID TAG N ACCEPTED_AGO [SUBMITTED_AGO]", v_seed_participations },
+	{ "seed-bios",               2, 2,  "seed-bios TAG N", v_seed_bios },
 	{ "outbox-due",              1, 1,  "outbox-due SEQ", v_outbox_due },
 	{ "webhook-failing",         2, 2,  "webhook-failing WHK_ID SECONDS", v_webhook_failing },
 	{ "researcher-purge",        1, 1,  "researcher-purge ACC_ID", v_researcher_purge },

@@ -100,6 +100,16 @@ enum db_rc db_fixture_embedding_attempts(struct db *db, const char *subject, int
 enum db_rc db_fixture_seed_participations(struct db *db, const char *study_id, const char *tag,
     int64_t n, int64_t accepted_at, int64_t submitted_at);
 
+/*
+ * Seed n (1..FIXTURE_SEED_MAX) unclaimed agents (ids agt_s<tag><9-digit
+ * seq>, no account, no wallet), each with a different bio of about 60 words
+ * set at now as POST /profile/bio sets it (db_bio_set): n embeddings waiting
+ * in 'processing', for the re-embedding benchmark (tools/bench-embed.sh).
+ * 500 agents per transaction; DB_DUP when a seeded id exists (the batches
+ * before it stay).  tag is FIXTURE_TAG_LEN of [0-9a-z].
+ */
+enum db_rc db_fixture_seed_bios(struct db *db, const char *tag, int64_t n, int64_t now);
+
 /* Remove a researcher's studies (with their participations) and wallet,
  * none of which any ledger posting may name (DB_CHECK otherwise): what a
  * schema test made by hand leaves nothing verify-ledger would see. */
