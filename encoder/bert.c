@@ -169,7 +169,7 @@ size_t bert_tokens(const struct bert_model *m, int role, const char *utf8, size_
 	return n + 2;
 }
 
-int bert_embed_tokens(const struct bert_model *m, const int32_t *ids, size_t n,
+enum bert_status bert_embed_tokens(const struct bert_model *m, const int32_t *ids, size_t n,
 		      void *scratch, float out[BERT_DIM])
 {
 	struct scratch s;
@@ -184,7 +184,7 @@ int bert_embed_tokens(const struct bert_model *m, const int32_t *ids, size_t n,
 	return BERT_OK;
 }
 
-int bert_embed(const struct bert_model *m, int role, const char *utf8, size_t len,
+enum bert_status bert_embed(const struct bert_model *m, int role, const char *utf8, size_t len,
 	       void *scratch, float out[BERT_DIM])
 {
 	struct scratch s;
@@ -231,7 +231,7 @@ static int sec(const unsigned char *b, size_t len, unsigned i, uint64_t want, ui
 	return 0;
 }
 
-int bert_init(struct bert_model *m, const void *blob, size_t len)
+enum bert_status bert_init(struct bert_model *m, const void *blob, size_t len)
 {
 	const unsigned char *b = blob;
 	const void *p;

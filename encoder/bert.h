@@ -142,7 +142,7 @@ struct bert_model {
  * and fill *m with pointers into it; the blob must stay mapped while *m is
  * used.  Picks the fastest fp32 kernel the CPU runs.  BERT_OK or
  * BERT_EFORMAT. */
-int bert_init(struct bert_model *m, const void *blob, size_t len);
+enum bert_status bert_init(struct bert_model *m, const void *blob, size_t len);
 
 /* Bytes of scratch bert_embed/bert_embed_tokens need (about 12 MiB at 512
  * tokens). */
@@ -157,13 +157,13 @@ size_t bert_tokens(const struct bert_model *m, int role, const char *utf8, size_
 
 /* Embed one id sequence (1..max_tokens ids, each < vocab) into out, unit
  * length.  BERT_OK or BERT_EARG. */
-int bert_embed_tokens(const struct bert_model *m, const int32_t *ids, size_t n,
+enum bert_status bert_embed_tokens(const struct bert_model *m, const int32_t *ids, size_t n,
 		      void *scratch, float out[BERT_DIM]);
 
 /* Embed UTF-8 text (need not be NUL-terminated; invalid bytes read as
  * U+FFFD, dropped) as role (enum bert_role).  Every text, the empty one
  * too, gives a unit vector.  BERT_OK or BERT_EARG. */
-int bert_embed(const struct bert_model *m, int role, const char *utf8, size_t len,
+enum bert_status bert_embed(const struct bert_model *m, int role, const char *utf8, size_t len,
 	       void *scratch, float out[BERT_DIM]);
 
 #endif

@@ -7,7 +7,7 @@
 
 _Static_assert(BERT_DIM <= ENCODER_MAX_DIM, "ENCODER_MAX_DIM");
 
-int encoder_open(struct encoder *e, const char *path)
+enum encoder_status encoder_open(struct encoder *e, const char *path)
 {
 	void *p;
 	size_t len;
@@ -59,14 +59,14 @@ size_t encoder_scratch_size(const struct encoder *e)
 	return 0;
 }
 
-int encoder_embed(const struct encoder *e, int role, const char *text, size_t len,
+enum encoder_status encoder_embed(const struct encoder *e, int role, const char *text, size_t len,
 		  void *scratch, float *out)
 {
 	if (!e || (role != ENCODER_BIO && role != ENCODER_CRITERIA))
 		return ENCODER_EARG;
 	switch (e->kind) {
 	case ENCODER_USE:
-		return embed_text(&e->m.use, text, len, scratch, out);
+		return (enum encoder_status)embed_text(&e->m.use, text, len, scratch, out);
 	case ENCODER_BERT:
 		return bert_embed(&e->m.bert, role == ENCODER_BIO ? BERT_QUERY : BERT_PASSAGE,
 				  text, len, scratch, out) == BERT_OK ? ENCODER_OK : ENCODER_EARG;
@@ -74,19 +74,19 @@ int encoder_embed(const struct encoder *e, int role, const char *text, size_t le
 	return ENCODER_EARG;
 }
 
-int encoder_mean(const struct encoder *e, int role, void *scratch, char *const *texts,
+enum encoder_status encoder_mean(const struct encoder *e, int role, void *scratch, char *const *texts,
 		 size_t n, float *out)
 {
 	double acc[ENCODER_MAX_DIM] = { 0 };
 	float v[ENCODER_MAX_DIM];
-	int rc;
+	enum encoder_status rc;
 
 	if (!e || !e->dim || e->dim > ENCODER_MAX_DIM || !scratch || !texts || !out || n == 0)
 		return ENCODER_EARG;
 	for (size_t i = 0; i < n; i++) {
 		if (!texts[i])
 			return ENCODER_EARG;
-		if ((rc = encoder_embed(e, role, texts[i], strlen(texts[i]), scratch, v)) != 0)
+		if ((rc = encoder_embed(e, role, texts[i], strlen(texts[i]), scratch, v)) != ENCODER_OK)
 			return rc;
 		for (size_t d = 0; d < e->dim; d++)
 			acc[d] += v[d];

@@ -57,7 +57,7 @@ struct encoder {
  * ENCODER_OK; ENCODER_EFORMAT with errno EINVAL for a file of neither
  * kind or an invalid one; ENCODER_EARG with errno set when it cannot be
  * mapped (ENOENT, ...).  On failure *e is zeroed. */
-int encoder_open(struct encoder *e, const char *path);
+enum encoder_status encoder_open(struct encoder *e, const char *path);
 
 /* Bytes of scratch encoder_embed needs. */
 size_t encoder_scratch_size(const struct encoder *e);
@@ -65,14 +65,14 @@ size_t encoder_scratch_size(const struct encoder *e);
 /* Embed UTF-8 text[0..len) as role (enum encoder_role) into out[e->dim],
  * unit length.  ENCODER_OK; ENCODER_EEMPTY (USE Lite, no token: out all
  * zero); ENCODER_EARG (NULL, bad role). */
-int encoder_embed(const struct encoder *e, int role, const char *text, size_t len,
+enum encoder_status encoder_embed(const struct encoder *e, int role, const char *text, size_t len,
 		  void *scratch, float *out);
 
 /* The mean (not renormalised) of the vectors of texts[0..n) as role into
  * out[e->dim]: what a means section holds for a calibration file.
  * ENCODER_OK, the first failing text's encoder_embed status, or
  * ENCODER_EARG for n == 0. */
-int encoder_mean(const struct encoder *e, int role, void *scratch, char *const *texts,
+enum encoder_status encoder_mean(const struct encoder *e, int role, void *scratch, char *const *texts,
 		 size_t n, float *out);
 
 /* Run on kernel (enum kern_isa) instead of the one the init picked, as
