@@ -1,8 +1,8 @@
 /*
- * arps-embed: the embedding queue's one worker (design.md §15).  It maps
- * the model, then in rounds re-queues the vectors of another model and
- * embeds the waiting texts (bios and study criteria, txn/embed.h), oldest
- * first; with nothing waiting it looks again every `embed_poll_ms`.  The
+ * arps-embed: the embedding queue's worker (design.md §1.6, §7.4).  It maps
+ * the model, re-queues the vectors of another model, then in rounds embeds
+ * the waiting texts (bios and study criteria, in db_embedding_pending's
+ * order); with nothing waiting it looks again every `embed_poll_ms`.  The
  * FastCGI workers never run the encoder: they store a text as waiting and
  * answer.  It lowers its own priority (nice 10) under the pool's.
  * Usage: arps-embed [--config PATH] [--once].  --once: rounds until the

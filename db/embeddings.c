@@ -22,7 +22,8 @@ enum pending_col { DB_COLS_ENUM(PENDING_COLUMNS) PENDING_C__END };
 static const char q_pending[] =
     "SELECT " DB_COLS_SQL(PENDING_COLUMNS) " FROM embeddings e"
     " LEFT JOIN agents a ON a.id = e.subject_id LEFT JOIN studies s ON s.id = e.subject_id"
-    " WHERE e.status = 'processing' ORDER BY e.vector IS NOT NULL, e.updated_at LIMIT ?";
+    " WHERE e.status = 'processing'"
+    " ORDER BY e.vector IS NOT NULL, e.subject_id LIKE 'agt\\_%' DESC, e.updated_at DESC LIMIT ?";
 /* A new subject's row, to be computed (txn_study_create's criteria). */
 static const char q_emb_ins[] =
     "INSERT INTO embeddings (subject_id, status, text_hash, vector, error, attempts, updated_at)"
@@ -37,7 +38,7 @@ static const char q_fail[] =
 static const char q_fail_gone[] =
     "UPDATE embeddings SET status = 'failed', error = ?, model = ?"
     " WHERE subject_id = ? AND status = 'processing'";
-/* Rows another model computed, back in the queue (design.md §15). */
+/* Rows another model computed, back in the queue (design.md §7.4). */
 static const char q_flip[] =
     "UPDATE embeddings SET status = 'processing', attempts = 0, error = NULL WHERE model <> ?"
     " AND status <> 'processing' LIMIT ?";

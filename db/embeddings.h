@@ -12,7 +12,7 @@
 /* The key of a stored bio vector as an SQL expression of the row `e`
  * (32 bytes): its text's hash and the model that embedded it, so that a
  * worker's kept vector (match_bio_kept) is not used after a model change
- * re-embedded the same text (design.md §15). */
+ * re-embedded the same text (design.md §7.4). */
 #define DB_BIO_VEC_KEY_SQL	"UNHEX(SHA2(CONCAT(e.text_hash, e.model), 256))"
 
 /* Insert subject's row as 'processing' (no vector, no error, no attempt
@@ -39,9 +39,10 @@ struct db_embedding_wait {
 };
 
 /*
- * At most `limit` waiting rows ('processing'), new texts before those a
- * model change queued again, each oldest first: each(arg, w) for each
- * whose text exists (a gone one is set
+ * At most `limit` waiting rows ('processing'): new texts before those a
+ * model change queued again, bios before criteria (an agent waits for its
+ * own), the newest first (the text a client is most likely waiting for;
+ * a backlog drains behind it): each(arg, w) for each whose text exists (a gone one is set
  * 'failed', tagged model), stopping at its first non-DB_OK; *done counts the rows seen.
  */
 enum db_rc db_embedding_pending(struct db *db, const char *model, size_t limit,
@@ -57,7 +58,7 @@ enum db_rc db_embedding_fail(struct db *db, const char *subject, const char *tex
 enum db_rc db_embedding_attempt(struct db *db, const char *subject, const char *text);
 
 /* Put at most `limit` rows not stored by model back to 'processing'
- * (design.md §15: a model change re-embeds everything); *n how many. */
+ * (design.md §7.4: a model change re-embeds everything); *n how many. */
 enum db_rc db_embedding_flip(struct db *db, const char *model, size_t limit, size_t *n);
 
 /* The stored vector of a subject if ready: 1, 0 when none/not ready. */

@@ -275,7 +275,7 @@ bio_tx(struct req *r, void *arg)
 	char bucket[64];
 	enum db_rc rc;
 
-	/* design.md §15: the encoder's queue is bounded by what agents may ask */
+	/* design.md §1.6: the encoder's queue is bounded by what agents may ask */
 	snprintf(bucket, sizeof bucket, "bio:%s", r->who.id);
 	if ((rc = rate_take_or_reply(r, bucket, BIO_WINDOW, r->cfg->bio_updates_per_hour,
 	    "bio updates per agent")) != DB_OK)

@@ -66,7 +66,7 @@ struct config {
 	int64_t basic_max_studies;
 	/* exact limits (design.md §6.9), per rolling hour */
 	int64_t register_per_ip_hour;
-	int64_t bio_updates_per_hour;	/* POST /profile/bio per agent (design.md §15) */
+	int64_t bio_updates_per_hour;	/* POST /profile/bio per agent (design.md §1.6) */
 	int64_t login_codes_per_hour;		/* send-code per address */
 	/* design.md §9.2-9.3, per rolling hour, per client network (core/netkey.h) */
 	int64_t send_code_per_network_hour;

@@ -146,7 +146,7 @@ none_of() {
 # Fixtures stay in test builds (design.md §2.1).
 none_of "the test fixtures" "$root"/tests/lib/*.o
 echo "deps: no fixture symbol in the daemons"
-# The encoder runs in arps-embed only (design.md §15): no other daemon, the
+# The encoder runs in arps-embed only (design.md §1.6): no other daemon, the
 # FastCGI workers above all, holds a symbol of encoder/.
 none_of "the encoder: only arps-embed runs it" "$root"/encoder/*.o
 echo "deps: the encoder only in arps-embed"

@@ -1,5 +1,5 @@
 /*
- * The embedding queue's work (design.md §15), for arps-embed: every row of
+ * The embedding queue's work (design.md §1.6, §7.4), for arps-embed: every row of
  * `embeddings` in 'processing' is a text waiting for its vector (a bio, or a
  * study's criteria); a newer text of the same subject replaces the older in
  * its row, so only the newest is ever embedded.  The encoder is given as an
@@ -37,7 +37,7 @@ struct embedder {
 /*
  * One round: put back to 'processing' at most `limit` rows stored by
  * another model (*flipped), then embed and store at most `limit` waiting
- * texts, oldest first (*done).  A text changed meanwhile is not stored
+ * texts in db_embedding_pending's order (*done).  A text changed meanwhile is not stored
  * (the row waits for the new one).
  */
 enum db_rc txn_embed_round(struct db *db, const struct embedder *e, int64_t now, size_t limit,

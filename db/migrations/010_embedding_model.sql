@@ -1,4 +1,4 @@
--- The model a vector was computed by (design.md §15): arps-embed stores its
+-- The model a vector was computed by (design.md §7.4): arps-embed stores its
 -- model's tag (name and a hash of the model file) with every vector, and on
 -- a tag it does not know puts the row back to 'processing', so ranking never
 -- mixes two models' vectors.  Rows written before this migration have ''.
