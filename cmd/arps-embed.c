@@ -1,5 +1,5 @@
 /*
- * arps-embed: the embedding queue's worker (design.md §1.6, §7.4).  It maps
+ * arps-embed: the embedding queue's worker (design.md §1.6, design.md §7.4).  It maps
  * the model, re-queues the vectors of another model, then in rounds embeds
  * the waiting texts (bios and study criteria, in db_embedding_pending's
  * order); with nothing waiting it looks again every `embed_poll_ms`.  The

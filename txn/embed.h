@@ -1,5 +1,5 @@
 /*
- * The embedding queue's work (design.md §1.6, §7.4), for arps-embed: every row of
+ * The embedding queue's work (design.md §1.6 and design.md §7.4), for arps-embed: every row of
  * `embeddings` in 'processing' is a text waiting for its vector (a bio, or a
  * study's criteria); a newer text of the same subject replaces the older in
  * its row, so only the newest is ever embedded.  The encoder is given as an
