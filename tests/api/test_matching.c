@@ -479,8 +479,9 @@ embedder_fills_criteria(void **state)
 	r = available(&a, 1.0);
 	assert_int_equal(position(&r, s), -1);		/* cannot be matched honestly */
 	resp_free(&r);
-	embedder(1);	/* back: it takes the queue up where it was */
-	for (i = 0; i < 100 && sql_int("SELECT status = 'ready' FROM embeddings WHERE"
+	embedder(1);	/* back: it takes the queue up where it was (an old text
+			 * after the newer ones other suites left waiting) */
+	for (i = 0; i < WAIT_MS / 100 && sql_int("SELECT status = 'ready' FROM embeddings WHERE"
 	    " subject_id = '%s'", s) != 1; i++)
 		nap_ms(100);
 	assert_int_equal(sql_int("SELECT status = 'ready' FROM embeddings WHERE subject_id = '%s'",
