@@ -16,7 +16,9 @@
 #  9c  the API's p99 while BENCH_EMBED_CLIENTS clients (default 6) post bios
 #      as fast as the limit lets them: arps-embed running again (as dev.sh
 #      starts it), each client rotating over BENCH_EMBED_AGENTS agents
-#      (default 20) and posting each a new, different ~4,900-character bio
+#      (default 1: each client is one agent, which the issue's row names;
+#      20 shows a flood of 120 agents) and posting each a new, different
+#      ~4,900-character bio
 #      until the agent's 429 (bio_updates_per_hour), then leaving that agent
 #      for its Retry-After; the agents' 10 posts an hour each queue enough
 #      long texts to keep arps-embed busy through the measurement.  Meanwhile
@@ -32,7 +34,7 @@
 #   BENCH_EMBED_N        texts to re-embed (default 10000; e.g. 500 for a quick run)
 #   BENCH_EMBED_TIMEOUT  seconds arps-embed --once may take (default 900)
 #   BENCH_EMBED_CLIENTS  bio-posting clients (default 6)
-#   BENCH_EMBED_AGENTS   agents each client rotates over (default 20)
+#   BENCH_EMBED_AGENTS   agents each client rotates over (default 1)
 #   BENCH_EMBED_CONN     wrk connections of the API load (default 8)
 #   BENCH_SECONDS        length of each measured wrk run (default 10)
 set -euo pipefail
@@ -44,7 +46,7 @@ RUNS=${BENCH_EMBED_RUNS:-100}
 N=${BENCH_EMBED_N:-10000}
 LIMIT=${BENCH_EMBED_TIMEOUT:-900}
 NC=${BENCH_EMBED_CLIENTS:-6}
-NA=${BENCH_EMBED_AGENTS:-20}
+NA=${BENCH_EMBED_AGENTS:-1}
 CONN=${BENCH_EMBED_CONN:-8}
 DUR=${BENCH_SECONDS:-10}
 [ "$NA" -ge 1 ] && [ "$NA" -le 200 ] && [ "$NC" -ge 1 ] && [ "$NC" -le 50 ] ||
