@@ -57,23 +57,10 @@ FAIL=0
 CLIENTS=() WRK=""
 trap 'for p in "${CLIENTS[@]}" $WRK; do kill "$p" 2>/dev/null; done; true' EXIT
 
-# The stack's arps-embed, by its pid file (tools/dev.sh start_embed / stop_embed).
-embed_stop() {
-    local p i
-    [ -f "$PIDFILE" ] || return 0
-    p=$(cat "$PIDFILE")
-    rm -f "$PIDFILE"
-    kill -TERM "$p" 2>/dev/null || return 0
-    for i in $(seq 1 300); do
-        kill -0 "$p" 2>/dev/null || return 0
-        sleep 0.1
-    done
-    kill -KILL "$p" 2>/dev/null || true
-}
-embed_start() {
-    build/arps-embed --config "$ARPS_CONFIG" </dev/null >/dev/null 2>>"$ARPS_VAR/log/embed.log" &
-    echo $! >"$PIDFILE"
-}
+# The stack's arps-embed, stopped and started as the test suites do
+# (tools/dev.sh embed-stop / embed-start, by its pid file under $ARPS_VAR).
+embed_stop() { tools/dev.sh embed-stop; }
+embed_start() { tools/dev.sh embed-start "$ARPS_CONFIG"; }
 waiting() { sqlq "SELECT COUNT(*) FROM embeddings WHERE status = 'processing'"; }
 secs_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }'; }
 
