@@ -213,9 +213,9 @@ await test('log in by e-mail code: a wrong code shows its error, then the right 
 	await page.keyboard.press('Enter');
 	await page.getByRole('heading', { name: 'Wallet' }).waitFor();
 	assert.equal(await page.locator('#who-email').textContent(), email);
-	state.token = await page.evaluate(() => sessionStorage.getItem('arps.token'));
+	state.token = await page.evaluate(() => localStorage.getItem('arps.token'));
 	assert.match(state.token, /^act_/);
-	assert.equal(await page.evaluate(() => localStorage.length), 0, 'nothing in localStorage');
+	assert.equal(await page.evaluate(() => sessionStorage.getItem('arps.token')), null, 'the session is in localStorage');
 	// Keyboard: the navigation and log-out are reachable with Tab.
 	const seen = [];
 	await page.locator('body').focus();
@@ -445,19 +445,53 @@ await test('log out: the token is revoked and dropped; the login form is back', 
 		!document.querySelector('.loading'));
 	await page.getByRole('button', { name: 'Log out' }).click();
 	await page.getByRole('heading', { name: 'Log in' }).waitFor();
-	assert.equal(await page.evaluate(() => sessionStorage.getItem('arps.token')), null);
+	assert.equal(await page.evaluate(() => localStorage.getItem('arps.token')), null);
 	const r = await api('GET', '/account', { token: state.token });
 	assert.equal(r.status, 401);
 	await page.setViewportSize({ width: 375, height: 800 });
 	await noHorizontalScroll('login');
 	await shot('phone-login');
 	await page.setViewportSize({ width: 1280, height: 900 });
-	// A new tab of the same browser is not logged in: sessionStorage only.
+});
+
+await test('log in with a code already received (none requested), in one tab; another tab shares the session and the log-out', async () => {
+	// A code asked for elsewhere (a curl session): typed in without a new one.
+	const since = Date.now() - 1000;
+	const sent = await api('POST', '/auth/email/send-code', { body: { email } });
+	assert.equal(sent.status, 200, sent.text);
+	const code = await mailCode(email, since);
+	let sends = 0;
+	const count = (req) => { if (req.url().endsWith('/auth/email/send-code')) sends++; };
+	page.on('request', count);
+	await page.goto(BASE + '/');
+	await page.getByLabel('E-mail address').fill('not-an-address');
+	await page.getByRole('button', { name: 'I already have a code' }).click();
+	await page.locator('#email-error:not(:empty)').waitFor();
+	assert.equal(await page.locator('#email').getAttribute('aria-invalid'), 'true');
+	await page.getByLabel('E-mail address').fill(email);
+	await page.getByRole('button', { name: 'I already have a code' }).click();
+	await page.getByRole('heading', { name: 'Enter your code' }).waitFor();
+	await shot('15-login-have-code');
+	await page.getByLabel('Code', { exact: true }).fill(code);
+	await page.keyboard.press('Enter');
+	await page.locator('#who-email', { hasText: email }).waitFor();
+	page.off('request', count);
+	assert.equal(sends, 0, 'no new code was requested');
+	state.token = await page.evaluate(() => localStorage.getItem('arps.token'));
+	assert.equal((await api('GET', '/account', { token: state.token })).status, 200);
+	// A new tab of the same browser is logged in: no code spent on it.
 	const p2 = await context.newPage();
 	watch(p2);
 	await p2.goto(BASE + '/#/wallet');
+	await p2.getByRole('heading', { name: 'Wallet' }).waitFor();
+	assert.equal(await p2.locator('#who-email').textContent(), email);
+	await p2.waitForFunction(() => !document.querySelector('.loading'));
+	// Logging out in the first tab logs the second out too.
+	await page.getByRole('button', { name: 'Log out' }).click();
+	await page.getByRole('heading', { name: 'Log in' }).waitFor();
 	await p2.getByRole('heading', { name: 'Log in' }).waitFor();
 	await p2.close();
+	assert.equal((await api('GET', '/account', { token: state.token })).status, 401);
 });
 
 await test('sign in with the identity provider: implicit flow, state and nonce checked, refusals shown', async () => {
@@ -490,7 +524,7 @@ await test('sign in with the identity provider: implicit flow, state and nonce c
 		const text = await msg.textContent();
 		assert.match(text, re);
 		assert.equal(new URL(page.url()).hash, '', 'the answer left the address bar');
-		assert.equal(await page.evaluate(() => sessionStorage.getItem('arps.token')), null);
+		assert.equal(await page.evaluate(() => localStorage.getItem('arps.token')), null);
 		assert.equal(await page.evaluate(() => sessionStorage.getItem('arps.oidc')), null, 'the pending sign-in is used up');
 		return text;
 	}
@@ -513,7 +547,7 @@ await test('sign in with the identity provider: implicit flow, state and nonce c
 		await signIn(null);
 		await page.getByRole('heading', { name: 'Wallet' }).waitFor();
 		assert.equal(await page.locator('#who-email').textContent(), who);
-		const token = await page.evaluate(() => sessionStorage.getItem('arps.token'));
+		const token = await page.evaluate(() => localStorage.getItem('arps.token'));
 		assert.match(token, /^act_/);
 		const acc = await api('GET', '/account', { token });
 		assert.equal(acc.status, 200);
@@ -530,7 +564,8 @@ await test('sign in with the identity provider: implicit flow, state and nonce c
 		assert.notEqual(last.state, req.state);
 		assert.notEqual(last.nonce, req.nonce);
 		assert.equal(new Set(idp.requests.map((r) => r.nonce)).size, 4);
-		assert.equal(await page.evaluate(() => localStorage.length), 0, 'nothing in localStorage');
+		assert.deepEqual(await page.evaluate(() => Object.keys(localStorage).sort()), ['arps.token', 'arps.token.email'],
+			'only the session in localStorage');
 		await page.getByRole('button', { name: 'Log out' }).click();
 		await page.getByRole('heading', { name: 'Log in' }).waitFor();
 	} finally {

@@ -1,5 +1,7 @@
 // The public API, /api/v1 only (design.md §12). The access token lives in
-// sessionStorage: this tab's session, gone when the tab closes.
+// localStorage: one session for every tab of the console, so a new tab needs
+// no new login code (5 an address an hour, design.md §9.2); log-out ends it
+// in every tab (app.js listens to the storage event).
 
 const BASE = '/api/v1';
 const KEY = 'arps.token';
@@ -19,13 +21,14 @@ export class ApiError extends Error {
 }
 
 export const session = {
-	get token() { return sessionStorage.getItem(KEY); },
+	key: KEY,
+	get token() { return localStorage.getItem(KEY); },
 	set(token, account) {
-		sessionStorage.setItem(KEY, token);
-		sessionStorage.setItem(KEY + '.email', (account && account.email) || '');
+		localStorage.setItem(KEY + '.email', (account && account.email) || '');
+		localStorage.setItem(KEY, token);
 	},
-	get email() { return sessionStorage.getItem(KEY + '.email') || ''; },
-	clear() { sessionStorage.removeItem(KEY); sessionStorage.removeItem(KEY + '.email'); },
+	get email() { return localStorage.getItem(KEY + '.email') || ''; },
+	clear() { localStorage.removeItem(KEY); localStorage.removeItem(KEY + '.email'); },
 };
 
 let onUnauthorized = () => {};

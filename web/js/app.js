@@ -83,6 +83,12 @@ window.addEventListener('hashchange', () => {
 	render();
 	main.focus({ preventScroll: true });
 });
+// Another tab logged in or out: this tab follows (the session is shared, api.js).
+window.addEventListener('storage', (ev) => {
+	if (ev.key !== session.key && ev.key !== null) return;
+	document.getElementById('flash').replaceChildren();
+	render().then(() => { if (!session.token) flash('You are logged out (in another tab).'); });
+});
 window.addEventListener('unhandledrejection', (ev) => {
 	const e = ev.reason;
 	flash(e && e.detail ? e.detail : String(e && e.message || e), 'error');

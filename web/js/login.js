@@ -108,15 +108,33 @@ function stepEmail(box, done, email, idpBox, idpMsg) {
 	const input = h('input', { type: 'email', autocomplete: 'email', required: true, value: email, maxlength: 254 });
 	const msg = h('div');
 	const button = h('button', { type: 'submit' }, 'Send me a code');
+	// A code already received (from another tab, or a curl session) is typed
+	// without asking for a new one: each new code uses one of the address's
+	// 5 an hour (design.md §9.2).
+	const have = h('button', { type: 'button', class: 'link', id: 'have-code' }, 'I already have a code');
 	const form = h('form', { novalidate: true },
-		field('email', 'E-mail address', input, 'We send a 6-digit code to this address.'), msg, button);
+		field('email', 'E-mail address', input, 'We send a 6-digit code to this address.'), msg,
+		h('div', { class: 'row' }, button, have));
+	const address = () => {
+		const addr = input.value.trim();
+		const bad = /^[^\s@]+@[^\s@]+$/.test(addr) ? '' : 'email: enter the address the code was sent to';
+		document.getElementById('email-error').textContent = bad;
+		if (bad) { input.setAttribute('aria-invalid', 'true'); input.focus(); } else input.removeAttribute('aria-invalid');
+		return bad ? null : addr;
+	};
+	have.addEventListener('click', () => {
+		clear(msg);
+		const addr = address();
+		if (addr) stepCode(box, done, addr, idpBox, idpMsg, false);
+	});
 	form.addEventListener('submit', async (ev) => {
 		ev.preventDefault();
 		clear(msg);
-		const addr = input.value.trim();
+		const addr = address();
+		if (!addr) return;
 		try {
 			await busy(button, 'Sending…', () => post('/auth/email/send-code', { email: addr }));
-			stepCode(box, done, addr, idpBox, idpMsg);
+			stepCode(box, done, addr, idpBox, idpMsg, true);
 		} catch (e) {
 			msg.append(errorBox(e));
 		}
@@ -126,7 +144,7 @@ function stepEmail(box, done, email, idpBox, idpMsg) {
 	input.focus();
 }
 
-function stepCode(box, done, email, idpBox, idpMsg) {
+function stepCode(box, done, email, idpBox, idpMsg, sent) {
 	const input = h('input', { type: 'text', inputmode: 'numeric', autocomplete: 'one-time-code',
 		pattern: '[0-9]{6}', maxlength: 16, required: true });
 	const msg = h('div');
@@ -134,7 +152,7 @@ function stepCode(box, done, email, idpBox, idpMsg) {
 	const back = h('button', { type: 'button', class: 'link' }, 'Use another address');
 	back.addEventListener('click', () => stepEmail(box, done, email, idpBox, idpMsg));
 	const form = h('form', { novalidate: true },
-		field('code', 'Code', input, 'The code is valid for 10 minutes.'), msg,
+		field('code', 'Code', input, 'A code is valid for 10 minutes; only the latest one sent works.'), msg,
 		h('div', { class: 'row' }, button, back));
 	form.addEventListener('submit', async (ev) => {
 		ev.preventDefault();
@@ -149,7 +167,8 @@ function stepCode(box, done, email, idpBox, idpMsg) {
 			input.select();
 		}
 	});
-	clear(box, h('h1', { id: 'login-title' }, 'Check your mail'),
-		h('p', {}, 'We sent a code to ', h('strong', {}, email), '.'), form);
+	clear(box, h('h1', { id: 'login-title' }, sent ? 'Check your mail' : 'Enter your code'),
+		sent ? h('p', {}, 'We sent a code to ', h('strong', {}, email), '.')
+			: h('p', {}, 'The latest code sent to ', h('strong', {}, email), '.'), form);
 	input.focus();
 }
