@@ -448,6 +448,8 @@ h_account(struct req *r)
 		json_object_array_add(roles, json_object_new_string("admin"));
 	json_object_object_add(o, "roles", roles);
 	jadd_time(o, "created_at", acc.created_at);
+	/* the fee a study created now pays (design.md §4.1), for cost previews */
+	jadd_int(o, "fee_bps", r->cfg->fee_bps);
 	agents = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		int rep = (int)av[i].reputation;

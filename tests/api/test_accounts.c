@@ -29,6 +29,24 @@ login(const char *email, const char *code)
 	return http_req("POST", "/api/v1/auth/login", body, NULL, random_ip(ip));
 }
 
+/* `fee_bps = N` of the stack's config file (tools/dev.sh writes it); -1 when
+ * absent. */
+static long long
+config_fee_bps(void)
+{
+	const char *path = getenv("ARPS_CONFIG");
+	char line[256];
+	long long v = -1;
+	FILE *f;
+
+	assert_non_null(path);
+	assert_non_null(f = fopen(path, "r"));
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, " fee_bps = %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
 
 static void
 email_login(void **state)
@@ -239,6 +257,11 @@ account_and_logout(void **state)
 	assert_string_equal(jstr(&r, "id"), u.id);
 	assert_string_equal(jstr(&r, "email"), u.email);
 	assert_true(json_object_object_get_ex(r.json, "created_at", &v));
+	/* the configured fee, for the console's cost preview (design.md §12) */
+	assert_true(json_object_object_get_ex(r.json, "fee_bps", &v));
+	assert_true(json_object_is_type(v, json_type_int));
+	assert_int_not_equal(config_fee_bps(), -1);
+	assert_int_equal(json_object_get_int64(v), config_fee_bps());
 	assert_true(json_object_object_get_ex(r.json, "agents", &agents));
 	assert_int_equal(json_object_array_length(agents), 1);
 	ag = json_object_array_get_idx(agents, 0);

@@ -1,16 +1,16 @@
-// Money as the server computes it (design.md §4.1): integer cents only.
+// Money as the server computes it (design.md §4.1): integer cents only. The
+// fee rate is the server's (GET /account's fee_bps), never assumed here.
 
-export const DEFAULT_FEE_BPS = 1000;
-
-export function fee(reward, feeBps = DEFAULT_FEE_BPS) {
+export function fee(reward, feeBps) {
 	return Math.ceil((reward * feeBps) / 10000);
 }
 
 // The cost of a study before it is created: null when an input is not a
-// positive integer within the documented bounds (docs/api.md §4).
-export function studyCost(reward, max, feeBps = DEFAULT_FEE_BPS) {
-	if (!Number.isSafeInteger(reward) || !Number.isSafeInteger(max)) return null;
-	if (reward < 1 || reward > 1000000 || max < 1 || max > 10000) return null;
+// positive integer within the documented bounds (docs/api.md §4), or the
+// fee rate is not known yet.
+export function studyCost(reward, max, feeBps) {
+	if (!Number.isSafeInteger(reward) || !Number.isSafeInteger(max) || !Number.isSafeInteger(feeBps)) return null;
+	if (reward < 1 || reward > 1000000 || max < 1 || max > 10000 || feeBps < 0 || feeBps > 10000) return null;
 	const f = fee(reward, feeBps);
 	return { reward, fee: f, perParticipant: reward + f, total: max * (reward + f) };
 }

@@ -3,7 +3,7 @@
 // (api.md §7.4).
 import { get, post, ApiError } from './api.js';
 import { h, s, clear, errorBox, loading, field, busy, timeEl, flash, confirmDialog, statusBadge } from './ui.js';
-import { usd, studyCost, parseCents, DEFAULT_FEE_BPS } from './money.js';
+import { usd, studyCost, parseCents } from './money.js';
 import { legend } from './chart.js';
 
 const FIELDS = ['title', 'description', 'study_url', 'reward_per_participant', 'max_participants',
@@ -45,16 +45,18 @@ function createForm(box, reload) {
 	const preview = h('div', { class: 'preview', id: 'cost-preview', 'aria-live': 'polite' });
 	const msg = h('div', { id: 'create-msg' });
 	const button = h('button', { type: 'submit' }, 'Create and fund study');
-	let available = null;
+	let available = null, feeBps = null;
 	get('/wallet/balance').then((b) => { available = b.available_cents; update(); }).catch(() => {});
+	// The configured fee (design.md §4.1); the server's answer to the create is authoritative.
+	get('/account').then((a) => { feeBps = a.fee_bps; update(); }).catch(() => {});
 
 	function update() {
 		const reward = parseCents(inputs.reward_per_participant.value);
 		const max = parseCents(inputs.max_participants.value);
-		const c = studyCost(reward, max);
+		const c = studyCost(reward, max, feeBps);
 		const rows = c ? [
 			['Reward', usd(c.reward)],
-			[`Platform fee (${DEFAULT_FEE_BPS / 100}%, rounded up)`, usd(c.fee)],
+			[`Platform fee (${feeBps / 100}%, rounded up)`, usd(c.fee)],
 			['Per participant', usd(c.perParticipant)],
 			[`Frozen now (${max} × ${usd(c.perParticipant)})`, usd(c.total)],
 		] : [['Cost', 'Enter a reward and a number of participants']];
