@@ -15,10 +15,26 @@ export function studyCost(reward, max, feeBps) {
 	return { reward, fee: f, perParticipant: reward + f, total: max * (reward + f) };
 }
 
-// "12345" -> 12345; anything but plain decimal digits -> NaN.
-export function parseCents(s) {
+// "12" -> 12; anything but plain decimal digits -> NaN (counts, minutes).
+export function parseWhole(s) {
 	s = String(s).trim();
 	return /^[0-9]{1,12}$/.test(s) ? Number(s) : NaN;
+}
+
+// A dollar amount typed by a person, to integer cents, from the decimal
+// string (never through a float): "5" -> 500, "5.5" -> 550, "$1,234.56" ->
+// 123456, ".25" -> 25. NaN for anything else (three decimals, "1e3", "-2").
+export function parseDollars(s) {
+	const m = /^\$?\s*([0-9]{1,3}(?:,[0-9]{3})+|[0-9]*)(?:\.([0-9]{0,2}))?$/.exec(String(s).trim());
+	if (!m || (m[1] === '' && !m[2])) return NaN;
+	const whole = m[1].replace(/,/g, '');
+	if (whole.length > 12) return NaN;
+	return Number(whole || '0') * 100 + Number((m[2] || '').padEnd(2, '0'));
+}
+
+// Cents as a plain decimal string for an input: 550 -> "5.50".
+export function dollarsInput(cents) {
+	return Math.floor(cents / 100) + '.' + String(cents % 100).padStart(2, '0');
 }
 
 export function usd(cents) {

@@ -3,7 +3,7 @@
 // (api.md §7.4).
 import { get, post, ApiError } from './api.js';
 import { h, s, clear, errorBox, loading, field, busy, timeEl, flash, confirmDialog, statusBadge } from './ui.js';
-import { usd, studyCost, parseCents } from './money.js';
+import { usd, studyCost, parseDollars, parseWhole } from './money.js';
 import { legend } from './chart.js';
 
 const FIELDS = ['title', 'description', 'study_url', 'reward_per_participant', 'max_participants',
@@ -19,23 +19,87 @@ export async function studiesView(root) {
 	await list.reload();
 }
 
+// The client-side checks mirror the API's field rules (docs/api.md §7.4,
+// core/validate.h), so every error shows at once beside its field; the API's
+// own refusal (a private host, the per-study budget) is mapped to its field.
+const LIMITS = {
+	title: [1, 200], description: [1, 10000], screening_criteria: [1, 5000], completion_code: [1, 64],
+	reward_per_participant: [1, 1000000], max_participants: [1, 10000], estimated_duration_minutes: [1, 1440],
+};
+const ONE_LINE = /^[^\u0000-\u001f\u007f]*$/u;
+const TEXT = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/u;
+
+function textError(v, f, oneLine) {
+	const [lo, hi] = LIMITS[f];
+	const n = [...v].length;
+	if (n === 0 || v.trim() === '') return 'Required.';
+	if (n < lo || n > hi) return `At most ${hi.toLocaleString('en-US')} characters (now ${n.toLocaleString('en-US')}).`;
+	if (!(oneLine ? ONE_LINE : TEXT).test(v)) return oneLine ? 'One line of text, without control characters.' : 'Text without control characters.';
+	return null;
+}
+
+// The body and every field's error (null when fine), from the inputs.
+export function checkStudy(v, now = Date.now()) {
+	const err = {}, body = {};
+	for (const f of ['title', 'description', 'screening_criteria']) {
+		body[f] = v[f];
+		err[f] = textError(v[f], f, f === 'title');
+	}
+	body.study_url = v.study_url.trim();
+	let u = null;
+	try { u = new URL(body.study_url); } catch { u = null; }
+	err.study_url = body.study_url === '' ? 'Required.'
+		: !u || !/^https?:$/.test(u.protocol) || !/^https?:\/\//i.test(body.study_url) ? 'An address starting with https:// or http://.'
+			: new TextEncoder().encode(body.study_url).length > 2048 ? 'At most 2,048 bytes.' : null;
+	body.reward_per_participant = parseDollars(v.reward_per_participant);
+	err.reward_per_participant = v.reward_per_participant.trim() === '' ? 'Required.'
+		: Number.isNaN(body.reward_per_participant) ? 'A dollar amount, such as 5 or 5.50.'
+			: body.reward_per_participant < 1 || body.reward_per_participant > 1000000 ? 'From $0.01 to $10,000.00.' : null;
+	for (const [f, what] of [['max_participants', 'participants'], ['estimated_duration_minutes', 'minutes']]) {
+		const [lo, hi] = LIMITS[f];
+		body[f] = parseWhole(v[f]);
+		err[f] = v[f].trim() === '' ? 'Required.'
+			: Number.isNaN(body[f]) ? `A whole number of ${what}.`
+				: body[f] < lo || body[f] > hi ? `From ${lo} to ${hi.toLocaleString('en-US')}.` : null;
+	}
+	body.deadline = null;
+	err.deadline = null;
+	if (v.deadline) {
+		const d = new Date(v.deadline);
+		if (Number.isNaN(d.getTime())) err.deadline = 'A date and time.';
+		else if (d.getTime() <= now) err.deadline = 'Must be in the future.';
+		else body.deadline = d.toISOString().replace(/\.\d+Z$/, 'Z');
+	}
+	body.completion_code = v.completion_code === '' ? null : v.completion_code;
+	err.completion_code = body.completion_code === null ? null : textError(v.completion_code, 'completion_code', true);
+	return { body, err };
+}
+
+// The API's detail for a field, in the form's words: "title: must be ..."
+// without its field name, the reward in dollars.
+function apiFieldError(e) {
+	if (e.field === 'reward_per_participant' && /between/.test(e.detail)) return 'From $0.01 to $10,000.00.';
+	const t = e.detail.slice(e.field.length + 2);
+	return t.charAt(0).toUpperCase() + t.slice(1) + (/[.)]$/.test(t) ? '' : '.');
+}
+
 function createForm(box, reload) {
 	const inputs = {
 		title: h('input', { type: 'text', maxlength: 200, autocomplete: 'off' }),
 		description: h('textarea', { rows: 3, maxlength: 10000 }),
 		study_url: h('input', { type: 'url', placeholder: 'https://survey.example.org/s/1', maxlength: 2048 }),
-		reward_per_participant: h('input', { type: 'text', inputmode: 'numeric', placeholder: '500' }),
-		max_participants: h('input', { type: 'text', inputmode: 'numeric', placeholder: '10' }),
-		estimated_duration_minutes: h('input', { type: 'text', inputmode: 'numeric', placeholder: '15' }),
+		reward_per_participant: h('input', { type: 'text', inputmode: 'decimal', placeholder: '5.00', autocomplete: 'off' }),
+		max_participants: h('input', { type: 'text', inputmode: 'numeric', placeholder: '10', autocomplete: 'off' }),
+		estimated_duration_minutes: h('input', { type: 'text', inputmode: 'numeric', placeholder: '15', autocomplete: 'off' }),
 		screening_criteria: h('textarea', { rows: 3, maxlength: 5000 }),
 		deadline: h('input', { type: 'datetime-local' }),
 		completion_code: h('input', { type: 'text', maxlength: 64, autocomplete: 'off' }),
 	};
 	const labels = {
 		title: ['Title', null],
-		description: ['Description', 'What participants will do; 1 to 10,000 characters.'],
+		description: ['Description', 'What participants will do; up to 10,000 characters.'],
 		study_url: ['Study URL', 'Where the agent goes; http or https.'],
-		reward_per_participant: ['Reward per participant (cents)', '1 to 1,000,000 cents.'],
+		reward_per_participant: ['Reward per participant ($)', 'In dollars, $0.01 to $10,000.00; paid to each approved participant.'],
 		max_participants: ['Participants', '1 to 10,000.'],
 		estimated_duration_minutes: ['Estimated duration (minutes)', '1 to 1,440.'],
 		screening_criteria: ['Screening criteria', 'Who should take part, in plain language; agents are matched on it.'],
@@ -51,20 +115,20 @@ function createForm(box, reload) {
 	get('/account').then((a) => { feeBps = a.fee_bps; update(); }).catch(() => {});
 
 	function update() {
-		const reward = parseCents(inputs.reward_per_participant.value);
-		const max = parseCents(inputs.max_participants.value);
+		const reward = parseDollars(inputs.reward_per_participant.value);
+		const max = parseWhole(inputs.max_participants.value);
 		const c = studyCost(reward, max, feeBps);
-		const rows = c ? [
+		const body = c ? h('dl', {}, [
 			['Reward', usd(c.reward)],
-			[`Platform fee (${feeBps / 100}%, rounded up)`, usd(c.fee)],
+			[`Platform fee (${(feeBps / 100).toLocaleString('en-US')}%, rounded up to the cent)`, usd(c.fee)],
 			['Per participant', usd(c.perParticipant)],
-			[`Frozen now (${max} × ${usd(c.perParticipant)})`, usd(c.total)],
-		] : [['Cost', 'Enter a reward and a number of participants']];
-		const dl = h('dl', {}, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+			[`Frozen now (${max.toLocaleString('en-US')} × ${usd(c.perParticipant)})`, usd(c.total)],
+		].map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))
+			: h('p', { class: 'hint' }, feeBps === null ? 'Loading the fee…' : 'Enter a reward and a number of participants.');
 		const warn = c && available !== null && c.total > available
 			? h('p', { class: 'warn' }, `This is more than your available ${usd(available)}.`)
 			: (available !== null ? h('p', { class: 'hint' }, `Available: ${usd(available)}`) : null);
-		clear(preview, h('h3', {}, 'Cost'), dl, warn);
+		clear(preview, h('h3', {}, 'Cost'), body, warn);
 	}
 	inputs.reward_per_participant.addEventListener('input', update);
 	inputs.max_participants.addEventListener('input', update);
@@ -77,29 +141,36 @@ function createForm(box, reload) {
 	form.addEventListener('submit', async (ev) => {
 		ev.preventDefault();
 		clear(msg);
-		for (const f of FIELDS) setFieldError(f, null);
-		const body = {};
-		for (const f of ['title', 'description', 'study_url', 'screening_criteria']) body[f] = inputs[f].value;
-		for (const f of ['reward_per_participant', 'max_participants', 'estimated_duration_minutes']) {
-			const v = inputs[f].value.trim();
-			const n = parseCents(v);
-			body[f] = Number.isNaN(n) ? (v === '' ? null : v) : n;
+		const values = {};
+		for (const f of FIELDS) values[f] = inputs[f].value;
+		const { body, err } = checkStudy(values);
+		for (const f of FIELDS) setFieldError(f, err[f]);
+		const bad = FIELDS.filter((f) => err[f]);
+		if (bad.length) {
+			msg.append(h('p', { class: 'error', role: 'alert' },
+				bad.length === 1 ? 'One field needs a change.' : `${bad.length} fields need a change.`));
+			inputs[bad[0]].focus();
+			return;
 		}
-		if (inputs.deadline.value) {
-			const d = new Date(inputs.deadline.value);
-			body.deadline = Number.isNaN(d.getTime()) ? inputs.deadline.value : d.toISOString().replace(/\.\d+Z$/, 'Z');
-		} else body.deadline = null;
-		body.completion_code = inputs.completion_code.value === '' ? null : inputs.completion_code.value;
 		try {
 			const st = await busy(button, 'Creating…', () => post('/studies', body));
 			form.reset();
 			update();
+			clear(msg, h('p', { class: 'ok success', role: 'status' }, `Study "${st.title}" is created and open to agents; `,
+				`${usd(st.funding.frozen_cents)} is frozen from your wallet. `,
+				h('a', { href: '#/studies/' + st.id }, 'Open the study')));
 			flash(`Study "${st.title}" created; ${usd(st.funding.frozen_cents)} frozen.`);
 			get('/wallet/balance').then((b) => { available = b.available_cents; update(); }).catch(() => {});
 			await reload();
+			const card = document.getElementById('study-' + st.id);
+			if (card) {
+				card.classList.add('new');
+				card.scrollIntoView({ block: 'center' });
+				card.querySelector('h3').focus({ preventScroll: true });
+			}
 		} catch (e) {
 			if (e instanceof ApiError && e.field && FIELDS.includes(e.field)) {
-				setFieldError(e.field, e.detail);
+				setFieldError(e.field, apiFieldError(e));
 				inputs[e.field].focus();
 			} else {
 				msg.append(errorBox(e));
@@ -179,7 +250,7 @@ function fillCard(card, st) {
 	}
 	clear(card,
 		h('header', { class: 'study-head' },
-			h('h3', { id: 'title-' + st.id }, h('a', { href: '#/studies/' + st.id }, st.title)),
+			h('h3', { id: 'title-' + st.id, tabindex: '-1' }, h('a', { href: '#/studies/' + st.id }, st.title)),
 			statusBadge(st.status)),
 		h('p', { class: 'meta' }, `${usd(st.reward_per_participant)} × ${st.max_participants} · ${st.estimated_duration_minutes} min · created `,
 			timeEl(st.created_at), st.deadline ? [' · deadline ', timeEl(st.deadline)] : null),
