@@ -398,6 +398,50 @@ await test('create a study: a success message, the new study brought into view w
 	assert.equal(await page.locator('#title').inputValue(), '');
 });
 
+// The focused element: tag, id and outline as drawn.
+const focused = () => page.evaluate(() => {
+	const a = document.activeElement;
+	return [a.tagName, a.id, getComputedStyle(a).outlineStyle];
+});
+
+await test('the study page: the full detail, the title once, focus on its heading with no outline', async () => {
+	await page.goto(BASE + '/#/studies/' + state.study);
+	await page.locator('h1#study-title', { hasText: STUDY.title }).waitFor();
+	const detail = page.locator('#study-detail');
+	await detail.waitFor();
+	assert.equal(await page.locator('main').getByText(STUDY.title, { exact: true }).count(), 1, 'the title once');
+	const fact = async (k) => (await detail.locator(`[data-fact="${k}"] dd`).textContent()).trim();
+	assert.equal(await fact('Status'), 'active');
+	assert.equal(await fact('Reward'), '$5.00 per participant (fee $0.50)');
+	assert.equal(await fact('Places'), '10: 0 taken, 10 left');
+	assert.equal(await fact('Estimated duration'), '15 min');
+	assert.equal(await fact('Deadline'), 'None');
+	assert.equal(await fact('Completion code'), 'Required: BROWSER1');
+	assert.equal(await detail.locator('[data-fact="Study URL"] a').getAttribute('href'), STUDY.study_url);
+	assert.equal(await page.locator('#study-description').textContent(), STUDY.description);
+	assert.equal(await page.locator('#study-criteria').textContent(), STUDY.screening_criteria);
+	assert.deepEqual(await focused(), ['H1', 'study-title', 'none'], 'focus on the heading, drawn without an outline');
+	assert.equal(await page.evaluate(() => getComputedStyle(document.getElementById('main')).outlineStyle), 'none');
+	await shot('07b-study-page');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('study page');
+	await shot('phone-07b-study-page');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	// A deadline and no completion code read as such (a 2-cent study, stopped
+	// at once: its money comes back).
+	const deadline = new Date(Date.now() + 2 * 86400e3).toISOString().replace(/\.\d+Z$/, 'Z');
+	const r = await api('POST', '/studies', { token: state.token, body: { ...STUDY, title: 'Deadline study (browser)',
+		reward_per_participant: 1, max_participants: 1, deadline, completion_code: null } });
+	assert.equal(r.status, 201, r.text);
+	await page.goto(BASE + '/#/studies/' + r.json.id);
+	await page.locator('h1#study-title', { hasText: 'Deadline study (browser)' }).waitFor();
+	assert.equal(await detail.locator('[data-fact="Deadline"] time').getAttribute('datetime'), deadline);
+	assert.equal(await fact('Completion code'), 'None: agents complete without a code');
+	assert.equal((await api('POST', `/studies/${r.json.id}/stop`, { token: state.token })).status, 200);
+	await page.goto(BASE + '/#/studies/' + state.study);
+	await page.locator('h1#study-title', { hasText: STUDY.title }).waitFor();
+});
+
 await test('an agent takes part through the API; approve in the console; both wallets change', async () => {
 	await takePart(state.agent, state.study);
 	const before = await api('GET', '/wallet/balance', { key: state.agent.key });
@@ -411,7 +455,7 @@ await test('an agent takes part through the API; approve in the console; both wa
 	const done = page.locator('tbody tr[data-status=approved]').first();
 	await done.waitFor();
 	assert.match(await done.textContent(), /approved.*Thank you.*Approved/);
-	await page.locator('article.study', { hasText: 'Spent: $5.50' }).waitFor();
+	await page.locator('#study-head', { hasText: 'Spent: $5.50' }).waitFor();
 	await shot('08-participants');
 	const after = await api('GET', '/wallet/balance', { key: state.agent.key });
 	assert.equal(after.json.available_cents, 600, "the agent's wallet: bonus + reward");

@@ -23,7 +23,7 @@ function chrome(loggedIn) {
 	document.getElementById('who-email').textContent = loggedIn ? session.email : '';
 }
 
-async function render() {
+async function render(focus = false) {
 	const seq = ++renderSeq;
 	const root = h('div', { class: 'view' });
 	clear(main, root);
@@ -54,7 +54,14 @@ async function render() {
 	}
 	document.title = name[0].toUpperCase() + name.slice(1) + ' · arps console';
 	try {
-		await view(root);
+		// Each view puts its heading first, before its first request: focus
+		// goes there (tabindex=-1, no outline), not around the whole page.
+		const running = view(root);
+		if (focus) {
+			const h1 = root.querySelector('h1');
+			if (h1) { h1.tabIndex = -1; h1.focus({ preventScroll: true }); }
+		}
+		await running;
 	} catch (e) {
 		if (seq === renderSeq) root.append(errorBox(e));
 	}
@@ -80,8 +87,7 @@ document.getElementById('logout').addEventListener('click', async () => {
 
 window.addEventListener('hashchange', () => {
 	document.getElementById('flash').replaceChildren();
-	render();
-	main.focus({ preventScroll: true });
+	render(true);
 });
 // Another tab logged in or out: this tab follows (the session is shared, api.js).
 window.addEventListener('storage', (ev) => {

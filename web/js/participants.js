@@ -4,15 +4,23 @@ import { get, post, getAll } from './api.js';
 import { h, clear, errorBox, loading, busy, timeEl, flash, statusBadge, confirmDialog, labelled } from './ui.js';
 
 const HEAD = ['Participant', 'State', 'Accepted', 'Submitted', 'Reviewed', 'Tier', 'Reason', 'Review', 'Result'];
-import { studyCard } from './studies.js';
+import { studyDetail, studyActions, progress } from './studies.js';
 
+// The study's page: its full detail (the title once, as the heading), its
+// progress and actions, then its participants.
 export async function participantsView(root, id) {
-	root.append(h('p', {}, h('a', { href: '#/studies' }, '← All studies')));
-	const head = h('div', {}, loading());
+	const title = h('h1', { id: 'study-title' }, 'Study');
+	root.append(h('p', {}, h('a', { href: '#/studies' }, '← All studies')), title);
+	const head = h('section', { class: 'card', id: 'study-head', 'aria-label': 'The study' }, loading());
 	const box = h('section', { class: 'card', 'aria-labelledby': 'p-title' });
 	root.append(head, box);
-	const st = await get('/studies/' + encodeURIComponent(id));
-	clear(head, h('h1', {}, st.title), studyCard(st));
+	const headMsg = h('div');
+	function fillHead(st) {
+		title.textContent = st.title;
+		document.title = st.title + ' · arps console';
+		clear(head, studyDetail(st), progress(st), studyActions(st, headMsg, fillHead), headMsg);
+	}
+	fillHead(await get('/studies/' + encodeURIComponent(id)));
 
 	const reason = h('input', { type: 'text', id: 'review-reason', maxlength: 1000, placeholder: 'Shown to the agent' });
 	const all = h('input', { type: 'checkbox', id: 'select-all', 'aria-label': 'Select every submitted participant' });
@@ -26,7 +34,7 @@ export async function participantsView(root, id) {
 	let cursor = null;
 
 	async function refreshHead() {
-		try { clear(head, h('h1', {}, st.title), studyCard(await get('/studies/' + encodeURIComponent(id)))); } catch { /* the list still works */ }
+		try { fillHead(await get('/studies/' + encodeURIComponent(id))); } catch { /* the list still works */ }
 	}
 
 	function row(p) {

@@ -226,8 +226,21 @@ export function studyCard(st) {
 
 function fillCard(card, st) {
 	const msg = h('div');
-	const actions = h('div', { class: 'row' },
-		h('a', { class: 'button secondary', href: '#/studies/' + st.id }, 'Participants'));
+	const actions = studyActions(st, msg, (next) => fillCard(card, next));
+	actions.prepend(h('a', { class: 'button secondary', href: '#/studies/' + st.id }, 'Details and participants'));
+	clear(card,
+		h('header', { class: 'study-head' },
+			h('h3', { id: 'title-' + st.id, tabindex: '-1' }, h('a', { href: '#/studies/' + st.id }, st.title)),
+			statusBadge(st.status)),
+		h('p', { class: 'meta' }, `${usd(st.reward_per_participant)} × ${st.max_participants} · ${st.estimated_duration_minutes} min · created `,
+			timeEl(st.created_at), st.deadline ? [' · deadline ', timeEl(st.deadline)] : null),
+		progress(st), actions, msg);
+}
+
+// Pause, resume and stop, each after a confirmation; done(next) gets the
+// study as the API answered.
+export function studyActions(st, msg, done) {
+	const actions = h('div', { class: 'row' });
 	const act = (verb, label, text) => {
 		const b = h('button', { type: 'button', class: verb === 'stop' ? 'danger' : 'secondary', dataset: { action: verb } }, label);
 		b.addEventListener('click', async () => {
@@ -235,7 +248,7 @@ function fillCard(card, st) {
 			clear(msg);
 			try {
 				const next = await busy(b, label + '…', () => post(`/studies/${st.id}/${verb}`));
-				fillCard(card, next);
+				done(next);
 				flash(`"${next.title}" is now ${next.status.replace('_', ' ')}.`);
 			} catch (e) {
 				msg.append(errorBox(e));
@@ -248,13 +261,32 @@ function fillCard(card, st) {
 	if (st.status === 'active' || st.status === 'paused') {
 		act('stop', 'Stop', 'Stopping is final: no new participants, and the unused slots are refunded to your wallet now.');
 	}
-	clear(card,
-		h('header', { class: 'study-head' },
-			h('h3', { id: 'title-' + st.id, tabindex: '-1' }, h('a', { href: '#/studies/' + st.id }, st.title)),
-			statusBadge(st.status)),
-		h('p', { class: 'meta' }, `${usd(st.reward_per_participant)} × ${st.max_participants} · ${st.estimated_duration_minutes} min · created `,
-			timeEl(st.created_at), st.deadline ? [' · deadline ', timeEl(st.deadline)] : null),
-		progress(st), actions, msg);
+	return actions;
+}
+
+// Everything the researcher set and the study's state, for its own page
+// (the researcher view, docs/api.md §7.4); the title is the page's heading.
+export function studyDetail(st) {
+	const taken = st.max_participants - st.stats.spots_remaining;
+	const rows = [
+		['Status', statusBadge(st.status)],
+		['Reward', `${usd(st.reward_per_participant)} per participant (fee ${usd(st.funding.fee_cents_per_participant)})`],
+		['Places', `${st.max_participants.toLocaleString('en-US')}: ${taken.toLocaleString('en-US')} taken, ` +
+			`${st.stats.spots_remaining.toLocaleString('en-US')} left`],
+		['Estimated duration', `${st.estimated_duration_minutes} min`],
+		['Deadline', st.deadline ? timeEl(st.deadline) : 'None'],
+		['Completion code', st.completion_code
+			? ['Required: ', h('code', { class: 'mono' }, st.completion_code)]
+			: 'None: agents complete without a code'],
+		['Study URL', h('a', { href: st.study_url, rel: 'noopener noreferrer', target: '_blank', class: 'url' }, st.study_url)],
+		['Created', timeEl(st.created_at)],
+		st.closed_at ? ['Closed', timeEl(st.closed_at)] : null,
+		st.completed_at ? ['Completed', timeEl(st.completed_at)] : null,
+	].filter(Boolean);
+	return h('div', { class: 'detail', id: 'study-detail' },
+		h('dl', { class: 'facts' }, rows.map(([k, v]) => h('div', { dataset: { fact: k } }, h('dt', {}, k), h('dd', {}, v)))),
+		h('h3', {}, 'Description'), h('p', { class: 'prose', id: 'study-description' }, st.description),
+		h('h3', {}, 'Screening criteria'), h('p', { class: 'prose', id: 'study-criteria' }, st.screening_criteria));
 }
 
 const PSTATES = [['approved', 'Approved'], ['rejected', 'Rejected'], ['submitted', 'Submitted'],
