@@ -472,6 +472,13 @@ await test('an agent takes part through the API; approve in the console; both wa
 	await page.locator('#balance-available .stat-value', { hasText: '$45.00' }).waitFor();
 	assert.equal(await page.locator('#balance-frozen .stat-value').textContent(), '$49.50');
 	assert.equal(await page.locator('#balance-total .stat-value').textContent(), '$94.50');
+	// The Study column names each study by its title, linking to its page.
+	const link = page.locator(`table.tx a.study-link[data-study="${state.study}"]`).first();
+	await link.waitFor();
+	assert.equal(await link.textContent(), STUDY.title);
+	assert.equal(await link.getAttribute('href'), '#/studies/' + state.study);
+	assert.ok(await page.locator('table.tx a.study-link', { hasText: 'Deadline study (browser)' }).count() >= 1);
+	assert.doesNotMatch(await page.locator('table.tx tbody').textContent(), /std_/, 'no study id shown');
 	await shot('09-wallet-after');
 });
 

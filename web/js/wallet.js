@@ -40,7 +40,23 @@ function stat(id, label, cents) {
 		h('div', { class: 'stat-label' }, label), h('div', { class: 'stat-value' }, usd(cents)));
 }
 
+// Study titles by id, for the Study column: the researcher's studies in one
+// list request, any other id by its own GET (cached; the id when refused).
+function studyTitles() {
+	const cache = new Map();
+	const all = getAll('/studies', 'studies', 5).then(({ items }) => {
+		for (const st of items) cache.set(st.id, Promise.resolve(st.title));
+	}).catch(() => {});
+	return async (id) => {
+		await all;
+		if (!cache.has(id)) cache.set(id, get('/studies/' + encodeURIComponent(id)).then((st) => st.title, () => id));
+		return cache.get(id);
+	};
+}
+
+
 function transactions(box) {
+	const title = studyTitles();
 	const select = h('select', { id: 'tx-type' }, h('option', { value: '' }, 'All types'),
 		TYPES.map((t) => h('option', { value: t }, t.replace(/_/g, ' '))));
 	const body = h('tbody');
@@ -56,6 +72,8 @@ function transactions(box) {
 		if (cursor) q.set('cursor', cursor);
 		try {
 			const page = await get('/wallet/transactions?' + q);
+			const ids = [...new Set(page.transactions.map((t) => t.study_id).filter(Boolean))];
+			const names = new Map(await Promise.all(ids.map(async (i) => [i, await title(i)])));
 			clear(msg);
 			for (const t of page.transactions) {
 				body.append(labelled(h('tr', {},
@@ -66,7 +84,8 @@ function transactions(box) {
 						? h('td', { class: 'num info', title: 'Included in the study freeze; not a separate charge' }, '(' + usd(t.amount_cents) + ')')
 						: h('td', { class: 'num ' + (t.amount_cents < 0 ? 'neg' : 'pos') }, usd(t.amount_cents)),
 					h('td', {}, t.description || ''),
-					h('td', {}, t.study_id ? h('a', { href: '#/studies/' + t.study_id }, t.study_id) : '—')), COLS));
+					h('td', {}, t.study_id ? h('a', { href: '#/studies/' + t.study_id, title: t.study_id, class: 'study-link',
+						dataset: { study: t.study_id } }, names.get(t.study_id)) : '—')), COLS));
 			}
 			if (!body.children.length) msg.append(h('p', { class: 'empty' }, 'No transactions.'));
 			cursor = page.next_cursor;
