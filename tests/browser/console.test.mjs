@@ -438,8 +438,8 @@ await test('the study page: the full detail, the title once, focus on its headin
 	assert.equal(await detail.locator('[data-fact="Deadline"] time').getAttribute('datetime'), deadline);
 	assert.equal(await fact('Completion code'), 'None: agents complete without a code');
 	assert.equal((await api('POST', `/studies/${r.json.id}/stop`, { token: state.token })).status, 200);
-	await page.goto(BASE + '/#/studies/' + state.study);
-	await page.locator('h1#study-title', { hasText: STUDY.title }).waitFor();
+	await page.goto(BASE + '/#/studies');
+	await page.locator('#study-' + state.study).waitFor();
 });
 
 await test('an agent takes part through the API; approve in the console; both wallets change', async () => {
@@ -450,8 +450,22 @@ await test('an agent takes part through the API; approve in the console; both wa
 	const row = page.locator('tbody tr[data-status=submitted]').first();
 	await row.waitFor();
 	assert.match(await row.textContent(), /anon_[0-9a-f]{16}.*submitted.*standard/);
+	// The time taken, accept to submission, and the tier named as today's.
+	assert.match(await row.locator('td.time-taken').textContent(), /^\d+ s$/);
+	assert.equal(await page.locator('table.participants thead th', { hasText: 'Tier today' }).count(), 1);
 	await page.locator('#review-reason').fill('Thank you');
+	// A single approval pays: it asks first, and Cancel pays nothing.
+	const dialog = page.locator('#confirm');
 	await row.locator('button[data-act=approve]').click();
+	await dialog.getByRole('button', { name: 'Approve' }).waitFor();
+	assert.match(await dialog.textContent(), /Approve anon_[0-9a-f]{16}\?.*The agent is paid \$5\.00 now; an approval cannot be undone\./);
+	await shot('08a-confirm-approve');
+	await dialog.getByRole('button', { name: 'Cancel' }).click();
+	await page.waitForTimeout(300);
+	assert.equal(await page.locator('tbody tr[data-status=submitted]').count(), 1);
+	assert.equal((await api('GET', '/wallet/balance', { key: state.agent.key })).json.available_cents, 100, 'nothing paid');
+	await row.locator('button[data-act=approve]').click();
+	await dialog.getByRole('button', { name: 'Approve' }).click();
 	const done = page.locator('tbody tr[data-status=approved]').first();
 	await done.waitFor();
 	assert.match(await done.textContent(), /approved.*Thank you.*Approved/);
@@ -503,6 +517,28 @@ await test('bulk review: reject every selected participant with a reason, each r
 		(await page.locator('tbody tr[data-status=rejected] td.mono').first().textContent())}/approve`, { token: state.token, body: {} });
 	assert.equal(again.status, 409);
 	await shot('10-bulk-reviewed');
+	// The filter by state, with the study's count per state in each option.
+	const filter = page.locator('#state-filter');
+	assert.match(await filter.locator('option[value=rejected]').textContent(), /^rejected \(2\)$/);
+	assert.match(await filter.locator('option[value=approved]').textContent(), /^approved \(1\)$/);
+	const visible = () => page.locator('table.participants tbody tr:visible');
+	await filter.selectOption('rejected');
+	assert.equal(await visible().count(), 2);
+	assert.equal(await page.locator('table.participants tbody tr[data-status=rejected]:visible').count(), 2);
+	assert.equal(await page.locator('#filter-count').textContent(), '2 rejected of 3 loaded.');
+	await shot('10b-filter-rejected');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('review filtered');
+	await shot('phone-10b-filter-rejected');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	await filter.selectOption('approved');
+	assert.equal(await visible().count(), 1);
+	assert.equal(await page.locator('table.participants tbody tr[data-status=approved]:visible').count(), 1);
+	await filter.selectOption('submitted');
+	assert.equal(await visible().count(), 0);
+	await filter.selectOption('');
+	assert.equal(await visible().count(), 3);
+	for (const t of await page.locator('td.time-taken').allTextContents()) assert.match(t, /^\d+ s$/);
 	const [dl] = await Promise.all([page.waitForEvent('download'), page.locator('#export-csv').click()]);
 	assert.equal(dl.suggestedFilename(), `participants-${state.study}.csv`);
 	const csv = fs.readFileSync(await dl.path(), 'utf8').trim().split('\r\n');
@@ -593,7 +629,7 @@ await test('log in with a code already received (none requested), in one tab; an
 	// A code asked for elsewhere (a curl session): typed in without a new one.
 	const since = Date.now() - 1000;
 	const sent = await api('POST', '/auth/email/send-code', { body: { email } });
-	assert.equal(sent.status, 200, sent.text);
+	assert.equal(sent.status, 202, sent.text);
 	const code = await mailCode(email, since);
 	let sends = 0;
 	const count = (req) => { if (req.url().endsWith('/auth/email/send-code')) sends++; };

@@ -1,10 +1,26 @@
-// One study's participants: review one by one or in bulk, each result shown;
+// One study's participants: review one by one or in bulk, each after a
+// confirmation and each result shown; the time each took, a filter by state;
 // CSV export of every page (api.md §7.4).
 import { get, post, getAll } from './api.js';
 import { h, clear, errorBox, loading, busy, timeEl, flash, statusBadge, confirmDialog, labelled } from './ui.js';
 
-const HEAD = ['Participant', 'State', 'Accepted', 'Submitted', 'Reviewed', 'Tier', 'Reason', 'Review', 'Result'];
 import { studyDetail, studyActions, progress } from './studies.js';
+import { usd } from './money.js';
+
+// The tier is the agent's today (the API's participant item): participations
+// do not record the tier at accept.
+const HEAD = ['Participant', 'State', 'Accepted', 'Submitted', 'Time taken', 'Reviewed', 'Tier today', 'Reason', 'Review', 'Result'];
+const STATES = ['submitted', 'approved', 'rejected', 'accepted', 'in_progress', 'timed_out', 'withdrawn'];
+
+// From accept to submission: "45 s", "12 min", "1 h 05 min"; null when not submitted.
+export function timeTaken(p) {
+	if (!p.accepted_at || !p.submitted_at) return null;
+	const sec = Math.max(0, Math.round((Date.parse(p.submitted_at) - Date.parse(p.accepted_at)) / 1000));
+	if (sec < 60) return `${sec} s`;
+	const min = Math.round(sec / 60);
+	if (min < 60) return `${min} min`;
+	return `${Math.floor(min / 60)} h ${String(min % 60).padStart(2, '0')} min`;
+}
 
 // The study's page: its full detail (the title once, as the heading), its
 // progress and actions, then its participants.
@@ -15,12 +31,16 @@ export async function participantsView(root, id) {
 	const box = h('section', { class: 'card', 'aria-labelledby': 'p-title' });
 	root.append(head, box);
 	const headMsg = h('div');
-	function fillHead(st) {
+	let counts = null; // the filter's counts, once it exists
+	function fillHead(next) {
+		st = next;
 		title.textContent = st.title;
 		document.title = st.title + ' · arps console';
 		clear(head, studyDetail(st), progress(st), studyActions(st, headMsg, fillHead), headMsg);
+		if (counts) counts();
 	}
-	fillHead(await get('/studies/' + encodeURIComponent(id)));
+	let st = await get('/studies/' + encodeURIComponent(id));
+	fillHead(st);
 
 	const reason = h('input', { type: 'text', id: 'review-reason', maxlength: 1000, placeholder: 'Shown to the agent' });
 	const all = h('input', { type: 'checkbox', id: 'select-all', 'aria-label': 'Select every submitted participant' });
@@ -32,6 +52,29 @@ export async function participantsView(root, id) {
 	const csv = h('button', { type: 'button', id: 'export-csv', class: 'secondary' }, 'Export CSV');
 	const rows = new Map();
 	let cursor = null;
+	const filter = h('select', { id: 'state-filter' }, h('option', { value: '' }, 'All states'),
+		STATES.map((k) => h('option', { value: k }, k.replace('_', ' '))));
+	const shown = h('p', { class: 'hint', id: 'filter-count', 'aria-live': 'polite' });
+	// The option labels carry the study's count per state; the line under
+	// the table says how many of the loaded rows the filter shows.
+	counts = () => {
+		for (const o of filter.options) {
+			if (o.value) o.textContent = `${o.value.replace('_', ' ')} (${st.stats[o.value] || 0})`;
+		}
+	};
+	function applyFilter() {
+		let n = 0;
+		for (const e of rows.values()) {
+			const on = !filter.value || e.p.status === filter.value;
+			e.tr.hidden = !on;
+			if (!on) e.check.checked = false;
+			if (on) n++;
+		}
+		shown.textContent = filter.value
+			? `${n} ${filter.value.replace('_', ' ')} of ${rows.size} loaded` + (cursor ? '; load more for the rest.' : '.')
+			: '';
+	}
+	filter.addEventListener('change', () => { all.checked = false; applyFilter(); });
 
 	async function refreshHead() {
 		try { fillHead(await get('/studies/' + encodeURIComponent(id))); } catch { /* the list still works */ }
@@ -48,6 +91,7 @@ export async function participantsView(root, id) {
 			h('td', {}, statusBadge(p.status)),
 			h('td', {}, timeEl(p.accepted_at)),
 			h('td', {}, timeEl(p.submitted_at)),
+			h('td', { class: 'num time-taken', title: 'From accept to submission' }, timeTaken(p) || '—'),
 			h('td', {}, timeEl(p.reviewed_at)),
 			h('td', {}, p.tier),
 			h('td', {}, p.reason || ''),
@@ -74,8 +118,13 @@ export async function participantsView(root, id) {
 			},
 			result,
 		};
-		approve.addEventListener('click', () => busy(approve, '…', async () => { if (await entry.review('approve')) await refreshHead(); }));
-		reject.addEventListener('click', () => busy(reject, '…', async () => { if (await entry.review('reject')) await refreshHead(); }));
+		// Money moves on either: a confirmation first, as for the bulk actions.
+		const one = (verb, button) => button.addEventListener('click', async () => {
+			if (!(await confirmDialog(...confirmText(verb, 1, p.participant_id)))) return;
+			await busy(button, '…', async () => { if (await entry.review(verb)) await refreshHead(); });
+		});
+		one('approve', approve);
+		one('reject', reject);
 		return entry;
 	}
 
@@ -95,17 +144,28 @@ export async function participantsView(root, id) {
 			if (!rows.size) msg.append(h('p', { class: 'empty' }, 'Nobody has taken part yet.'));
 			cursor = page.next_cursor;
 			more.hidden = !cursor;
+			applyFilter();
 		} catch (e) {
 			clear(msg, errorBox(e));
 		}
+	}
+
+	// [title, text, button] of the confirmation of a review of n participants.
+	function confirmText(verb, n, pid) {
+		const who = pid ? pid : `${n} participant${n === 1 ? '' : 's'}`;
+		const reward = st.reward_per_participant, f = st.funding.fee_cents_per_participant;
+		return verb === 'approve'
+			? [`Approve ${who}?`, `${n === 1 ? 'The agent is' : 'Each agent is'} paid ${usd(reward)} now` +
+				(n > 1 ? ` (${usd(reward * n)} in all)` : '') + '; an approval cannot be undone.', 'Approve']
+			: [`Reject ${who}?`, `${usd(reward + f)} (reward and fee) ${n === 1 ? 'returns' : 'each return'} to your wallet` +
+				`; the agent${n === 1 ? '' : 's'} lose${n === 1 ? 's' : ''} reputation. A rejection cannot be undone.`, 'Reject'];
 	}
 
 	async function bulk(verb, button) {
 		const chosen = [...rows.values()].filter((e) => e.check.checked);
 		if (!chosen.length) { flash('Select at least one submitted participant.', 'error'); return; }
 		const label = verb === 'approve' ? 'Approve' : 'Reject';
-		if (!(await confirmDialog(`${label} ${chosen.length} participant(s)?`,
-			verb === 'approve' ? 'Each one is paid the reward now.' : 'Each reward and fee returns to your wallet; the agents lose reputation.', label))) return;
+		if (!(await confirmDialog(...confirmText(verb, chosen.length)))) return;
 		await busy(button, label + '…', async () => {
 			let ok = 0;
 			for (const e of chosen) if (await e.review(verb)) ok++;
@@ -115,7 +175,7 @@ export async function participantsView(root, id) {
 		});
 	}
 
-	all.addEventListener('change', () => { for (const e of rows.values()) if (!e.check.disabled) e.check.checked = all.checked; });
+	all.addEventListener('change', () => { for (const e of rows.values()) if (!e.check.disabled && !e.tr.hidden) e.check.checked = all.checked; });
 	approveSel.addEventListener('click', () => bulk('approve', approveSel));
 	rejectSel.addEventListener('click', () => bulk('reject', rejectSel));
 	more.addEventListener('click', () => busy(more, 'Loading…', () => load(false)));
@@ -129,12 +189,14 @@ export async function participantsView(root, id) {
 	}));
 
 	clear(box, h('h2', { id: 'p-title' }, 'Participants'),
+		h('div', { class: 'row wrap' }, h('label', { for: 'state-filter' }, 'Show'), filter),
 		h('div', { class: 'row wrap' }, h('label', { for: 'review-reason' }, 'Reason'), reason, approveSel, rejectSel, csv),
 		h('div', { class: 'table-wrap' }, h('table', { class: 'participants' },
 			h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, all),
 				HEAD.map((c) => h('th', { scope: 'col' }, c)))),
 			body)),
-		msg, more);
+		shown, msg, more);
+	counts();
 	await load(true);
 }
 
