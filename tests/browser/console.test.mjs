@@ -211,19 +211,22 @@ await test('log in by e-mail code: a wrong code shows its error, then the right 
 	await shot('02-login-wrong-code');
 	await page.getByLabel('Code', { exact: true }).fill(code);
 	await page.keyboard.press('Enter');
-	await page.getByRole('heading', { name: 'Wallet' }).waitFor();
+	// The landing page after login is the overview.
+	await page.getByRole('heading', { name: 'Overview' }).waitFor();
+	assert.equal(new URL(page.url()).hash, '#/overview');
 	assert.equal(await page.locator('#who-email').textContent(), email);
 	state.token = await page.evaluate(() => localStorage.getItem('arps.token'));
 	assert.match(state.token, /^act_/);
 	assert.equal(await page.evaluate(() => sessionStorage.getItem('arps.token')), null, 'the session is in localStorage');
 	// Keyboard: the navigation and log-out are reachable with Tab.
 	const seen = [];
-	await page.locator('body').focus();
+	// From the top of the page (the skip link; the view's heading has the focus).
+	await page.locator('a.skip').focus();
 	for (let i = 0; i < 8; i++) {
 		await page.keyboard.press('Tab');
 		seen.push(await page.evaluate(() => document.activeElement.textContent.trim()));
 	}
-	for (const want of ['Wallet', 'Studies', 'Agents', 'Log out']) assert.ok(seen.includes(want), `Tab reaches ${want}: ${seen}`);
+	for (const want of ['Overview', 'Wallet', 'Studies', 'Agents', 'Log out']) assert.ok(seen.includes(want), `Tab reaches ${want}: ${seen}`);
 });
 
 await test('claim an agent registered through the API', async () => {
@@ -442,8 +445,34 @@ await test('the study page: the full detail, the title once, focus on its headin
 	await page.locator('#study-' + state.study).waitFor();
 });
 
-await test('an agent takes part through the API; approve in the console; both wallets change', async () => {
+await test('the overview (the landing page): studies running, submissions waiting, the balance', async () => {
+	await page.goto(BASE + '/#/overview');
+	const card = (id) => page.locator(`#overview-${id} .stat-value`);
+	await card('running').waitFor();
+	// the browser study runs; the deadline study was stopped
+	assert.equal(await card('running').textContent(), '1');
+	assert.equal(await card('waiting').textContent(), '0');
+	assert.equal(await card('balance').textContent(), '$45.00');
+	assert.match(await page.locator('#overview-balance').textContent(), /\$55\.00 frozen in studies/);
+	assert.match(await page.locator('#running-list').textContent(), new RegExp(STUDY.title.replace(/[()]/g, '\\$&') + '.*active.*0 of 10 places taken'));
+	// An agent submits: one waits for review, linked to its study.
 	await takePart(state.agent, state.study);
+	await page.goto(BASE + '/#/wallet');
+	await page.goto(BASE + '/#/overview');
+	await page.locator('#overview-waiting .stat-value', { hasText: '1' }).waitFor();
+	assert.match(await page.locator('#overview-waiting').textContent(), /in 1 study/);
+	const link = page.locator('#waiting-list a');
+	assert.equal(await link.textContent(), STUDY.title);
+	assert.equal(await link.getAttribute('href'), '#/studies/' + state.study);
+	assert.match(await page.locator('#waiting-list').textContent(), /1 submitted/);
+	await shot('07c-overview');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('overview');
+	await shot('phone-07c-overview');
+	await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+await test('an agent takes part through the API; approve in the console; both wallets change', async () => {
 	const before = await api('GET', '/wallet/balance', { key: state.agent.key });
 	assert.equal(before.json.available_cents, 100);
 	await page.goto(BASE + '/#/studies/' + state.study);
@@ -458,7 +487,7 @@ await test('an agent takes part through the API; approve in the console; both wa
 	const dialog = page.locator('#confirm');
 	await row.locator('button[data-act=approve]').click();
 	await dialog.getByRole('button', { name: 'Approve' }).waitFor();
-	assert.match(await dialog.textContent(), /Approve anon_[0-9a-f]{16}\?.*The agent is paid \$5\.00 now; an approval cannot be undone\./);
+	assert.match((await dialog.textContent()).replace(/\s+/g, ' '), /Approve anon_[0-9a-f]{16}\?.*The agent is paid \$5\.00 now; an approval cannot be undone\./);
 	await shot('08a-confirm-approve');
 	await dialog.getByRole('button', { name: 'Cancel' }).click();
 	await page.waitForTimeout(300);
@@ -597,7 +626,7 @@ await test('rotate an agent key: shown once with a copy button; the old key stop
 
 await test('a phone-sized screen (375 px) has no horizontal scroll on any view', async () => {
 	await page.setViewportSize({ width: 375, height: 800 });
-	for (const [hash, ready, name] of [['#/wallet', 'table.tx tbody tr', 'wallet'], ['#/studies', 'article.study', 'studies'],
+	for (const [hash, ready, name] of [['#/overview', '#overview-running', 'overview'], ['#/wallet', 'table.tx tbody tr', 'wallet'], ['#/studies', 'article.study', 'studies'],
 		['#/studies/' + state.study, 'tbody tr', 'participants'], ['#/agents', '#agent-' + state.agent.id, 'agents']]) {
 		await page.goto(BASE + '/' + hash);
 		await page.locator(ready).first().waitFor();
@@ -606,6 +635,44 @@ await test('a phone-sized screen (375 px) has no horizontal scroll on any view',
 		await shot('phone-' + name);
 	}
 	await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+// The rendered height of the chart's axis labels, and the chart's width.
+const chartText = () => page.evaluate(() => {
+	const svg = document.querySelector('svg.chart');
+	return { width: svg.getBoundingClientRect().width,
+		heights: [...svg.querySelectorAll('text.axis')].map((t) => t.getBoundingClientRect().height) };
+});
+
+await test('the balance chart is readable at 375 px: its labels keep their size, nothing overflows', async () => {
+	await page.goto(BASE + '/#/wallet');
+	await page.locator('svg.chart path.line').waitFor();
+	const wide = await chartText();
+	await page.setViewportSize({ width: 375, height: 800 });
+	try {
+		await page.waitForFunction(() => document.querySelector('svg.chart').getBoundingClientRect().width < 375);
+		await page.waitForTimeout(200);
+		const narrow = await chartText();
+		assert.ok(narrow.heights.length >= 5, 'axis labels: ' + narrow.heights);
+		// 12 px text drawn at least ~12 px high, as on a desktop (it was 6 px)
+		for (const hgt of narrow.heights) assert.ok(hgt >= 12, `a label ${hgt.toFixed(1)} px high at 375 px`);
+		assert.ok(Math.abs(Math.min(...narrow.heights) - Math.min(...wide.heights)) < 2, 'the same size as on a desktop');
+		// every label inside the picture
+		const out = await page.evaluate(() => {
+			const svg = document.querySelector('svg.chart').getBoundingClientRect();
+			return [...document.querySelectorAll('svg.chart text')].filter((t) => {
+				const r = t.getBoundingClientRect();
+				return r.left < svg.left - 1 || r.right > svg.right + 1;
+			}).map((t) => t.textContent);
+		});
+		assert.deepEqual(out, [], 'labels cut off');
+		await noHorizontalScroll('wallet chart');
+		await page.locator('svg.chart').screenshot({ path: path.join(SHOTS, 'phone-chart.png') });
+		await shot('phone-wallet-chart');
+	} finally {
+		await page.setViewportSize({ width: 1280, height: 900 });
+	}
+	await page.locator('svg.chart').screenshot({ path: path.join(SHOTS, 'chart.png') });
 });
 
 await test('log out: the token is revoked and dropped; the login form is back', async () => {
@@ -716,7 +783,7 @@ await test('sign in with the identity provider: implicit flow, state and nonce c
 		assert.equal(text, direct.json.detail, 'the error shown is the API detail');
 		// The right answer: logged in as that identity.
 		await signIn(null);
-		await page.getByRole('heading', { name: 'Wallet' }).waitFor();
+		await page.getByRole('heading', { name: 'Overview' }).waitFor();
 		assert.equal(await page.locator('#who-email').textContent(), who);
 		const token = await page.evaluate(() => localStorage.getItem('arps.token'));
 		assert.match(token, /^act_/);

@@ -2,6 +2,7 @@
 import { session, setUnauthorizedHandler, post } from './api.js';
 import { h, clear, errorBox, flash } from './ui.js';
 import { loginView } from './login.js';
+import { overviewView } from './overview.js';
 import { walletView } from './wallet.js';
 import { studiesView } from './studies.js';
 import { participantsView } from './participants.js';
@@ -11,6 +12,7 @@ const main = document.getElementById('main');
 let renderSeq = 0;
 
 const routes = [
+	[/^#\/overview$/, 'overview', () => overviewView],
 	[/^#\/wallet$/, 'wallet', () => walletView],
 	[/^#\/studies$/, 'studies', () => studiesView],
 	[/^#\/studies\/([A-Za-z0-9_]{1,63})$/, 'studies', (m) => (root) => participantsView(root, m[1])],
@@ -30,14 +32,14 @@ async function render(focus = false) {
 	if (!session.token) {
 		chrome(false);
 		document.title = 'Log in · arps console';
-		// After login: the page asked for, else the wallet (one render either way).
+		// After login: the page asked for, else the overview (one render either way).
 		return loginView(root, () => {
-			if (!location.hash || location.hash === '#/') location.hash = '#/wallet';
+			if (!location.hash || location.hash === '#/') location.hash = '#/overview';
 			else render();
 		});
 	}
 	chrome(true);
-	const hash = location.hash || '#/wallet';
+	const hash = !location.hash || location.hash === '#/' ? '#/overview' : location.hash;
 	let view = null, name = null;
 	for (const [re, n, make] of routes) {
 		const m = re.exec(hash);
@@ -49,7 +51,7 @@ async function render(focus = false) {
 	}
 	if (!view) {
 		root.append(h('h1', {}, 'Not found'), h('p', { class: 'error', role: 'alert' }, 'There is no page at ' + hash + '.'),
-			h('p', {}, h('a', { href: '#/wallet' }, 'Go to the wallet')));
+			h('p', {}, h('a', { href: '#/overview' }, 'Go to the overview')));
 		return;
 	}
 	document.title = name[0].toUpperCase() + name.slice(1) + ' · arps console';

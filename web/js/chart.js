@@ -2,9 +2,11 @@
 import { h, s, when } from './ui.js';
 import { usd } from './money.js';
 
-// points: [{t: Date, v: cents}], oldest first.
-export function balanceChart(points, title) {
-	const W = 640, H = 220, L = 64, R = 12, T = 12, B = 28;
+// points: [{t: Date, v: cents}], oldest first. width: the pixels it is
+// shown at, so that one unit is one pixel and the labels keep their size
+// on a phone (a fixed 640-wide picture scaled to 330 px had 6 px text).
+export function balanceChart(points, title, width = 640) {
+	const W = Math.max(280, Math.round(width)), H = W < 480 ? 200 : 220, L = 70, R = 12, T = 12, B = 28;
 	const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': title });
 	svg.append(s('title', {}, title));
 	if (points.length === 0) {
@@ -24,7 +26,9 @@ export function balanceChart(points, title) {
 		svg.append(s('line', { x1: L, x2: W - R, y1: y(c), y2: y(c), class: 'grid' }));
 		svg.append(s('text', { x: L - 6, y: y(c) + 4, 'text-anchor': 'end', class: 'axis' }, usd(c)));
 	}
-	svg.append(s('text', { x: L, y: H - 8, class: 'axis' }, when(points[0].t.toISOString())));
+	// the first date, short on a narrow chart: "2026-11-28" rather than with the time
+	const first = when(points[0].t.toISOString());
+	svg.append(s('text', { x: L, y: H - 8, class: 'axis' }, W < 480 ? first.slice(0, 10) : first));
 	svg.append(s('text', { x: W - R, y: H - 8, 'text-anchor': 'end', class: 'axis' }, 'now'));
 	let d = `M${x(t0).toFixed(1)},${y(points[0].v).toFixed(1)}`;
 	for (let i = 1; i < points.length; i++) {
@@ -42,6 +46,19 @@ export function balanceChart(points, title) {
 // The available balance after each transaction, walked back from today's
 // available balance (newest first in, oldest first out). platform_fee only
 // states the fee share of a freeze and moves nothing (design.md §4).
+// Draw into holder at its width, and again when that width changes.
+export function responsiveChart(holder, draw) {
+	let drawn = 0;
+	const paint = () => {
+		const w = holder.clientWidth;
+		if (!w || Math.abs(w - drawn) < 8) return;
+		drawn = w;
+		holder.replaceChildren(draw(w));
+	};
+	paint();
+	new ResizeObserver(paint).observe(holder);
+}
+
 export function balanceSeries(available, txns) {
 	const pts = [];
 	let v = available;

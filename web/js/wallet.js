@@ -5,7 +5,7 @@ import { h, clear, errorBox, loading, timeEl, busy, labelled } from './ui.js';
 
 const COLS = ['When', 'Type', 'Amount', 'Description', 'Study'];
 import { usd } from './money.js';
-import { balanceChart, balanceSeries } from './chart.js';
+import { balanceChart, balanceSeries, responsiveChart } from './chart.js';
 
 const TYPES = ['signup_bonus', 'study_freeze', 'platform_fee', 'study_unfreeze', 'earning', 'refund',
 	'manual_topup', 'external_cashout'];
@@ -27,9 +27,11 @@ export async function walletView(root) {
 	transactions(txBox);
 	try {
 		const all = await getAll('/wallet/transactions', 'transactions', 10);
-		clear(chartBox, chartBox.firstChild, balanceChart(balanceSeries(bal.available_cents, all.items),
-			'Available balance over time'),
-		all.complete ? null : h('p', { class: 'hint' }, 'Showing the latest 2,000 transactions.'));
+		const holder = h('div', { class: 'chart-holder' });
+		clear(chartBox, chartBox.firstChild, holder,
+			all.complete ? null : h('p', { class: 'hint' }, 'Showing the latest 2,000 transactions.'));
+		const series = balanceSeries(bal.available_cents, all.items);
+		responsiveChart(holder, (w) => balanceChart(series, 'Available balance over time', w));
 	} catch (e) {
 		clear(chartBox, chartBox.firstChild, errorBox(e));
 	}
