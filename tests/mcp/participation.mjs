@@ -54,8 +54,8 @@ async function main() {
 	// The agent, with its key as a bearer token.
 	const { client: agent, transport } = await connect({ Authorization: `Bearer ${key}` });
 	assert.equal(agent.getServerVersion().name, 'arps');
-	assert.equal(transport.protocolVersion, '2025-06-18');
-	ok('initialize (the SDK asks for a newer version; 2025-06-18 is answered)');
+	assert.equal(transport.protocolVersion, '2025-11-25');
+	ok('initialize (2025-11-25)');
 	await agent.ping();
 	ok('ping');
 
