@@ -34,7 +34,8 @@ DB_OBJ      := $(DB_SRC:%.c=$(B)/%.o)
 TXN_OBJ     := $(TXN_SRC:%.c=$(B)/%.o)
 MATCH_OBJ   := $(MATCH_SRC:%.c=$(B)/%.o)
 ADMIN_OBJ   := $(ADMIN_SRC:%.c=$(B)/%.o)
-FCGI_OBJ    := $(FCGI_SRC:%.c=$(B)/%.o)
+# and the MCP tools' output schemas, generated from docs/openapi.yaml (mk/mcp.mk)
+FCGI_OBJ    := $(FCGI_SRC:%.c=$(B)/%.o) $(B)/fcgi/mcp_schemas.o
 DELIVER_OBJ := $(DELIVER_SRC:%.c=$(B)/%.o)
 # Test fixtures: a test-only library, linked into build/tests/arps-fixture
 # and never into a daemon (design.md §2.1).

@@ -66,6 +66,15 @@ idem_open(struct req *r, const char *sealed, size_t n, size_t *len)
 
 static enum h_rc idem_lookup_or_reply(struct req *r, int locked);
 
+/* Whether an answer of this status is kept for replay: any under 500 but
+ * 429, which says "try again after Retry-After" (a replay would drop the
+ * header and refuse the retry for 24 hours; design.md §6.16). */
+static int
+idem_keeps(int status)
+{
+	return status > 0 && status < 500 && status != 429;
+}
+
 struct txctx {
 	struct req *r;
 	req_tx_fn fn;
@@ -84,7 +93,7 @@ txfn(struct db *db, void *a)
 	reply_reset(r);	/* a retried transaction answers afresh */
 	rc = c->fn(r, c->arg);
 	c->idem_dup = 0;
-	if (rc == DB_OK && r->idem_owned && r->status > 0 && r->status < 500 &&
+	if (rc == DB_OK && r->idem_owned && idem_keeps(r->status) &&
 	    (rc = idem_store(r)) == DB_DUP)
 		c->idem_dup = 1;
 	return rc;
@@ -105,7 +114,7 @@ req_tx(struct req *r, req_tx_fn fn, void *arg)
 		return H_OK;
 	}
 	if (rc == DB_OK) {
-		if (r->idem_owned && r->status > 0 && r->status < 500)
+		if (r->idem_owned && idem_keeps(r->status))
 			r->idem_stored = 1;
 		return H_OK;
 	}
@@ -263,7 +272,7 @@ idem_end(struct req *r)
 	 * dies with the connection and the key can run again. */
 	db_set_deadline(r->db, 0);
 	/* A handler without a transaction of its own: its answer after it. */
-	if (!r->idem_stored && r->status > 0 && r->status < 500)
+	if (!r->idem_stored && idem_keeps(r->status))
 		(void)idem_store(r);
 	idem_lock_name(r, name);
 	(void)db_idem_unlock(r->db, name);

@@ -27,10 +27,11 @@
 #define RPC_INVALID_PARAMS	(-32602)
 #define RPC_INTERNAL_ERROR	(-32603)
 
-#define MCP_VERSION		"2025-06-18"	/* answered when the client's is unknown */
+#define MCP_VERSION		"2025-11-25"	/* answered when the client's is unknown */
 
-/* The protocol versions whose messages this endpoint speaks as they are. */
-static const char *const versions[] = { MCP_VERSION, "2025-03-26" };
+/* The protocol versions whose messages this endpoint speaks as they are,
+ * newest first (design.md §11.3). */
+static const char *const versions[] = { MCP_VERSION, "2025-06-18", "2025-03-26" };
 
 /* The entry of versions[] equal to v, NULL when the server does not speak it. */
 static const char *
@@ -63,7 +64,8 @@ struct qparam {
 #define QP_END		{ NULL, Q_LIMIT, 0, 0 }
 
 static const struct qparam q_available[] = {
-	{ "limit", Q_LIMIT, VAL_LIST_LIMIT_MIN, VAL_AVAILABLE_LIMIT_MAX }, QP_END
+	{ "limit", Q_LIMIT, VAL_LIST_LIMIT_MIN, VAL_AVAILABLE_LIMIT_MAX }, { "cursor", Q_CURSOR, 0, 0 },
+	QP_END
 };
 static const struct qparam q_page[] = { QP_PAGE(VAL_LIST_LIMIT_MAX), QP_END };
 static const struct qparam q_events[] = { QP_PAGE(VAL_LIST_LIMIT_MAX), QP_END };
@@ -76,18 +78,32 @@ static const char *const p_study[] = { "study_id", NULL };
 static const char *const p_participant[] = { "study_id", "participant_id", NULL };
 static const char *const p_agent[] = { "agent_id", NULL };
 
+/* The tool annotations of MCP (2025-11-25, ToolAnnotations), as bits. */
+enum {
+	A_RO = 1,	/* readOnlyHint: changes nothing */
+	A_DESTRUCTIVE = 2,	/* destructiveHint: overwrites, revokes or ends something */
+	A_IDEMPOTENT = 4,	/* idempotentHint: a repeat with the same arguments changes nothing more */
+	A_OPENWORLD = 8,	/* openWorldHint: reaches beyond the service (no tool does) */
+};
+#define A_READ	(A_RO | A_IDEMPOTENT)
+
 /*
  * A tool is a route row: its method, path, credential and roles are the
  * row's (routes[route], fcgi/routes.c), so it is listed to the callers
  * the route admits, and tools/call runs the row through req_dispatch.
- * Here: its name and description, the names of the row's "{}" segments,
- * and the body field table and query parameters its input schema is made
- * of; a GET is read-only (annotations), a POST takes idempotency_key.
- * Listed in this table's order (the route table's is the match order).
+ * Here: its name, title, annotations and description, the names of the
+ * row's "{}" segments, and the body field table and query parameters its
+ * input schema is made of; a POST takes idempotency_key.  Its output
+ * schema is the route's in docs/openapi.yaml (mcp_schemas[], generated).
+ * The annotations say what the route does (api.md §18): a GET that opens
+ * a participation is not read-only.  Listed in this table's order (the
+ * route table's is the match order).
  */
 struct tool {
 	enum route_id route;
 	const char *name;
+	const char *title;
+	unsigned hints;				/* A_* */
 	const char *const *params;		/* NULL: no path parameter */
 	const struct field_list *body;		/* NULL: no body */
 	const struct qparam *query;		/* NULL: no query */
@@ -96,70 +112,81 @@ struct tool {
 
 static const struct tool tools[] = {
 	/* agents (X-API-Key or Bearer arps_live_...) */
-	{ R_ME_GET, "get_profile", NULL, NULL, NULL,
+	{ R_ME_GET, "get_profile", "Get your agent profile", A_READ, NULL, NULL, NULL,
 	    "Your agent's profile: id, name, description, status (unclaimed, claimed, suspended), "
 	    "reputation, tier, and nextActions saying what to do next." },
-	{ R_ME_PATCH, "update_profile", NULL, &fields_me_patch, NULL,
+	{ R_ME_PATCH, "update_profile", "Update your agent profile", A_DESTRUCTIVE | A_IDEMPOTENT,
+	    NULL, &fields_me_patch, NULL,
 	    "Change your agent's name or description; answers the profile." },
-	{ R_BIO_SET, "set_bio", NULL, &fields_bio, NULL,
+	{ R_BIO_SET, "set_bio", "Set your owner's bio", A_DESTRUCTIVE | A_IDEMPOTENT,
+	    NULL, &fields_bio, NULL,
 	    "Describe your owner in plain language; studies are matched to this text "
 	    "(embedding_status goes processing -> ready within seconds)." },
-	{ R_BIO_GET, "get_bio", NULL, NULL, NULL,
+	{ R_BIO_GET, "get_bio", "Get your owner's bio", A_READ, NULL, NULL, NULL,
 	    "Your owner's bio and its embedding_status (none, processing, ready, failed)." },
-	{ R_HEARTBEAT, "heartbeat", NULL, NULL, NULL,
+	{ R_HEARTBEAT, "heartbeat", "Send a heartbeat", 0, NULL, NULL, NULL,
 	    "Tell the service you are alive (at most once per 10 minutes) and get nextActions." },
-	{ R_AVAILABLE, "list_available_studies", NULL, NULL, q_available,
+	{ R_AVAILABLE, "list_available_studies", "List studies available to you", A_READ,
+	    NULL, NULL, q_available,
 	    "Studies matched to your bio, best match_score first; empty with a nextActions hint "
-	    "when you cannot take part now." },
-	{ R_ACCEPT, "accept_study", p_study, NULL, NULL,
+	    "when you cannot take part now.  Page on with cursor set to next_cursor." },
+	{ R_ACCEPT, "accept_study", "Accept a study", A_IDEMPOTENT, p_study, NULL, NULL,
 	    "Take part in a study: answers the participation and the study_url to open." },
-	{ R_STUDY_GET, "get_study", p_study, NULL, NULL,
+	{ R_STUDY_GET, "get_study", "Get a study", A_IDEMPOTENT, p_study, NULL, NULL,
 	    "A study's detail.  For an agent after accepting, the first call opens the "
 	    "participation (accepted -> in_progress)." },
-	{ R_COMPLETE, "complete_study", p_study, &fields_complete, NULL,
+	{ R_COMPLETE, "complete_study", "Complete a study", 0, p_study, &fields_complete, NULL,
 	    "Submit your participation with the completion code the study showed you." },
-	{ R_WITHDRAW, "withdraw_study", p_study, NULL, NULL,
+	{ R_WITHDRAW, "withdraw_study", "Withdraw from a study", A_DESTRUCTIVE | A_IDEMPOTENT,
+	    p_study, NULL, NULL,
 	    "Leave your active participation in a study without pay." },
-	{ R_HISTORY, "list_history", NULL, NULL, q_page,
+	{ R_HISTORY, "list_history", "List your participations", A_READ, NULL, NULL, q_page,
 	    "Your participations, newest first, with their status and reward." },
-	{ R_REPUTATION, "get_reputation", NULL, NULL, q_events,
+	{ R_REPUTATION, "get_reputation", "Get your reputation history", A_READ, NULL, NULL, q_events,
 	    "Your reputation, tier and each change with its cause and participation." },
-	{ R_KEY_ROTATE, "rotate_api_key", NULL, NULL, NULL,
+	{ R_KEY_ROTATE, "rotate_api_key", "Rotate your API key", A_DESTRUCTIVE, NULL, NULL, NULL,
 	    "Issue a new API key, answered once: store it at once.  The key you called with "
 	    "keeps working until the new one is first used, 10 minutes at most." },
-	{ R_CLAIM_CODE, "new_claim_code", NULL, NULL, NULL,
+	{ R_CLAIM_CODE, "new_claim_code", "Issue a new claim code", A_DESTRUCTIVE, NULL, NULL, NULL,
 	    "A fresh claim code for your owner (the old one stops working); codes expire "
 	    "after 7 days." },
 	/* researchers (Bearer act_...) */
-	{ R_STUDY_CREATE, "create_study", NULL, &fields_study, NULL,
+	{ R_STUDY_CREATE, "create_study", "Create a study", 0, NULL, &fields_study, NULL,
 	    "Create and publish a study; freezes reward plus fee per participant from your wallet." },
-	{ R_STUDY_LIST, "list_studies", NULL, NULL, q_page,
+	{ R_STUDY_LIST, "list_studies", "List your studies", A_READ, NULL, NULL, q_page,
 	    "Your studies, newest first, with participation stats and funding." },
-	{ R_STUDY_PAUSE, "pause_study", p_study, NULL, NULL,
+	{ R_STUDY_PAUSE, "pause_study", "Pause a study", A_IDEMPOTENT, p_study, NULL, NULL,
 	    "Pause an active study (no new participants)." },
-	{ R_STUDY_RESUME, "resume_study", p_study, NULL, NULL,
+	{ R_STUDY_RESUME, "resume_study", "Resume a study", A_IDEMPOTENT, p_study, NULL, NULL,
 	    "Resume a paused study." },
-	{ R_STUDY_STOP, "stop_study", p_study, NULL, NULL,
+	{ R_STUDY_STOP, "stop_study", "Stop a study", A_DESTRUCTIVE | A_IDEMPOTENT,
+	    p_study, NULL, NULL,
 	    "Stop a study for good; it waits for the review of its submissions." },
-	{ R_PARTICIPANTS, "list_participants", p_study, NULL, q_page,
+	{ R_PARTICIPANTS, "list_participants", "List a study's participants", A_READ,
+	    p_study, NULL, q_page,
 	    "A study's participants by anonymous participant_id, newest first." },
-	{ R_PARTICIPANT_APPROVE, "approve_participant", p_participant, &fields_review, NULL,
+	{ R_PARTICIPANT_APPROVE, "approve_participant", "Approve a participant", A_IDEMPOTENT,
+	    p_participant, &fields_review, NULL,
 	    "Approve a submitted participation: pays the reward to the participant." },
-	{ R_PARTICIPANT_REJECT, "reject_participant", p_participant, &fields_review, NULL,
+	{ R_PARTICIPANT_REJECT, "reject_participant", "Reject a participant",
+	    A_DESTRUCTIVE | A_IDEMPOTENT, p_participant, &fields_review, NULL,
 	    "Reject a submitted participation: refunds the reward to you." },
-	{ R_ACCOUNT, "get_account", NULL, NULL, NULL,
+	{ R_ACCOUNT, "get_account", "Get your account", A_READ, NULL, NULL, NULL,
 	    "Your account: id, e-mail, roles and the agents you own." },
-	{ R_CLAIM, "claim_agent", NULL, &fields_claim, NULL,
+	{ R_CLAIM, "claim_agent", "Claim an agent", A_IDEMPOTENT, NULL, &fields_claim, NULL,
 	    "Link an agent to your account with the claim code it was given; pays its "
 	    "signup bonus." },
-	{ R_KEY_REPLACE, "replace_agent_api_key", p_agent, NULL, NULL,
+	{ R_KEY_REPLACE, "replace_agent_api_key", "Replace an agent's API key", A_DESTRUCTIVE,
+	    p_agent, NULL, NULL,
 	    "Revoke one of your agents' API keys at once and issue a new one, answered once." },
 	/* both */
-	{ R_WALLET_BALANCE, "get_wallet_balance", NULL, NULL, NULL,
+	{ R_WALLET_BALANCE, "get_wallet_balance", "Get your wallet balance", A_READ,
+	    NULL, NULL, NULL,
 	    "Your wallet: available, frozen and total USD cents." },
-	{ R_WALLET_TRANSACTIONS, "list_wallet_transactions", NULL, NULL, q_txns,
+	{ R_WALLET_TRANSACTIONS, "list_wallet_transactions", "List your wallet transactions", A_READ,
+	    NULL, NULL, q_txns,
 	    "Your wallet transactions, newest first, optionally of one type." },
-	{ R_EVENTS, "list_events", NULL, NULL, q_events,
+	{ R_EVENTS, "list_events", "List your events", A_READ, NULL, NULL, q_events,
 	    "Your events (participation, reputation, wallet, study changes), oldest first "
 	    "after the cursor; poll again from next_cursor, which is never null." },
 };
@@ -335,19 +362,36 @@ tool_schema(const struct tool *t)
 	return s;
 }
 
+/* The tool's outputSchema: its route's in mcp_schemas[] (generated from
+ * docs/openapi.yaml by tools/mcp-schemas.py), parsed; NULL if it has none. */
+static struct json_object *
+tool_output_schema(const struct tool *t)
+{
+	const struct route *rt = tool_route(t);
+	size_t i;
+
+	for (i = 0; i < nmcp_schemas; i++)
+		if (strcmp(mcp_schemas[i].method, rt->method) == 0 &&
+		    strcmp(mcp_schemas[i].pattern, rt->pattern) == 0)
+			return json_tokener_parse(mcp_schemas[i].json);
+	return NULL;
+}
+
 static struct json_object *
 tool_json(const struct tool *t)
 {
-	struct json_object *o = json_object_new_object(), *a = json_object_new_object();
-	int ro = strcmp(tool_route(t)->method, "GET") == 0;
+	struct json_object *o = json_object_new_object(), *a = json_object_new_object(), *out;
 
 	jput(o, "name", json_object_new_string(t->name));
+	jput(o, "title", json_object_new_string(t->title));
 	jput(o, "description", json_object_new_string(t->desc));
 	jput(o, "inputSchema", tool_schema(t));
-	jput(a, "readOnlyHint", json_object_new_boolean(ro));
-	if (!ro)
-		jput(a, "destructiveHint", json_object_new_boolean(0));
-	jput(a, "openWorldHint", json_object_new_boolean(0));
+	if ((out = tool_output_schema(t)) != NULL)
+		jput(o, "outputSchema", out);
+	jput(a, "readOnlyHint", json_object_new_boolean((t->hints & A_RO) != 0));
+	jput(a, "destructiveHint", json_object_new_boolean((t->hints & A_DESTRUCTIVE) != 0));
+	jput(a, "idempotentHint", json_object_new_boolean((t->hints & A_IDEMPOTENT) != 0));
+	jput(a, "openWorldHint", json_object_new_boolean((t->hints & A_OPENWORLD) != 0));
 	jput(o, "annotations", a);
 	return o;
 }
@@ -921,12 +965,13 @@ mcp_post(struct req *r)
 		reply_err(r, ARPS_E_UNSUPPORTED_MEDIA_TYPE, "the body must be application/json");
 		return;
 	}
-	/* MCP 2025-06-18, transports: a version the server does not
+	/* MCP 2025-11-25, transports: a version the server does not
 	 * support in MCP-Protocol-Version is 400 (no header: the client
 	 * negotiated nothing, or speaks 2025-03-26) */
 	if (r->mcp_version != NULL && version_spoken(r->mcp_version) == NULL) {
 		rpc_error(r, NULL, RPC_INVALID_REQUEST, "MCP-Protocol-Version %.32s is not "
-		    "supported: send " MCP_VERSION " or 2025-03-26, as initialize answered",
+		    "supported: send " MCP_VERSION ", 2025-06-18 or 2025-03-26, as initialize "
+		    "answered",
 		    r->mcp_version);
 		return;
 	}
@@ -934,7 +979,7 @@ mcp_post(struct req *r)
 		return;
 	if (json_object_is_type(msg, json_type_array)) {
 		rpc_error(r, NULL, RPC_INVALID_REQUEST,
-		    "batches are not part of MCP " MCP_VERSION ": send one message per request");
+		    "batches are not part of MCP since 2025-06-18: send one message per request");
 		goto out;
 	}
 	if (!json_object_is_type(msg, json_type_object)) {

@@ -1,3 +1,19 @@
+# The MCP tools' output schemas (design.md §11.3): each operation's answer
+# schema in build/openapi.json as a C table (tools/mcp-schemas.py), compiled
+# into arps-fcgi as $(B)/fcgi/mcp_schemas.o, so the schemas are written
+# once, in docs/openapi.yaml.  Like build/openapi.json, the generated
+# source does not depend on compiler flags: one file for every $(B).
+
+MCP_SCHEMAS_C := build/gen/mcp_schemas.c
+
+$(MCP_SCHEMAS_C): build/openapi.json tools/mcp-schemas.py
+	@mkdir -p $(@D)
+	python3 tools/mcp-schemas.py build/openapi.json $@
+
+$(B)/fcgi/mcp_schemas.o: $(MCP_SCHEMAS_C) fcgi/mcp.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
 # The MCP endpoint's SDK test (design.md §11): the official TypeScript SDK
 # client, pinned by tests/mcp/package-lock.json, installed under build/mcp
 # with the test script beside it (node resolves packages from the script's

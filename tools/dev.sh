@@ -5,8 +5,10 @@
 #                          (packaging tools + debootstrap, systemd-nspawn)
 #   dev.sh run             build, start MariaDB + arps-fcgi + arps-deliver + nginx under var/,
 #                          stay in foreground
-#   dev.sh test [KIND]     KIND = all | unit | db | api | browser: fresh stack under var/test, run suites
-#                          (browser: the console in headless chromium, tests/browser/)
+#   dev.sh test [KIND]     KIND = all | unit | db | api | browser | schemathesis: fresh stack
+#                          under var/test, run suites (browser: the console in headless
+#                          chromium, tests/browser/; schemathesis: the contract fuzzer,
+#                          tools/schemathesis.sh, also run by all and api)
 #   dev.sh bench           benchmarks against a fresh stack
 #   dev.sh test-production make test-production unless ARPS_SKIP_PRODUCTION=1
 #                          outside CI (the last step of make test)
@@ -320,6 +322,22 @@ browser_suite() {
     [ "$rc" -eq 0 ] || BROKEN+=("tests/browser/console.test.mjs")
 }
 
+# Schemathesis against the stack (tools/schemathesis.sh, design.md §11.1):
+# one suite, counted as one test; under ARPS_ONLY only when it names
+# "schemathesis".
+schemathesis_suite() {
+    if [ -n "${ARPS_ONLY:-}" ] && ! printf ' %s ' "$ARPS_ONLY" | grep -q " schemathesis "; then
+        return 0
+    fi
+    say "suite tools/schemathesis.sh"
+    if tools/schemathesis.sh; then
+        PASSED=$((PASSED + 1))
+    else
+        FAILED=$((FAILED + 1))
+        BROKEN+=("schemathesis (tools/schemathesis.sh; report in $VAR/log/schemathesis/)")
+    fi
+}
+
 case "${1:-run}" in
 deps)
     deps "${2:-}"
@@ -367,6 +385,9 @@ test)
                 BROKEN+=("openapi check self-test (tools/openapi-selftest.mjs)")
             node tools/openapi-check.mjs --fcgi "$FCGI_BIN" --answers "$ARPS_RECORD_ANSWERS" ||
                 BROKEN+=("openapi contract (tools/openapi-check.mjs)")
+        fi
+        if [ "$kind" = all ] || [ "$kind" = api ] || [ "$kind" = schemathesis ]; then
+            schemathesis_suite
         fi
         if [ "$kind" = all ] || [ "$kind" = browser ]; then browser_suite; fi
         build/arps-admin verify-ledger || BROKEN+=("verify-ledger")

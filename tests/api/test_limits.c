@@ -664,6 +664,39 @@ idem_scope_is_the_network(void **state)
 	resp_free(&r);
 }
 
+/*
+ * A 429 is not kept for replay (design.md §6.16; found by Schemathesis:
+ * a replayed 429 lost its Retry-After, and replaying it refused the
+ * retry for 24 hours): the same key again runs again, with Retry-After.
+ */
+static void
+idem_429_not_replayed(void **state)
+{
+	struct test_agent a;
+	char hdr[64];
+	struct resp r;
+	int i;
+
+	(void)state;
+	agent_new(&a, "idem-429");
+	r = http_post("/api/v1/heartbeat", NULL, HDRS(a.hdr, "Idempotency-Key: hb-1"));
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	for (i = 0; i < 2; i++) {
+		r = http_post("/api/v1/heartbeat", NULL, HDRS(a.hdr, "Idempotency-Key: hb-2"));
+		assert_error(&r, 429, "RATE_LIMITED");
+		assert_non_null(resp_header(&r, "Retry-After", hdr, sizeof hdr));
+		assert_true(atoi(hdr) > 0);
+		assert_null(resp_header(&r, "Idempotent-Replayed", hdr, sizeof hdr));
+		resp_free(&r);
+	}
+	/* a 200 is still replayed */
+	r = http_post("/api/v1/heartbeat", NULL, HDRS(a.hdr, "Idempotency-Key: hb-1"));
+	assert_int_equal(r.status, 200);
+	assert_non_null(resp_header(&r, "Idempotent-Replayed", hdr, sizeof hdr));
+	resp_free(&r);
+}
+
 int
 main(void)
 {
@@ -679,6 +712,7 @@ main(void)
 		cmocka_unit_test(send_code_per_network),
 		cmocka_unit_test(idem_key_form),
 		cmocka_unit_test(idem_scope_is_the_network),
+		cmocka_unit_test(idem_429_not_replayed),
 	};
 
 	if (sodium_init() < 0)

@@ -123,10 +123,11 @@ static void
 initialize_versions(void **state)
 {
 	static const struct { const char *asked, *answered; } rows[] = {
+		{ "2025-11-25", "2025-11-25" },
 		{ "2025-06-18", "2025-06-18" },
 		{ "2025-03-26", "2025-03-26" },
-		{ "2025-11-25", "2025-06-18" },	/* newer than ours: ours */
-		{ "1999-01-01", "2025-06-18" },
+		{ "2099-01-01", "2025-11-25" },	/* newer than ours: our newest */
+		{ "1999-01-01", "2025-11-25" },
 	};
 	struct test_agent a;
 	char body[512], buf[128];
@@ -161,8 +162,8 @@ initialize_versions(void **state)
 	assert_int_equal(json_object_object_length(jget(r.json, "result")), 0);
 	resp_free(&r);
 	/* the MCP-Protocol-Version header after initialize: a version the
-	 * server speaks, or 400 (MCP 2025-06-18, transports) */
-	for (i = 0; i < 2; i++) {
+	 * server speaks, or 400 (MCP 2025-11-25, transports) */
+	for (i = 0; i < 3; i++) {
 		snprintf(buf, sizeof buf, "MCP-Protocol-Version: %s", rows[i].answered);
 		r = mcp_post(a.hdr, buf, RPC("4", "ping", "{}"));
 		assert_int_equal(r.status, 200);
@@ -440,7 +441,7 @@ tools_list_agent(void **state)
 	/* list parameters with the endpoint's bounds */
 	t = tool_def(&r, "list_available_studies");
 	assert_int_equal(json_object_get_int(jget(t, "inputSchema.properties.limit.maximum")), 100);
-	assert_null(jget(t, "inputSchema.properties.cursor"));
+	assert_non_null(jget(t, "inputSchema.properties.cursor"));	/* pages as REST does */
 	t = tool_def(&r, "list_wallet_transactions");
 	assert_int_equal(json_object_get_int(jget(t, "inputSchema.properties.limit.maximum")), 200);
 	assert_non_null(jget(t, "inputSchema.properties.cursor"));
@@ -496,6 +497,113 @@ tools_list_researcher(void **state)
 	assert_true(arr_has(jget(t, "inputSchema.required"), "study_id"));
 	assert_true(arr_has(jget(t, "inputSchema.required"), "participant_id"));
 	assert_non_null(jget(t, "inputSchema.properties.reason"));
+	resp_free(&r);
+}
+
+/*
+ * Every tool's title, annotations and outputSchema (api.md §18): the
+ * annotations say what the route does (get_study opens a participation:
+ * not read-only), every outputSchema is an object schema with the route's
+ * answer and the error body as branches, standing alone ($defs).
+ */
+static void
+tool_annotations_and_schemas(void **state)
+{
+	static const struct { const char *name; int ro, destructive, idempotent; } rows[] = {
+		{ "get_profile", 1, 0, 1 },		{ "update_profile", 0, 1, 1 },
+		{ "set_bio", 0, 1, 1 },			{ "get_bio", 1, 0, 1 },
+		{ "heartbeat", 0, 0, 0 },		{ "list_available_studies", 1, 0, 1 },
+		{ "accept_study", 0, 0, 1 },		{ "get_study", 0, 0, 1 },
+		{ "complete_study", 0, 0, 0 },		{ "withdraw_study", 0, 1, 1 },
+		{ "list_history", 1, 0, 1 },		{ "get_reputation", 1, 0, 1 },
+		{ "rotate_api_key", 0, 1, 0 },		{ "new_claim_code", 0, 1, 0 },
+		{ "create_study", 0, 0, 0 },		{ "list_studies", 1, 0, 1 },
+		{ "pause_study", 0, 0, 1 },		{ "resume_study", 0, 0, 1 },
+		{ "stop_study", 0, 1, 1 },		{ "list_participants", 1, 0, 1 },
+		{ "approve_participant", 0, 0, 1 },	{ "reject_participant", 0, 1, 1 },
+		{ "get_account", 1, 0, 1 },		{ "claim_agent", 0, 0, 1 },
+		{ "replace_agent_api_key", 0, 1, 0 },	{ "get_wallet_balance", 1, 0, 1 },
+		{ "list_wallet_transactions", 1, 0, 1 }, { "list_events", 1, 0, 1 },
+	};
+	struct json_object *t, *o, *any;
+	struct test_agent a;
+	struct test_user u;
+	struct resp ra, ru, *r;
+	size_t i, j, err;
+
+	(void)state;
+	agent_new(&a, "mcp-hints");
+	user_login(&u, "mcp-hints");
+	ra = mcp_post(a.hdr, NULL, RPC("1", "tools/list", "{}"));
+	ru = mcp_post(u.hdr, NULL, RPC("1", "tools/list", "{}"));
+	assert_int_equal(ra.status, 200);
+	assert_int_equal(ru.status, 200);
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		r = has_tool(&ra, rows[i].name) ? &ra : &ru;
+		t = tool_def(r, rows[i].name);
+		if (t == NULL)
+			print_error("no tool %s\n", rows[i].name);
+		assert_non_null(t);
+		assert_true(strlen(json_object_get_string(jget(t, "title"))) > 3);
+		assert_int_equal(json_object_get_boolean(jget(t, "annotations.readOnlyHint")),
+		    rows[i].ro);
+		assert_int_equal(json_object_get_boolean(jget(t, "annotations.destructiveHint")),
+		    rows[i].destructive);
+		assert_int_equal(json_object_get_boolean(jget(t, "annotations.idempotentHint")),
+		    rows[i].idempotent);
+		assert_false(json_object_get_boolean(jget(t, "annotations.openWorldHint")));
+		o = jget(t, "outputSchema");
+		if (o == NULL)
+			print_error("%s has no outputSchema\n", rows[i].name);
+		assert_non_null(o);
+		assert_string_equal(json_object_get_string(jget(o, "type")), "object");
+		assert_true(json_object_is_type(jget(o, "$defs"), json_type_object));
+		any = jget(o, "anyOf");
+		assert_true(json_object_array_length(any) >= 2);
+		for (j = 0, err = 0; j < json_object_array_length(any); j++) {
+			struct json_object *ref = jget(json_object_array_get_idx(any, j), "$ref");
+			if (ref != NULL && strcmp(json_object_get_string(ref), "#/$defs/Error") == 0)
+				err++;
+		}
+		assert_int_equal(err, 1);
+		assert_non_null(jget(o, "$defs.Error"));
+	}
+	/* every tool listed, to either credential, is a row above */
+	for (r = &ra; r != NULL; r = r == &ra ? &ru : NULL)
+		for (j = 0; j < json_object_array_length(jget(r->json, "result.tools")); j++) {
+			const char *n = json_object_get_string(jget(json_object_array_get_idx(
+			    jget(r->json, "result.tools"), j), "name"));
+			for (i = 0; i < sizeof rows / sizeof rows[0]; i++)
+				if (strcmp(rows[i].name, n) == 0)
+					break;
+			if (i == sizeof rows / sizeof rows[0])
+				print_error("tool %s has no row\n", n);
+			assert_true(i < sizeof rows / sizeof rows[0]);
+		}
+	/* get_study's answer is one of the two views */
+	o = jget(tool_def(&ra, "get_study"), "outputSchema");
+	assert_non_null(jget(o, "$defs.StudyAgent"));
+	assert_non_null(jget(o, "$defs.StudyResearcher"));
+	resp_free(&ra);
+	resp_free(&ru);
+}
+
+/* list_available_studies pages with cursor as GET /studies/available does. */
+static void
+available_cursor(void **state)
+{
+	struct test_agent a;
+	struct resp r;
+
+	(void)state;
+	agent_new(&a, "mcp-cursor");
+	r = tool(a.hdr, "list_available_studies", "{\"limit\":5,\"cursor\":\"5\"}");
+	assert_tool_result(&r, 0, 200);
+	assert_true(json_object_is_type(jget(r.json, "result.structuredContent.studies"),
+	    json_type_array));
+	resp_free(&r);
+	r = tool(a.hdr, "list_available_studies", "{\"cursor\":\"not-a-cursor\"}");
+	assert_tool_refusal(&r, 422, "VALIDATION_ERROR");
 	resp_free(&r);
 }
 
@@ -666,6 +774,8 @@ main(void)
 		cmocka_unit_test(tool_argument_refusals),
 		cmocka_unit_test(tools_list_agent),
 		cmocka_unit_test(tools_list_researcher),
+		cmocka_unit_test(tool_annotations_and_schemas),
+		cmocka_unit_test(available_cursor),
 		cmocka_unit_test(tool_refusals),
 		cmocka_unit_test(tool_writes_and_idempotency),
 		cmocka_unit_test(sdk_participation),
