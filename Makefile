@@ -88,7 +88,7 @@ $(B)/arps-embed: $(B)/cmd/arps-embed.o $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 # The test fixtures as a command (tests/arps-fixture.c): test builds only.
-$(B)/tests/arps-fixture: $(B)/tests/arps-fixture.o $(TESTLIB_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+$(B)/tests/arps-fixture: $(B)/tests/arps-fixture.o $(TESTLIB_OBJ) $(ADMIN_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 # Unit tests: core and the encoder, no I/O.

@@ -421,7 +421,7 @@ run)
     # (`setsid make run &` in a script) has SIGINT ignored, and bash cannot
     # trap a signal ignored on entry: start again with the default actions.
     if [ -z "${ARPS_RUN_SIGNALS:-}" ]; then
-        ARPS_RUN_SIGNALS=1 exec env --default-signal=INT,TERM,HUP "$0" "$@"
+        ARPS_RUN_SIGNALS=1 exec env --default-signal=INT,TERM,HUP "$ROOT/tools/dev.sh" "$@"
     fi
     VAR=${ARPS_VAR:-$ROOT/var}
     PORT=${PORT:-8080}
