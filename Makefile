@@ -54,7 +54,7 @@ API_HELP := $(filter-out $(API_SRC),$(sort $(wildcard tests/api/*.c)))
 DBT_HELP := $(filter-out $(DBT_SRC),$(sort $(wildcard tests/db/*.c)))
 UNIT_HELP := $(filter-out $(UNIT_SRC),$(sort $(wildcard tests/unit/*.c)))
 
-.PHONY: all deps run test test-unit test-db test-api bench coverage asan test-asan \
+.PHONY: all deps run demo test test-unit test-db test-api bench coverage asan test-asan \
         install clean tests stop check
 
 all: $(BINS)
@@ -89,7 +89,7 @@ $(B)/arps-embed: $(B)/cmd/arps-embed.o $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 # The test fixtures as a command (tests/arps-fixture.c): test builds only.
-$(B)/tests/arps-fixture: $(B)/tests/arps-fixture.o $(TESTLIB_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
+$(B)/tests/arps-fixture: $(B)/tests/arps-fixture.o $(TESTLIB_OBJ) $(ADMIN_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 # Unit tests: core and the encoder, no I/O.
@@ -102,9 +102,10 @@ $(B)/tests/unit/test_jb: $(B)/fcgi/jb.o
 $(B)/tests/unit/test_jb: UNIT_EXTRA = $(B)/fcgi/jb.o $(shell pkg-config --cflags --libs json-c)
 
 # DB tests: core + lib + db against the dev MariaDB.
-$(B)/tests/db/%: tests/db/%.c $(DBT_HELP) $(TESTLIB_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
+# (admin/: dbtest_migrate_config reads migrate.conf as arps-admin does.)
+$(B)/tests/db/%: tests/db/%.c $(DBT_HELP) $(TESTLIB_OBJ) $(ADMIN_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COVFLAGS) $(PKGCFLAGS) -o $@ $< $(DBT_HELP) $(TESTLIB_OBJ) $(DBT_EXTRA) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ) \
+	$(CC) $(CFLAGS) $(COVFLAGS) $(PKGCFLAGS) -o $@ $< $(DBT_HELP) $(TESTLIB_OBJ) $(DBT_EXTRA) $(ADMIN_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ) \
 	    $(shell pkg-config --cflags --libs cmocka) $(PKGLIBS) -lcrypto -lm
 
 # test_match_engine: the matching engine (match/) against a database of its own.
@@ -121,6 +122,11 @@ tests: $(UNIT_BIN) $(DBT_BIN) $(API_BIN) $(B)/tests/arps-fixture
 
 run:
 	@tools/dev.sh run
+
+# Demo data for the stack make run keeps going (tools/demo.mjs): a
+# researcher, funded studies, claimed agents and their participations.
+demo: all $(B)/tests/arps-fixture
+	@tools/dev.sh demo
 
 # Every suite, then core/'s line coverage (>= 95%, make coverage), then the
 # API suites again against a sanitized pool, then the

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "admin/setup.h"
 #include "db/db.h"
 #include "lib/config.h"
 #include "lib/log.h"
@@ -17,7 +18,7 @@
 int
 main(int argc, char *argv[])
 {
-	static struct config cfg;
+	static struct config cfg, mcfg;
 	char err[1024], *args[17];
 	struct db *db;
 	int i, n = 0, rc;
@@ -45,13 +46,19 @@ main(int argc, char *argv[])
 	}
 	if (!cfg.test_fixtures)
 		return fixture_run(NULL, &cfg, args);	/* refuses before connecting */
-	if ((db = db_open(&cfg)) == NULL || db_ensure(db) != DB_OK) {
+	/* As arps_migrate when the stack has one (migrate.conf beside the
+	 * config, as arps-admin migrate reads it): the seeding fixtures read
+	 * MariaDB's sequence tables, beyond the row grants of the service's
+	 * user (tools/dev.sh grant_app). */
+	if (setup_migrate_config(&cfg, &mcfg) < 0)
+		return 1;
+	if ((db = db_open(&mcfg)) == NULL || db_ensure(db) != DB_OK) {
 		fprintf(stderr, "arps-fixture: cannot connect to the database: %s\n",
 		    db ? db_error(db) : "out of memory");
 		db_close(db);
 		return 1;
 	}
-	rc = fixture_run(db, &cfg, args);
+	rc = fixture_run(db, &mcfg, args);
 	db_close(db);
 	return rc;
 }

@@ -3,8 +3,11 @@
 #   dev.sh deps [SET]      install missing Debian packages: the dev stack's,
 #                          plus SET = deb (packaging tools) or production
 #                          (packaging tools + debootstrap, systemd-nspawn)
-#   dev.sh run             build, start MariaDB + arps-fcgi + arps-deliver + nginx under var/,
-#                          stay in foreground
+#   dev.sh run             build, start MariaDB + arps-fcgi + arps-deliver + arps-embed + nginx
+#                          and the dev identity provider under var/, stay in foreground until
+#                          SIGINT or SIGTERM (or make, its parent, is gone); stops them all
+#   dev.sh demo            fill the running make run stack with demo data (tools/demo.mjs)
+#   dev.sh stop            stop a make run stack by its pid files (ARPS_VAR, default var/)
 #   dev.sh test [KIND]     KIND = all | unit | db | api | browser | schemathesis: fresh stack
 #                          under var/test, run suites (browser: the console in headless
 #                          chromium, tests/browser/; schemathesis: the contract fuzzer,
@@ -60,18 +63,22 @@ deps() {
 
 hex32() { od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; }
 
-# Write $VAR/arps.conf once, with fresh random secrets.
+# Write $VAR/arps.conf once, with fresh random secrets.  The secrets are the
+# user's alone (issue 36, finding 8): the config and migrate.conf 0600, the
+# directories of the sockets, the login mails and the identity provider's
+# keys 0700, also when an older run left them open.
 config() {
     mkdir -p "$VAR"/{db,run,log,mail,nginx,idp}
+    chmod 0700 "$VAR/run" "$VAR/mail" "$VAR/idp"
     if [ ! -f "$VAR/arps.conf" ]; then
-        cat > "$VAR/arps.conf.tmp" <<CONF
+        (umask 077; cat > "$VAR/arps.conf.tmp") <<CONF
 # arps dev configuration, written by tools/dev.sh (secrets are random per checkout)
 listen = $VAR/run/arps.sock
 workers = ${ARPS_WORKERS:-4}
 max_requests = ${ARPS_MAX_REQUESTS:-1000}
 shutdown_timeout = 10
 db_socket = $VAR/run/mysqld.sock
-db_user = arps
+db_user = arps_app
 db_password = $(hex32)
 db_name = arps
 migrations_dir = $ROOT/db/migrations
@@ -94,6 +101,17 @@ test_fixtures = true
 CONF
         mv "$VAR/arps.conf.tmp" "$VAR/arps.conf"
     fi
+    chmod 0600 "$VAR/arps.conf"
+    # The application's MariaDB user is production's arps_app (admin/setup.c);
+    # a config of an older run named the all-privilege user arps.
+    sed -i 's/^db_user = arps$/db_user = arps_app/' "$VAR/arps.conf"
+    # arps_migrate's credentials, beside the config as setup-db writes them:
+    # `arps-admin migrate` reads them (admin/setup.c setup_migrate_config).
+    if [ ! -f "$VAR/migrate.conf" ]; then
+        (umask 077; printf '# arps_migrate: DDL, used only by arps-admin migrate (tools/dev.sh)\ndb_user = arps_migrate\ndb_password = %s\n' \
+            "$(hex32)" > "$VAR/migrate.conf")
+    fi
+    chmod 0600 "$VAR/migrate.conf"
     # The key match_selfcheck is gone (the self-check is a switch of the
     # test build, make test-asan): a config written before loses it.
     sed -i '/^match_selfcheck *=/d' "$VAR/arps.conf"
@@ -112,17 +130,17 @@ CONF
     grep -q '^embed_poll_ms' "$VAR/arps.conf" || echo "embed_poll_ms = 50" >> "$VAR/arps.conf"
     # Browser sign-in with `dev` (design.md §12): the console sends the browser
     # to this URL, where tests/browser/idp.mjs answers (the browser test runs
-    # it; `node tests/browser/idp.mjs` for make run). Port: the stack's + 2.
+    # its own; make run starts it, start_idp). Port: the stack's + 2.
     grep -q '^idp\.dev\.authorize_url' "$VAR/arps.conf" || cat >> "$VAR/arps.conf" <<CONF
 idp.dev.authorize_url = http://127.0.0.1:${ARPS_IDP_PORT:-$((PORT + 2))}/authorize
 idp.dev.client_id = arps-dev
 idp.dev.label = Dev identity provider
 CONF
     # The dev identity provider's key pairs (design.md §6.11).
-    [ -f "$VAR/idp/dev-rsa.pem" ] || openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
-        -out "$VAR/idp/dev-rsa.pem" 2>/dev/null
-    [ -f "$VAR/idp/dev-ed25519.pem" ] || openssl genpkey -algorithm ED25519 \
-        -out "$VAR/idp/dev-ed25519.pem" 2>/dev/null
+    [ -f "$VAR/idp/dev-rsa.pem" ] || (umask 077; openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
+        -out "$VAR/idp/dev-rsa.pem" 2>/dev/null)
+    [ -f "$VAR/idp/dev-ed25519.pem" ] || (umask 077; openssl genpkey -algorithm ED25519 \
+        -out "$VAR/idp/dev-ed25519.pem" 2>/dev/null)
     if [ ! -f "$VAR/idp/jwks.json" ]; then
         build/arps-admin --config "$VAR/arps.conf" jwks "$VAR/idp/dev-rsa.pem=dev-rsa" \
             "$VAR/idp/dev-ed25519.pem=dev-ed25519" > "$VAR/idp/jwks.json.tmp" &&
@@ -131,7 +149,7 @@ CONF
     return 0
 }
 
-conf() { sed -n "s/^$1 *= *//p" "$VAR/arps.conf" | head -1; }
+conf() { sed -n "s/^$1 *= *//p" "${2:-$VAR/arps.conf}" | head -1; }
 
 start_mariadb() {
     local me sock="$VAR/run/mysqld.sock" i
@@ -149,17 +167,55 @@ start_mariadb() {
     fi
     mariadbd_bg
     PIDS+=($!)
+    DB_PID=$!
     wait_mariadb
+    # The users of production (admin/setup.c, db/setup.c): arps_migrate
+    # holds the DDL (its password in migrate.conf), arps_app only row access
+    # table by table (grant_app, after the migrations).  Tests and fixtures
+    # that need more use the socket's own account ($me), as the operator's
+    # root does in production.
     mariadb --no-defaults -S "$sock" -u "$me" <<SQL
 CREATE DATABASE IF NOT EXISTS arps CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
-CREATE USER IF NOT EXISTS 'arps'@'localhost' IDENTIFIED BY '$(conf db_password)';
-GRANT ALL ON arps.* TO 'arps'@'localhost';
 -- tests/db/test_match_engine.c: a database of its own (the index it tests
--- holds every open study of its database)
+-- holds every open study of its database), migrated as arps_migrate
 CREATE DATABASE IF NOT EXISTS arps_match_test CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
-GRANT ALL ON arps_match_test.* TO 'arps'@'localhost';
+-- an older dev stack's application user, with ALL
+DROP USER IF EXISTS 'arps'@'localhost';
+CREATE USER IF NOT EXISTS 'arps_migrate'@'localhost' IDENTIFIED BY '$(conf db_password "$VAR/migrate.conf")';
+ALTER USER 'arps_migrate'@'localhost' IDENTIFIED BY '$(conf db_password "$VAR/migrate.conf")';
+GRANT ALL PRIVILEGES ON arps.* TO 'arps_migrate'@'localhost';
+GRANT ALL PRIVILEGES ON arps_match_test.* TO 'arps_migrate'@'localhost';
+CREATE USER IF NOT EXISTS 'arps_app'@'localhost' IDENTIFIED BY '$(conf db_password)';
+ALTER USER 'arps_app'@'localhost' IDENTIFIED BY '$(conf db_password)';
 SQL
     build/arps-admin --config "$VAR/arps.conf" migrate >/dev/null
+    grant_app
+}
+
+# arps_app's grants as db_setup_grant_app (db/setup.c) gives them in
+# production: no global or database-wide privilege; per table SELECT,
+# INSERT, UPDATE, DELETE; SELECT, INSERT on an append-only table (a
+# *_no_update or *_no_delete trigger, or the two ledger tables); SELECT on
+# schema_version.  Run after every migrate, before anything connects.
+grant_app() {
+    local me sock="$VAR/run/mysqld.sock"
+    me=$(id -un)
+    {
+        echo "REVOKE ALL PRIVILEGES, GRANT OPTION FROM 'arps_app'@'localhost';"
+        mariadb --no-defaults -N -B -S "$sock" -u "$me" <<'SQL'
+SELECT CONCAT('GRANT ',
+    CASE WHEN t.table_name = 'schema_version' THEN 'SELECT'
+         WHEN t.table_name IN ('ledger_postings', 'transactions') OR EXISTS (
+             SELECT 1 FROM information_schema.triggers g
+             WHERE g.event_object_schema = t.table_schema AND g.event_object_table = t.table_name
+               AND (g.trigger_name LIKE '%\_no\_update' OR g.trigger_name LIKE '%\_no\_delete'))
+         THEN 'SELECT, INSERT'
+         ELSE 'SELECT, INSERT, UPDATE, DELETE' END,
+    ' ON `arps`.`', t.table_name, '` TO ''arps_app''@''localhost'';')
+FROM information_schema.tables t
+WHERE t.table_schema = 'arps' AND t.table_type = 'BASE TABLE' ORDER BY t.table_name;
+SQL
+    } | mariadb --no-defaults -S "$sock" -u "$me"
 }
 
 mariadbd_bg() {
@@ -246,25 +302,61 @@ start_nginx() {
     return 1
 }
 
+# 0 when any of the pids is a live process.
+alive() {
+    local p
+    for p in "$@"; do
+        kill -0 "$p" 2>/dev/null && return 0
+    done
+    return 1
+}
+
+# Stop the stack: SIGTERM to every process of it but MariaDB at once (ours,
+# and by pid file a pool, deliverer or embedder a test restarted), up to 5 s
+# for them to finish what is in hand, then SIGKILL; then MariaDB.
 stop_all() {
-    local p i
-    for (( i=${#PIDS[@]}-1; i>=0; i-- )); do
-        p=${PIDS[$i]}
-        kill -TERM "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
+    local p f i pids=()
+    for p in "${PIDS[@]}"; do
+        [ "$p" = "${DB_PID:-}" ] || pids+=("$p")
     done
     PIDS=()
-    # A pool, deliverer or MariaDB restarted by a test is not our child: by pid file.
     if [ -n "${VAR:-}" ]; then
-        stop_daemon deliver
-        stop_daemon embed
-        if [ -f "$VAR/run/arps-fcgi.pid" ]; then
-            kill -TERM "$(cat "$VAR/run/arps-fcgi.pid")" 2>/dev/null || true
-            rm -f "$VAR/run/arps-fcgi.pid"
-        fi
-        stop_mariadb
+        for f in arps-deliver arps-embed arps-fcgi idp nginx.wrapper; do
+            [ -f "$VAR/run/$f.pid" ] || continue
+            pids+=("$(cat "$VAR/run/$f.pid")")
+            rm -f "$VAR/run/$f.pid"
+        done
     fi
+    if [ ${#pids[@]} -gt 0 ]; then
+        kill -TERM "${pids[@]}" 2>/dev/null || true
+        for i in $(seq 1 50); do
+            alive "${pids[@]}" || break
+            sleep 0.1
+        done
+        kill -KILL "${pids[@]}" 2>/dev/null || true
+        for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    fi
+    [ -z "${VAR:-}" ] || { stop_mariadb; rm -f "$VAR/run/dev.pid"; }
+    [ -z "${DB_PID:-}" ] || wait "$DB_PID" 2>/dev/null || true
+    DB_PID=
     return 0
+}
+
+# The dev identity provider (tests/browser/idp.mjs) where the config's
+# idp.dev.authorize_url points, so the console's "Sign in with Dev identity
+# provider" works under make run (design.md §12).
+start_idp() {
+    ARPS_VAR="$VAR" node tests/browser/idp.mjs </dev/null >>"$VAR/log/idp.log" 2>&1 &
+    PIDS+=($!)
+    echo $! > "$VAR/run/idp.pid"
+    local i url
+    url=$(conf idp.dev.authorize_url)
+    for i in $(seq 1 100); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$url" 2>/dev/null)" = 400 ] && return 0
+        sleep 0.1
+    done
+    say "the dev identity provider did not answer at $url; see $VAR/log/idp.log"
+    return 1
 }
 
 up() {
@@ -343,14 +435,53 @@ deps)
     deps "${2:-}"
     ;;
 run)
+    # A command started in the background by a non-interactive shell
+    # (`setsid make run &` in a script) has SIGINT ignored, and bash cannot
+    # trap a signal ignored on entry: start again with the default actions.
+    if [ -z "${ARPS_RUN_SIGNALS:-}" ]; then
+        ARPS_RUN_SIGNALS=1 exec env --default-signal=INT,TERM,HUP "$ROOT/tools/dev.sh" "$@"
+    fi
     VAR=${ARPS_VAR:-$ROOT/var}
     PORT=${PORT:-8080}
-    trap 'stop_all; say "stopped"; exit 0' INT TERM
+    PARENT=$PPID
+    SLEEPER=
+    # Ctrl-C (SIGINT to the process group), SIGTERM (make forwards it) or
+    # SIGHUP: everything stops, MariaDB last, within a few seconds.
+    trap '[ -z "$SLEEPER" ] || kill "$SLEEPER" 2>/dev/null; stop_all; say "stopped"; exit 0' INT TERM HUP
     trap 'stop_all' EXIT
     up
-    say "arps is running at http://127.0.0.1:$PORT/api/v1/ (Ctrl-C stops it)"
-    say "config: $VAR/arps.conf   logs: $VAR/log/   mail: $VAR/mail/ (by arps-deliver)"
-    wait
+    start_idp
+    echo $$ > "$VAR/run/dev.pid"
+    say "arps is running: the console at http://127.0.0.1:$PORT/ , the API at http://127.0.0.1:$PORT/api/v1/"
+    say "sign in with an e-mail code (the mail lands in $VAR/mail/) or the Dev identity provider ($(conf idp.dev.authorize_url))"
+    say "config: $VAR/arps.conf   logs: $VAR/log/   demo data: make demo   Ctrl-C stops it"
+    # Until a signal, or until make (the parent) is gone without one.
+    while kill -0 "$PARENT" 2>/dev/null; do
+        sleep 1 &
+        SLEEPER=$!
+        wait "$SLEEPER" || true
+        SLEEPER=
+    done
+    say "the parent process is gone: stopping"
+    ;;
+demo)
+    # Demo data for a running make run stack (tools/demo.mjs; its base URL
+    # is the config's).  Refuses a second run.
+    VAR=${ARPS_VAR:-$ROOT/var}
+    [ -f "$VAR/arps.conf" ] || { say "no $VAR/arps.conf: start the stack first (make run)"; exit 1; }
+    ARPS_VAR="$VAR" ARPS_ROOT="$ROOT" node tools/demo.mjs
+    ;;
+stop)
+    # A make run stack started elsewhere: its dev.sh stops it, or (gone
+    # already) its pid files.
+    VAR=${ARPS_VAR:-$ROOT/var}
+    if [ -f "$VAR/run/dev.pid" ] && kill -TERM "$(cat "$VAR/run/dev.pid")" 2>/dev/null; then
+        for i in $(seq 1 150); do
+            kill -0 "$(cat "$VAR/run/dev.pid")" 2>/dev/null || exit 0
+            sleep 0.1
+        done
+    fi
+    stop_all
     ;;
 test)
     kind=${2:-all}
@@ -365,6 +496,10 @@ test)
     tools/check-sql-home.sh || BROKEN+=("SQL outside db/")
     tools/check-citations.sh || BROKEN+=("citations of docs/design.md or docs/api.md")
     if [ "$kind" = all ]; then tools/check-nginx.sh || BROKEN+=("nginx production config"); fi
+    # make run's own stack: secrets, grants, identity provider, make demo, stop on signals.
+    if [ "$kind" = all ]; then
+        tests/check/test_dev_stack.sh || BROKEN+=("make run's dev stack (tests/check/test_dev_stack.sh)")
+    fi
     if [ "$kind" = all ] || [ "$kind" = unit ]; then suite unit; fi
     if [ "$kind" != unit ]; then
         VAR=${ARPS_TEST_VAR:-$ROOT/var/test}
@@ -478,7 +613,7 @@ bench)
     stop_all
     ;;
 *)
-    echo "usage: $0 deps|run|test [all|unit|db|api|browser]|bench" >&2
+    echo "usage: $0 deps|run|demo|stop|test [all|unit|db|api|browser]|bench" >&2
     exit 2
     ;;
 esac

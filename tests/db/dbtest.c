@@ -1,6 +1,7 @@
 /* tests/db/dbtest.h */
 #include <stdio.h>
 
+#include "admin/setup.h"
 #include "lib/secret.h"
 #include "tests/db/dbtest.h"
 
@@ -23,5 +24,16 @@ dbtest_setup(struct config *cfg, struct db **db)
 		fprintf(stderr, "dbtest: no database: %s\n", *db != NULL ? db_error(*db) : "db_open failed");
 		return -1;
 	}
+	return 0;
+}
+
+int
+dbtest_migrate_config(struct config *cfg)
+{
+	static struct config m;
+
+	if (setup_migrate_config(cfg, &m) < 0)
+		return -1;
+	*cfg = m;
 	return 0;
 }

@@ -12,4 +12,13 @@
  */
 int dbtest_setup(struct config *cfg, struct db **db);
 
+/*
+ * cfg's credentials become arps_migrate's (migrate.conf beside the config,
+ * as `arps-admin migrate` reads them): for the suites that run migrations
+ * or test the schema's own rules, which the application's user may not
+ * (it has production's row grants, tools/dev.sh grant_app).  0 (also when
+ * there is no migrate.conf), or -1 after saying why on stderr.
+ */
+int dbtest_migrate_config(struct config *cfg);
+
 #endif

@@ -256,6 +256,9 @@ setup(void **state)
 	if (dbtest_setup(&cfg, NULL) != 0)
 		return -1;
 	snprintf(cfg.db_name, sizeof cfg.db_name, "%s", TEST_DB);
+	/* Its own database, migrated here: as arps_migrate (tools/dev.sh). */
+	if (dbtest_migrate_config(&cfg) != 0)
+		return -1;
 	if ((db = db_open(&cfg)) == NULL || db_ensure(db) != DB_OK) {
 		fprintf(stderr, "test_match_engine: no database %s (tools/dev.sh creates it): %s\n",
 		    TEST_DB, db != NULL ? db_error(db) : "db_open failed");

@@ -15,6 +15,7 @@
 #include "db/db.h"
 #include "tests/lib/fixture.h"
 #include "lib/config.h"
+#include "tests/db/dbtest.h"
 
 static struct config cfg;
 static struct db *db;
@@ -31,6 +32,10 @@ setup(void **state)
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
+	/* Migrations and the schema's own rules (triggers, checks): as
+	 * arps_migrate, which may run them; the pool's user may not. */
+	if (dbtest_migrate_config(&cfg) != 0)
+		return -1;
 	db = db_open(&cfg);
 	for (i = 0; i < 16; i++)
 		sfx[i] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[randombytes_uniform(62)];
