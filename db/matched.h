@@ -1,5 +1,5 @@
 /*
- * study.matched fan-out (design.md §11, docs/design.md §7.5): the reads of
+ * study.matched fan-out (design.md §7.5, design.md §11): the reads of
  * arps-embed's index of bio vectors (match/fanout.c), the standing of the
  * agents it picks, and the release of the matches waiting in
  * study_matches (012_study_matches.sql).  The matches themselves are

@@ -1,5 +1,5 @@
 /*
- * study.matched fan-out (design.md §11, docs/design.md §7.5), run by
+ * study.matched fan-out (design.md §7.5, design.md §11), run by
  * arps-embed: an in-memory index of every agent's bio vector (loaded once,
  * then brought up to date from the rows written since: embeddings.updated_at,
  * with the agents' standing read again every minute), from which a newly

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Row 10, study.matched's fan-out (issue 36, docs/design.md §7.5), run by
+# Row 10, study.matched's fan-out (issue 36, design.md §7.5), run by
 # tools/bench.sh under make bench.
 #
 # BENCH_FANOUT_AGENTS (default 30,000) claimed agents whose bio vector is the
