@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/embeddings.h"
 #include "db/events.h"
 #include "db/matched.h"
 
@@ -12,6 +13,8 @@
 /* An agent's bio embedding and standing (the first placeholder: the model). */
 #define BIOS_COLUMNS(X, L) \
 	X(BIOS_C_AGENT,		"e.subject_id") \
+	X(BIOS_C_READY,		"e.status = 'ready' AND e.model = ?") \
+	X(BIOS_C_KEY,		DB_BIO_VEC_KEY_SQL) \
 	X(BIOS_C_VECTOR,	"IF(e.status = 'ready' AND e.model = ?, e.vector, NULL)") \
 	X(BIOS_C_REPUTATION,	"a.reputation") \
 	L(BIOS_C_CLAIMED,	"a.status = 'claimed'")
@@ -20,12 +23,18 @@ static const char q_bios_page[] =
     "SELECT " DB_COLS_SQL(BIOS_COLUMNS) " FROM embeddings e JOIN agents a ON a.id = e.subject_id"
     " WHERE e.subject_id > ? AND e.subject_id LIKE 'agt\\_%' ORDER BY e.subject_id LIMIT 1000";
 _Static_assert(DB_BIOS_PAGE == 1000, "q_bios_page reads DB_BIOS_PAGE rows");
-/* Through the (status, updated_at) key: three short ranges. */
+/* Through the (status, updated_at) key: three short ranges; no vectors
+ * (NULL in their place). */
 static const char q_bios_changed[] =
-    "SELECT " DB_COLS_SQL(BIOS_COLUMNS) " FROM embeddings e JOIN agents a ON a.id = e.subject_id"
+    "SELECT e.subject_id, e.status = 'ready' AND e.model = ?, " DB_BIO_VEC_KEY_SQL ", NULL,"
+    " a.reputation, a.status = 'claimed'"
+    " FROM embeddings e JOIN agents a ON a.id = e.subject_id"
     " WHERE e.status IN ('processing', 'ready', 'failed') AND e.updated_at >= ?"
-    " AND e.subject_id LIKE 'agt\\_%' LIMIT 5000";
-_Static_assert(DB_BIOS_CHANGED_MAX == 5000, "q_bios_changed reads DB_BIOS_CHANGED_MAX rows");
+    " AND e.subject_id LIKE 'agt\\_%' LIMIT 50000";
+static const char q_bios_of[] =
+    "SELECT " DB_COLS_SQL(BIOS_COLUMNS) " FROM embeddings e JOIN agents a ON a.id = e.subject_id"
+    " WHERE e.subject_id IN (" Q32 ")";
+_Static_assert(DB_BIOS_CHANGED_MAX == 50000, "q_bios_changed reads DB_BIOS_CHANGED_MAX rows");
 #define STANDING_COLUMNS(X, L) \
 	X(STANDING_C_AGENT,	"id") \
 	X(STANDING_C_REPUTATION, "reputation") \
@@ -66,6 +75,9 @@ bios_rows(struct dbres *res, int with_vec, void (*each)(void *, const struct db_
 
 		if (with_vec) {
 			r.agent = dbres_str(res, i, BIOS_C_AGENT);
+			r.ready = dbres_i64(res, i, BIOS_C_READY) != 0;
+			b = dbres_blob(res, i, BIOS_C_KEY, &len);
+			r.key = b != NULL && len == 32 ? b : NULL;
 			b = dbres_blob(res, i, BIOS_C_VECTOR, &len);
 			r.vec = b != NULL && len == sizeof(float) * EMBED_DIM ? b : NULL;
 			r.reputation = (int)dbres_i64(res, i, BIOS_C_REPUTATION);
@@ -89,7 +101,8 @@ db_bios_page(struct db *db, const char *model, const char *after,
 	enum db_rc rc;
 
 	*nread = 0;
-	if ((rc = DB_Q(db, q_bios_page, &res, NULL, P_STR(model), P_STR(after))) != DB_OK)
+	if ((rc = DB_Q(db, q_bios_page, &res, NULL, P_STR(model), P_STR(model),
+	    P_STR(after))) != DB_OK)
 		return rc;
 	*nread = res->nrows;
 	rc = bios_rows(res, 1, each, arg);
@@ -111,6 +124,32 @@ db_bios_changed(struct db *db, const char *model, int64_t since,
 	rc = bios_rows(res, 1, each, arg);
 	dbres_free(res);
 	return rc;
+}
+
+enum db_rc
+db_bios_of(struct db *db, const char *model, const char *const *ids, size_t n,
+    void (*each)(void *, const struct db_bio_row *), void *arg)
+{
+	struct dbp p[2 + STANDING_BATCH];
+	struct dbres *res = NULL;
+	size_t at, m, i;
+	enum db_rc rc;
+
+	for (at = 0; at < n; at += m) {
+		m = n - at < STANDING_BATCH ? n - at : STANDING_BATCH;
+		p[0] = P_STR(model);
+		p[1] = P_STR(model);
+		for (i = 0; i < STANDING_BATCH; i++)
+			p[2 + i] = i < m ? P_STR(ids[at + i]) : P_NULL;
+		if ((rc = db_exec(db, q_bios_of, p, 2 + STANDING_BATCH, &res, NULL)) != DB_OK)
+			return rc;
+		rc = bios_rows(res, 1, each, arg);
+		dbres_free(res);
+		res = NULL;
+		if (rc != DB_OK)
+			return rc;
+	}
+	return DB_OK;
 }
 
 enum db_rc

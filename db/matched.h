@@ -21,6 +21,8 @@
 struct db_bio_row {
 	const char	*agent;
 	const float	*vec;		/* EMBED_DIM floats, centred, or NULL */
+	int		 ready;		/* a ready vector of `model` (db_bios_changed: vec NULL) */
+	const unsigned char *key;	/* its key (DB_BIO_VEC_KEY_SQL, 32 bytes) or NULL */
 	int		 reputation;
 	int		 claimed;	/* status 'claimed' (not unclaimed, not suspended) */
 };
@@ -28,16 +30,21 @@ struct db_bio_row {
 /* Rows of db_bios_page: a full load pages by agent id. */
 #define DB_BIOS_PAGE		1000
 /* Changed rows db_bios_changed reads at most; more: load again. */
-#define DB_BIOS_CHANGED_MAX	5000
+#define DB_BIOS_CHANGED_MAX	50000
 
 /* One page of every agent's bio embedding with id above `after`, in id
  * order (at most DB_BIOS_PAGE): each(arg, row) for each; *nread rows. */
 enum db_rc db_bios_page(struct db *, const char *model, const char *after,
     void (*each)(void *, const struct db_bio_row *), void *arg, size_t *nread);
 /* The agents' bio embeddings written at or after `since` (embeddings.updated_at),
- * at most DB_BIOS_CHANGED_MAX: each(arg, row); *nread rows. */
+ * at most DB_BIOS_CHANGED_MAX, without their vectors (ready and key say
+ * whether the one held is still the one stored): each(arg, row); *nread rows. */
 enum db_rc db_bios_changed(struct db *, const char *model, int64_t since,
     void (*each)(void *, const struct db_bio_row *), void *arg, size_t *nread);
+/* The ready vectors of `model` of agents ids[0..n), 32 ids a statement:
+ * each(arg, row) for each (vec and key set). */
+enum db_rc db_bios_of(struct db *, const char *model, const char *const *ids, size_t n,
+    void (*each)(void *, const struct db_bio_row *), void *arg);
 /* One page of every agent's standing (vec NULL in the row) with id above
  * `after`, in id order, at most DB_BIOS_PAGE. */
 enum db_rc db_standing_page(struct db *, const char *after,

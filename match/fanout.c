@@ -9,7 +9,6 @@
 
 #define FAN_CHANGED_BACK	120	/* s: a row written before a refresh may commit after it */
 #define FAN_STANDING_EVERY	60	/* s between two reads of every agent's standing */
-#define FAN_REFRESH_EVERY	2	/* s: a pick or release within this reuses the index */
 #define FAN_RELEASE_BATCH	32	/* waiting matches a transaction */
 #define FAN_RELEASE_ROUNDS	32	/* transactions a call, at most */
 
@@ -18,6 +17,7 @@ struct fan_agent {
 	int	 reputation;
 	int	 claimed;
 	int	 ready;		/* vec holds its bio vector of the model */
+	unsigned char key[32];	/* the vector's key (DB_BIO_VEC_KEY_SQL) */
 };
 
 static struct {
@@ -101,6 +101,8 @@ grow(void)
 struct fan_read {
 	int	 oom;
 	char	 last[IDS_BUFSZ];	/* the page's last agent (pages go by id) */
+	char	(*fetch)[IDS_BUFSZ];	/* ready rows whose vector is not the one held */
+	size_t	 nfetch, capfetch;
 };
 
 /* A row of the database into the index (a new agent gets a slot only with
@@ -113,10 +115,27 @@ put_row(void *arg, const struct db_bio_row *r)
 	long s = slot_of(r->agent);
 	struct fan_agent *a;
 
-	if (len < IDS_BUFSZ)
-		memcpy(rd->last, r->agent, len + 1);
+	if (len >= IDS_BUFSZ)
+		return;
+	memcpy(rd->last, r->agent, len + 1);
+	if (r->vec == NULL && r->ready && (s < 0 || !fx.a[s].ready || r->key == NULL ||
+	    memcmp(fx.a[s].key, r->key, 32) != 0)) {
+		/* a changed row: its vector read apart (db_bios_of), once */
+		if (rd->nfetch == rd->capfetch) {
+			size_t cap = rd->capfetch ? rd->capfetch * 2 : 64;
+			char (*nf)[IDS_BUFSZ] = realloc(rd->fetch, cap * sizeof *nf);
+
+			if (nf == NULL) {
+				rd->oom = 1;
+				return;
+			}
+			rd->fetch = nf;
+			rd->capfetch = cap;
+		}
+		memcpy(rd->fetch[rd->nfetch++], r->agent, len + 1);
+	}
 	if (s < 0) {
-		if (r->vec == NULL || len >= IDS_BUFSZ)
+		if (r->vec == NULL)
 			return;
 		if (grow() != 0) {
 			rd->oom = 1;
@@ -132,8 +151,12 @@ put_row(void *arg, const struct db_bio_row *r)
 	a->claimed = r->claimed;
 	if (r->vec != NULL) {
 		memcpy(fx.vec + (size_t)s * EMBED_DIM, r->vec, sizeof(float) * EMBED_DIM);
+		if (r->key != NULL)
+			memcpy(a->key, r->key, 32);
 		fx.live += !a->ready;
 		a->ready = 1;
+	} else if (r->ready) {
+		/* the same vector as held, or one read next (fetch) */
 	} else if (a->ready) {
 		fx.live--;
 		a->ready = 0;
@@ -160,7 +183,7 @@ put_standing(void *arg, const struct db_bio_row *r)
 static enum db_rc
 load_all(struct db *db, const struct match_fanout_cfg *c, int64_t now)
 {
-	struct fan_read rd = { 0, "" };
+	struct fan_read rd = { 0, "", NULL, 0, 0 };
 	char after[IDS_BUFSZ] = "";
 	size_t nread, i;
 	enum db_rc rc;
@@ -184,7 +207,7 @@ load_all(struct db *db, const struct match_fanout_cfg *c, int64_t now)
 static enum db_rc
 standing_all(struct db *db, int64_t now)
 {
-	struct fan_read rd = { 0, "" };
+	struct fan_read rd = { 0, "", NULL, 0, 0 };
 	char after[IDS_BUFSZ] = "";
 	size_t nread;
 	enum db_rc rc;
@@ -201,25 +224,46 @@ standing_all(struct db *db, int64_t now)
 enum db_rc
 match_fanout_refresh(struct db *db, const struct match_fanout_cfg *c, int64_t now, int full)
 {
-	struct fan_read rd = { 0, "" };
-	size_t nread;
+	struct fan_read rd = { 0, "", NULL, 0, 0 };
+	const char **ids = NULL;
+	size_t nread, i;
 	enum db_rc rc;
 
 	if (full || !fx.loaded)
 		return load_all(db, c, now);
-	if (now - fx.changed_at >= FAN_REFRESH_EVERY) {
-		if ((rc = db_bios_changed(db, c->model, fx.changed_at - FAN_CHANGED_BACK, put_row, &rd,
-		    &nread)) != DB_OK)
-			return rc;
-		if (rd.oom)
-			return DB_ERR;
-		if (nread >= DB_BIOS_CHANGED_MAX)	/* a burst: read everything */
-			return load_all(db, c, now);
-		fx.changed_at = now;
+	/* the rows written since the last look (a row is written with its
+	 * writer's clock and may commit a little later: FAN_CHANGED_BACK),
+	 * without vectors; only a vector not held is read */
+	if ((rc = db_bios_changed(db, c->model, fx.changed_at - FAN_CHANGED_BACK, put_row, &rd,
+	    &nread)) != DB_OK)
+		goto out;
+	rc = DB_ERR;
+	if (rd.oom)
+		goto out;
+	if (nread >= DB_BIOS_CHANGED_MAX) {	/* a burst: read everything */
+		rc = load_all(db, c, now);
+		goto out;
 	}
+	if (rd.nfetch > 0) {
+		if ((ids = malloc(rd.nfetch * sizeof *ids)) == NULL)
+			goto out;
+		for (i = 0; i < rd.nfetch; i++)
+			ids[i] = rd.fetch[i];
+		rd.nfetch = 0;		/* rows with vectors add nothing to fetch */
+		if ((rc = db_bios_of(db, c->model, ids, i, put_row, &rd)) != DB_OK)
+			goto out;
+		rc = DB_ERR;
+		if (rd.oom)
+			goto out;
+	}
+	fx.changed_at = now;
+	rc = DB_OK;
 	if (now - fx.standing_at >= FAN_STANDING_EVERY)
-		return standing_all(db, now);
-	return DB_OK;
+		rc = standing_all(db, now);
+out:
+	free(ids);
+	free(rd.fetch);
+	return rc;
 }
 
 size_t
