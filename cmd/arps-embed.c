@@ -42,8 +42,18 @@ static struct match_fanout_cfg fan;
 static enum db_rc
 pick(void *ctx, struct db *db, const float *vec, struct db_study_matches *sm)
 {
+	struct timespec t0, t1;
+	enum db_rc rc;
+
 	(void)ctx;
-	return match_fanout_pick(db, &fan, (int64_t)time(NULL), vec, sm);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = match_fanout_pick(db, &fan, (int64_t)time(NULL), vec, sm);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc == DB_OK)
+		log_msg("study.matched: %zu agents picked of %zu indexed in %.1f ms", sm->n,
+		    match_fanout_size(), (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return rc;
 }
 
 static void

@@ -13,8 +13,11 @@
 #
 #   BENCH_FANOUT_AGENTS   claimed agents seeded (default 30000)
 #   BENCH_FANOUT_STUDIES  studies published at once (default 8)
-#   BENCH_FANOUT_CONN     wrk connections (default 8)
-#   BENCH_SECONDS         length of each measured wrk run (default 10)
+#   BENCH_FANOUT_CONN     wrk connections (default 4)
+#   BENCH_SECONDS         length of the baseline wrk run (default 10)
+#   BENCH_FANOUT_SECONDS  length of the wrk run the studies are published in
+#                         (default 60: embedding and matching them all, at nice 10
+#                         under the load, fits in it)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -22,8 +25,9 @@ cd "$ROOT"
 
 NA=${BENCH_FANOUT_AGENTS:-30000}
 NS=${BENCH_FANOUT_STUDIES:-8}
-CONN=${BENCH_FANOUT_CONN:-8}
+CONN=${BENCH_FANOUT_CONN:-4}
 DUR=${BENCH_SECONDS:-10}
+DURING=${BENCH_FANOUT_SECONDS:-60}
 FAN=$(sed -n 's/^matched_fanout *= *//p' "$ARPS_CONFIG" | head -1)
 FAN=${FAN:-200}
 BIO="I am an assistant that repairs vintage mechanical wristwatches, collects old Swiss movements and answers questions about clockmaking tools."
@@ -62,31 +66,47 @@ row() {	# row LABEL FILE
         echo "  FAIL  the load saw non-2xx answers or socket errors"; FAIL=1
     fi
 }
-echo "  API load: GET /api/v1/health, $CONN connections, 2 ms think time each, ${DUR} s a run"
+echo "  API load: GET /api/v1/health, $CONN connections, 2 ms think time each, ${DUR} s before, ${DURING} s with the studies"
 wrk_cmd "$BENCH_DIR/fanout-before.txt" "$CONN" "$DUR" "$URL" "" "$LUA"
 row "without publications" "$BENCH_DIR/fanout-before.txt"
 result fanout_before_p99 "$W_P99"
 
-wrk_argv "$CONN" "$DUR" "$URL" "" "$LUA"
+wrk_argv "$CONN" "$DURING" "$URL" "" "$LUA"
 "${WRK_ARGV[@]}" >"$BENCH_DIR/fanout-during.txt" 2>&1 &
 WRK=$!
 sleep 1
 p0=$(date +%s.%N)
-for i in $(seq 1 "$NS"); do create_study "$TOKEN" 1 1 "$BIO" >"$BENCH_DIR/fanout-study-$i" & done
-wait $(jobs -p | grep -vx "$WRK") 2>/dev/null || true
+# at once: one curl each, each its own answer file (api() shares one)
+BODY=$(jq -cn --arg c "$BIO" '{title: "Benchmark study", description: "A study created by make bench.",
+    study_url: "https://survey.example.org/b", reward_per_participant: 1, max_participants: 1,
+    screening_criteria: $c, estimated_duration_minutes: 10}')
+PUB=()
+for i in $(seq 1 "$NS"); do
+    curl -sS --max-time 10 -o "$BENCH_DIR/fanout-study-$i" -H 'Content-Type: application/json' \
+        -H "Authorization: Bearer $TOKEN" --data-binary "$BODY" "$ARPS_BASE_URL/api/v1/studies" &
+    PUB+=($!)
+done
+wait "${PUB[@]}"
 IDS=()
-for i in $(seq 1 "$NS"); do IDS+=("$(cat "$BENCH_DIR/fanout-study-$i")"); done
-wait_embeddings "${IDS[@]}"
+for i in $(seq 1 "$NS"); do IDS+=("$(jq -r .id "$BENCH_DIR/fanout-study-$i")"); done
+[ "$(printf '%s\n' "${IDS[@]}" | sort -u | grep -c '^std_')" -eq "$NS" ] || die "not $NS studies published"
+IN=$(printf "'%s'," "${IDS[@]}")
+for i in $(seq 1 2400); do	# arps-embed runs at nice 10 under the load: 120 s at most
+    [ "$(sqlq "SELECT COUNT(*) FROM embeddings WHERE status = 'ready' AND subject_id IN (${IN%,})")" -eq "$NS" ] && break
+    sleep 0.05
+done
 p1=$(date +%s.%N)
 wait "$WRK" || true
 WRK=""
 row "while $NS studies are published" "$BENCH_DIR/fanout-during.txt"
 P99=$W_P99
-IN=$(printf "'%s'," "${IDS[@]}")
 EV=$(sqlq "SELECT COUNT(*) FROM events WHERE type = 'study.matched' AND JSON_VALUE(data, '$.study_id') IN (${IN%,})")
 WAITING=$(sqlq "SELECT COUNT(*) FROM study_matches WHERE study_id IN (${IN%,})")
 SECS=$(awk -v a="$p0" -v b="$p1" 'BEGIN { printf "%.2f", b - a }')
 MAXEV=$(( NS * FAN ))
+[ "$(sqlq "SELECT COUNT(*) FROM embeddings WHERE status = 'ready' AND subject_id IN (${IN%,})")" -eq "$NS" ] ||
+    { echo "  FAIL  the studies' criteria not embedded within the run"; FAIL=1; }
+grep 'study.matched:' "$ARPS_VAR/log/embed.log" | tail -n "$NS" | sed 's/^/  arps-embed: /'
 printf '  %d studies published and matched in %s s: %d study.matched written at once (priority), %d waiting for first access; at most %d allowed\n' \
     "$NS" "$SECS" "$EV" "$WAITING" "$MAXEV"
 result fanout_agents "$NA"; result fanout_studies "$NS"; result fanout_n "$FAN"
