@@ -85,7 +85,7 @@ $(B)/arps-admin: $(B)/cmd/arps-admin.o $(ADMIN_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_O
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 # The encoder runs here only (design.md §15): no FastCGI worker links it.
-$(B)/arps-embed: $(B)/cmd/arps-embed.o $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
+$(B)/arps-embed: $(B)/cmd/arps-embed.o $(MATCH_OBJ) $(TXN_OBJ) $(DB_OBJ) $(LIB_OBJ) $(ENC_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(COVFLAGS) -o $@ $^ $(PKGLIBS) -lcrypto -lm
 
 # The test fixtures as a command (tests/arps-fixture.c): test builds only.

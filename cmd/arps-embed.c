@@ -26,6 +26,7 @@
 #include "lib/log.h"
 #include "lib/secret.h"
 #include "core/score.h"
+#include "match/fanout.h"
 #include "txn/embed.h"
 
 #define ROUND_LIMIT 4		/* texts a round: a stop waits for at most these */
@@ -34,6 +35,26 @@ static struct config cfg;
 static volatile sig_atomic_t stop;
 static struct encoder enc;
 static void *scratch;
+static struct match_fanout_cfg fan;
+
+/* study.matched of a new study (design.md §11): from the index of bio
+ * vectors (match/fanout.c), before the store's transaction. */
+static enum db_rc
+pick(void *ctx, struct db *db, const float *vec, struct db_study_matches *sm)
+{
+	struct timespec t0, t1;
+	enum db_rc rc;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = match_fanout_pick(db, &fan, (int64_t)time(NULL), vec, sm);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc == DB_OK)
+		log_msg("study.matched: %zu agents picked of %zu indexed in %.1f ms", sm->n,
+		    match_fanout_size(), (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return rc;
+}
 
 static void
 on_signal(int sig)
@@ -117,6 +138,11 @@ main(int argc, char *argv[])
 	e.embed = embed;
 	e.mean_bio = enc.mean_bio;
 	e.mean_crit = enc.mean_crit;
+	e.match = pick;
+	fan.model = tag;
+	fan.fanout = (size_t)cfg.matched_fanout;
+	fan.first_access_minutes = cfg.first_access_minutes;
+	fan.basic_max_studies = (size_t)cfg.basic_max_studies;
 	/* Below the pool where no unit set it (the dev stack; the unit's
 	 * Nice=10 comes first, and its system call filter refuses this). */
 	(void)setpriority(PRIO_PROCESS, 0, 10);
@@ -150,8 +176,15 @@ main(int argc, char *argv[])
 			rc = txn_embed_round(db, &e, (int64_t)time(NULL), ROUND_LIMIT, &flipped, &done);
 		if (rc != DB_OK)
 			log_msg("embed: round failed: %s", db_error(db));
-		else if (flipped > 0)
-			log_msg("embed: %zu vectors of another model queued again", flipped);
+		else {
+			/* the study.matched whose time has come (design.md §11) */
+			size_t released = 0;
+
+			if ((rc = match_fanout_release(db, &fan, (int64_t)time(NULL), &released)) != DB_OK)
+				log_msg("embed: releasing study.matched failed: %s", db_error(db));
+			if (flipped > 0)
+				log_msg("embed: %zu vectors of another model queued again", flipped);
+		}
 		if (rc == DB_OK && done > 0)
 			continue;
 		if (once) {

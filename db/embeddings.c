@@ -1,12 +1,13 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sodium.h>
 
 #include "core/score.h"
-#include "core/reputation.h"
 #include "db/embeddings.h"
 #include "db/events.h"
+#include "db/rows.h"
 #include "lib/log.h"
 
 static const char q_store[] =
@@ -45,26 +46,17 @@ static const char q_flip[] =
 static const char q_vector[] =
     "SELECT vector FROM embeddings WHERE subject_id = ? AND status = 'ready'";
 
-/* Ready bio vectors of claimed agents (an unclaimed agent lists no study,
- * interface-spec "Matching"; a suspended one takes part in none) with their
- * standing, a page at a time in subject order (keyset), for study.matched. */
-#define BIO_COLUMNS(X, L) \
-	X(BIO_C_AGENT,		"e.subject_id") \
-	X(BIO_C_VECTOR,		"e.vector") \
-	X(BIO_C_REPUTATION,	"a.reputation") \
-	L(BIO_C_STATUS,		"a.status")
-enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
-static const char q_bios[] =
-    "SELECT " DB_COLS_SQL(BIO_COLUMNS) " FROM embeddings e JOIN agents a ON a.id = e.subject_id"
-    " WHERE e.subject_id > ? AND e.subject_id LIKE 'agt\\_%' AND e.status = 'ready'"
-    " AND e.model = ? AND a.status = 'claimed'"
-    " ORDER BY e.subject_id LIMIT 500";
+/* The study whose criteria just became ready, while it is active: its
+ * publication time, from which the waiting matches are released. */
 static const char q_study_open[] =
-    "SELECT 1 FROM studies WHERE id = ? AND status = 'active'";
-#define MATCHED_MIN_SCORE 0.6
+    "SELECT created_at FROM studies WHERE id = ? AND status = 'active'";
+/* The matches that wait (012_study_matches.sql), one statement. */
+static struct db_shape sh_matches = { "INSERT INTO study_matches (study_id, agent_id, score,"
+    " release_at) VALUES ", "(?, ?, ?, ?)", ", ", " ON DUPLICATE KEY UPDATE score = VALUES(score)",
+    0, 4, { 0 } };
 
 /* A study's criteria vector that just became ready, stored in one
- * transaction with its study.matched events. */
+ * transaction with its study.matched. */
 struct ready_study {
 	const char *model;
 	int again;		/* a re-embedding: the study was matched before */
@@ -72,75 +64,74 @@ struct ready_study {
 	const float *vec;
 	const unsigned char *hash;
 	int64_t now;
+	const struct db_study_matches *sm;
 };
 
 /*
- * study.matched (design.md §11): one pass over the ready bio vectors, an
- * event for every agent that may take part whose match score (similarity
- * and tier, as ranking computes it) is at least 0.6.
+ * study.matched (design.md §11): the agents match/fanout.c picked (at most
+ * matched_fanout, the best-scoring); a priority agent's event now, every
+ * other's waiting until the study's publication plus first_access_minutes
+ * (arps-embed releases it, db_matches_release).
  */
 static enum db_rc
 study_ready_tx(struct db *db, void *arg)
 {
 	const struct ready_study *rs = arg;
+	const struct db_study_matches *sm = rs->sm;
 	struct dbres *res = NULL;
-	char after[IDS_BUFSZ] = "";
+	struct dbp *rows = NULL;
+	char (*score)[32] = NULL;
+	int64_t created, release;
 	uint64_t n = 0;
-	size_t i, rows;
+	size_t i, k = 0;
 	enum db_rc rc;
 
 	if ((rc = DB_Q(db, q_store, NULL, &n, P_STR("ready"), P_BLOB(rs->vec,
 	    EMBED_DIM * sizeof(float)), P_NULL, P_STR(rs->model), P_I64(rs->now), P_STR(rs->subject),
-	    P_BLOB(rs->hash, 32))) != DB_OK || n != 1 || rs->again)
+	    P_BLOB(rs->hash, 32))) != DB_OK || n != 1 || rs->again || sm == NULL || sm->n == 0)
 		return rc;
 	if ((rc = DB_ONE(db, q_study_open, &res, P_STR(rs->subject))) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_OK : rc;
+	created = dbres_i64(res, 0, DB_COL_ONLY);
 	dbres_free(res);
-	do {
-		res = NULL;
-		if ((rc = DB_Q(db, q_bios, &res, NULL, P_STR(after), P_STR(rs->model))) != DB_OK)
-			return rc;
-		rows = res->nrows;
-		for (i = 0; i < rows; i++) {
-			const char *agent = dbres_str(res, i, BIO_C_AGENT);
-			const void *bv;
-			size_t blen;
-			int rep = (int)dbres_i64(res, i, BIO_C_REPUTATION);
-			const char *st = dbres_str(res, i, BIO_C_STATUS);
-			float bio[EMBED_DIM];
-			double score;
+	release = created + sm->delay;
+	rc = DB_ERR;
+	if ((rows = calloc(sm->n * 4, sizeof *rows)) == NULL ||
+	    (score = calloc(sm->n, sizeof *score)) == NULL)
+		goto out;
+	for (i = 0; i < sm->n; i++) {
+		const struct db_study_match *m = &sm->v[i];
 
-			snprintf(after, sizeof after, "%s", agent);
-			bv = dbres_blob(res, i, BIO_C_VECTOR, &blen);
-			if (bv == NULL || blen != sizeof bio ||
-			    !rep_may_take_part(st != NULL && strcmp(st, "suspended") == 0, rep))
-				continue;
-			memcpy(bio, bv, sizeof bio);
-			/* stored vectors are centred already (txn/embed.c) */
-			score = match_score(match_pair_similarity(bio, rs->vec, NULL, NULL),
-			    rep_tier_of(rep));
-			if (score < MATCHED_MIN_SCORE)
-				continue;
-			if ((rc = db_event(db, agent, EV_STUDY_MATCHED, rs->now,
-			    "{\"study_id\":\"%s\",\"score\":%.4f}", rs->subject, score)) != DB_OK) {
-				dbres_free(res);
-				return rc;
-			}
+		if (m->at_once || release <= rs->now) {
+			if ((rc = db_event(db, m->agent, EV_STUDY_MATCHED, rs->now,
+			    "{\"study_id\":\"%s\",\"score\":%.4f}", rs->subject, m->score)) != DB_OK)
+				goto out;
+			continue;
 		}
-		dbres_free(res);
-	} while (rows == 500);
-	return DB_OK;
+		snprintf(score[k], sizeof score[k], "%.4f", m->score);
+		rows[k * 4] = P_STR(rs->subject);
+		rows[k * 4 + 1] = P_STR(m->agent);
+		rows[k * 4 + 2] = P_STR(score[k]);
+		rows[k * 4 + 3] = P_I64(release);
+		k++;
+	}
+	rc = db_rows_exec(db, &sh_matches, NULL, rows, k, NULL, NULL, NULL);
+out:
+	free(rows);
+	free(score);
+	return rc;
 }
 
 enum db_rc
 db_embedding_store(struct db *db, const char *subject, const char *text, const float *vec,
-    const char *error, const char *model, int again, int64_t now)
+    const char *error, const char *model, int again, int64_t now,
+    const struct db_study_matches *sm)
 {
 	unsigned char h[32];
 
 	crypto_generichash(h, sizeof h, (const unsigned char *)text, strlen(text), NULL, 0);
 	if (vec != NULL && strncmp(subject, "std_", 4) == 0) {
-		struct ready_study rs = { model, again, subject, vec, h, now };
+		struct ready_study rs = { model, again, subject, vec, h, now, sm };
 
 		return db_tx(db, study_ready_tx, &rs);
 	}

@@ -8,6 +8,7 @@
 
 #include "core/score.h"
 #include "db/db.h"
+#include "db/matched.h"
 
 /* The key of a stored bio vector as an SQL expression of the row `e`
  * (32 bytes): its text's hash and the model that embedded it, so that a
@@ -26,10 +27,13 @@ enum db_rc db_embedding_insert(struct db *db, const char *subject, const unsigne
  * txn/embed.c centred it) as 'ready' with the model's tag, or with vec NULL
  * the row as 'failed' with error, but only while the row waits and its text
  * hash still matches this text (a newer text wins).  A study's ready
- * criteria are stored in one transaction with its study.matched events.
+ * criteria are stored in one transaction with its study.matched (sm, NULL:
+ * none; design.md §11): while the study is active, an event for each
+ * match at once or already due, a study_matches row for each other.
  */
 enum db_rc db_embedding_store(struct db *db, const char *subject, const char *text,
-    const float *vec, const char *error, const char *model, int again, int64_t now);
+    const float *vec, const char *error, const char *model, int again, int64_t now,
+    const struct db_study_matches *sm);
 
 /* A waiting text as db_embedding_pending hands it over. */
 struct db_embedding_wait {

@@ -41,6 +41,7 @@ static const struct ckey {
 	{ "embed_poll_ms",          C_INT,    O(embed_poll_ms), 10, 10000, "250" },
 	{ "first_access_minutes",   C_INT,    O(first_access_minutes), 0, 10080, "15" },
 	{ "basic_max_studies",      C_INT,    O(basic_max_studies), 0, 1000, "5" },
+	{ "matched_fanout",         C_INT,    O(matched_fanout), 1, 100000, "200" },
 	{ "register_per_ip_hour",   C_INT,    O(register_per_ip_hour), 1, 1000000, "10" },
 	{ "bio_updates_per_hour",   C_INT,    O(bio_updates_per_hour), 1, 1000000, "10" },
 	{ "login_codes_per_hour",   C_INT,    O(login_codes_per_hour), 1, 1000000, "5" },

@@ -64,6 +64,7 @@ struct config {
 	int64_t embed_poll_ms;
 	int64_t first_access_minutes;
 	int64_t basic_max_studies;
+	int64_t matched_fanout;		/* study.matched events a study, at most */
 	/* exact limits (design.md §6.9), per rolling hour */
 	int64_t register_per_ip_hour;
 	int64_t bio_updates_per_hour;	/* POST /profile/bio per agent (design.md §1.6) */

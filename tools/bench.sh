@@ -16,12 +16,13 @@
 #   BENCH_CONNECTIONS   wrk connections for the HTTP table (default 32)
 #   BENCH_THREADS       wrk threads (default 2)
 #   BENCH_AVAIL_STUDIES studies the /studies/available agent ranks (default 50)
-#   BENCH_SKIP          words out of: http sweep write events avail matching embed
+#   BENCH_SKIP          words out of: http sweep write events avail matching fanout embed
 #                       (skip those parts)
 #   BENCH_LATEST        where the summary table goes (default bench/results/latest.md)
 #   BENCH_EVENTS_*      see tools/bench-events.sh
 #   BENCH_SWEEP_*       see tools/bench-sweep.sh (BENCH_SWEEP_N=2000 for a quick run)
 #   BENCH_EMBED_*       see tools/bench-embed.sh (BENCH_EMBED_N=500 for a quick run)
+#   BENCH_FANOUT_*      see tools/bench-fanout.sh (row 10, study.matched's fan-out)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -232,6 +233,8 @@ if [[ $SKIP != *" matching "* ]]; then
     make -s bench-matching | tee "$BENCH_DIR/matching.txt" || FAIL+=(matching)
 fi
 
+if [[ $SKIP != *" fanout "* ]]; then echo; tools/bench-fanout.sh || FAIL+=(fanout); fi
+
 if [[ $SKIP != *" embed "* ]]; then echo; tools/bench-embed.sh || FAIL+=(embed); fi
 
 # ---- summary ----
@@ -358,6 +361,15 @@ if has embedload_during_p99; then
         "$(r embedload_during_p99)" "$(r embedload_before_p99)" "$(r embedload_errors)" "$v_el"
 else
     echo "| 9 | API p99 while 6 clients post bios | not measured | | | | | p99 <= 2x without | |"
+fi
+if has fanout_during_p99; then
+    v_fo=$(awk -v p="${R[fanout_during_p99]}" -v e="$(( ${R[fanout_events]:-0} + ${R[fanout_waiting]:-0} ))" \
+        -v m="$(( ${R[fanout_studies]:-8} * ${R[fanout_n]:-200} ))" 'BEGIN { print (p < 50 && e <= m) ? "yes" : "no" }')
+    printf '| 10 | GET /api/v1/health while %s studies are published over %s matching agents (matched_fanout %s) | | | %s during (%s before) | | | p99 < 50 ms, <= %s x N study.matched (%s at once + %s waiting) | %s |\n' \
+        "$(r fanout_studies)" "$(r fanout_agents)" "$(r fanout_n)" "$(r fanout_during_p99)" "$(r fanout_before_p99)" \
+        "$(r fanout_studies)" "$(r fanout_events)" "$(r fanout_waiting)" "$v_fo"
+else
+    echo "| 10 | /health while 8 studies are published over 30,000 matching agents | not measured | | | | | p99 < 50 ms, <= 8 x N study.matched | |"
 fi
 echo
 echo "Details:"

@@ -1,4 +1,5 @@
 /* The embedding queue's work (see embed.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/score.h"
@@ -31,11 +32,25 @@ each_pending(void *arg, const struct db_embedding_wait *w)
 	if (e->embed(e->ctx, bio ? EMBED_ROLE_BIO : EMBED_ROLE_CRITERIA, text, strlen(text), raw,
 	    &why) != 0)
 		return db_embedding_store(r->db, subject, text, NULL,
-		    why != NULL ? why : "the encoder refused the text", e->model, w->again, r->now);
+		    why != NULL ? why : "the encoder refused the text", e->model, w->again, r->now,
+		    NULL);
 	if (match_centre(vec, raw, bio ? e->mean_bio : e->mean_crit) != ARPS_OK)
 		return db_embedding_store(r->db, subject, text, NULL,
-		    "the encoder gave no direction for this text", e->model, w->again, r->now);
-	return db_embedding_store(r->db, subject, text, vec, NULL, e->model, w->again, r->now);
+		    "the encoder gave no direction for this text", e->model, w->again, r->now,
+		    NULL);
+	if (!bio && !w->again && e->match != NULL) {
+		struct db_study_matches sm = { NULL, 0, 0 };
+
+		/* picked before the store's transaction: it holds no lock meanwhile */
+		if ((rc = e->match(e->ctx, r->db, vec, &sm)) != DB_OK)
+			return rc;
+		rc = db_embedding_store(r->db, subject, text, vec, NULL, e->model, w->again, r->now,
+		    &sm);
+		free((void *)sm.v);
+		return rc;
+	}
+	return db_embedding_store(r->db, subject, text, vec, NULL, e->model, w->again, r->now,
+	    NULL);
 }
 
 enum db_rc

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "db/db.h"
+#include "db/matched.h"
 
 /* Which side of a match a text is: an agent's bio, or a study's criteria. */
 enum embed_role { EMBED_ROLE_BIO, EMBED_ROLE_CRITERIA };
@@ -28,6 +29,13 @@ struct embedder {
 	/* the mean raw vector of each role (EMBED_DIM), subtracted before a
 	 * vector is stored (match_centre, design.md §7), or NULL: stored raw */
 	const float *mean_bio, *mean_crit;
+	/* study.matched (design.md §11): the agents a new study's criteria
+	 * vector (centred) is announced to, picked off any transaction
+	 * (match/fanout.c); *m malloc'd (the caller frees it), *n entries,
+	 * delay (seconds after publication) filled.  DB_OK or an error (the
+	 * text is tried again next round).  NULL: no study.matched. */
+	enum db_rc (*match)(void *ctx, struct db *db, const float *vec,
+	    struct db_study_matches *sm);
 };
 
 /* A text that made the embedder fail this many times (a crash included:

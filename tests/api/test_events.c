@@ -334,7 +334,8 @@ cursor_under_concurrency(void **state)
 }
 
 /* study.matched: written when the criteria embedding becomes ready, for
- * an agent whose bio matches (the same text scores about 0.9) and not for
+ * a priority agent whose bio matches (the same text scores about 0.9; the
+ * other tiers' wait for first access, test_matching) and not for
  * one without a bio, nor for an unclaimed one with the same bio (it lists
  * no study: interface-spec "Matching"). */
 static void
@@ -353,6 +354,7 @@ matched_on_publication(void **state)
 	agent_claimed(&nobio, &o2, "silent");
 	agent_new(&unclaimed, "unclaimed-matchable");
 	agent_bio_ready(&a, bio);
+	agent_set_reputation(a.id, 85);
 	agent_bio_ready(&unclaimed, bio);
 	researcher(&u, 10000);
 	study_new(&u, s, 100, 2, NULL);	/* its criteria: the bio's text */

@@ -790,6 +790,209 @@ poll_is_one_statement(void **state)
 	listed_everywhere(&pri, one, 1);
 }
 
+/* --- study.matched: bounded, and released at first access (design.md §11) --- */
+
+#define WATCHES "I repair vintage mechanical wristwatches at home and collect old " \
+	"Swiss movements, springs and tiny screwdrivers"
+#define KETTLES "I restore cast iron kettles and brew green tea outdoors on a small " \
+	"wood stove in the mountains"
+#define RELEASE_WAIT_MS	10000	/* arps-embed looks every embed_poll_ms (50 in tests) */
+
+/* study.matched events of agent naming study (the events table: every
+ * event a feed or a webhook could hand out). */
+static long long
+matched_of(const char *agent, const char *study)
+{
+	return sql_int("SELECT COUNT(*) FROM events WHERE owner_id = '%s' AND type = 'study.matched'"
+	    " AND data LIKE '%%\"%s\"%%'", agent, study);
+}
+
+/* Webhook deliveries queued for agent's events naming study. */
+static long long
+hooked_of(const char *agent, const char *study)
+{
+	return sql_int("SELECT COUNT(*) FROM webhook_deliveries d JOIN events e ON e.id = d.event_id"
+	    " WHERE e.owner_id = '%s' AND e.data LIKE '%%\"%s\"%%'", agent, study);
+}
+
+/* Whether a's feed (GET /events, every page) holds a study.matched of study. */
+static int
+feed_names(const struct test_agent *a, const char *study)
+{
+	char cursor[64] = "0", key[64];
+	int found = 0;
+	size_t i, len;
+	struct resp r;
+
+	for (;;) {
+		r = get_as(a->hdr, "/api/v1/events?limit=200&cursor=%s", cursor);
+		assert_int_equal(r.status, 200);
+		len = json_object_array_length(jget(r.json, "events"));
+		for (i = 0; i < len; i++) {
+			snprintf(key, sizeof key, "events.%zu.data.study_id", i);
+			if (jget(r.json, key) != NULL && strcmp(jgets(&r, key), study) == 0) {
+				snprintf(key, sizeof key, "events.%zu.type", i);
+				assert_string_equal(jgets(&r, key), "study.matched");
+				found++;
+			}
+		}
+		snprintf(cursor, sizeof cursor, "%s", jgets(&r, "next_cursor"));
+		resp_free(&r);
+		if (len == 0)
+			return found;
+	}
+}
+
+/* Whether a's available list names study. */
+static int
+lists(const struct test_agent *a, const char *study)
+{
+	struct resp r = get_as(a->hdr, "/api/v1/studies/available?limit=100");
+	struct json_object *arr;
+	int found = 0;
+	size_t i;
+
+	assert_int_equal(r.status, 200);
+	arr = jget(r.json, "studies");
+	for (i = 0; arr != NULL && i < json_object_array_length(arr); i++)
+		if (strcmp(json_object_get_string(jget(json_object_array_get_idx(arr, i), "id")),
+		    study) == 0)
+			found = 1;
+	resp_free(&r);
+	return found;
+}
+
+/* A claimed agent of reputation rep with bio, ready, and a webhook for
+ * study.matched. */
+static void
+matchable(struct test_agent *a, struct test_user *o, const char *name, int rep,
+    const char *bio)
+{
+	struct resp r;
+
+	agent_claimed(a, o, name);
+	agent_bio_ready(a, bio);
+	agent_set_reputation(a->id, rep);
+	r = post_as(a->hdr, "{\"url\":\"https://hooks.example.org/arps\",\"events\":"
+	    "[\"study.matched\"]}", "/api/v1/webhooks");
+	assert_int_equal(r.status, 201);
+	resp_free(&r);
+}
+
+/*
+ * A priority agent gets a new study's study.matched (feed, webhook) and
+ * sees it listed at once; a standard and a basic agent get no event, no
+ * webhook and no listing naming it until first_access_minutes have passed
+ * (the study backdated: its waiting matches are due), then each gets one;
+ * a study paused before then releases nothing.
+ */
+static void
+matched_at_first_access(void **state)
+{
+	struct test_agent pri, std, bas;
+	struct test_user u, o1, o2, o3;
+	char s[IDS_BUFSZ], s2[IDS_BUFSZ];
+	char q[512];
+
+	(void)state;
+	matchable(&pri, &o1, "watch-priority", 85, WATCHES);
+	matchable(&std, &o2, "watch-standard", 60, WATCHES);
+	matchable(&bas, &o3, "watch-basic", 40, WATCHES);
+	researcher(&u, 10000);
+	study_with(&u, "Watches", WATCHES, 5, s);
+	study_with(&u, "Watches, paused", WATCHES, 5, s2);
+	embedding_ready(s);
+	embedding_ready(s2);
+
+	/* priority: at once */
+	snprintf(q, sizeof q, "SELECT COUNT(*) FROM events WHERE owner_id = '%s'"
+	    " AND type = 'study.matched' AND data LIKE '%%\"%s\"%%'", pri.id, s);
+	assert_true(wait_sql(1, RELEASE_WAIT_MS, q));
+	assert_int_equal(feed_names(&pri, s), 1);
+	assert_true(lists(&pri, s));
+	assert_int_equal(hooked_of(pri.id, s), 1);
+
+	/* the others: waiting, nothing handed out inside the window */
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM study_matches WHERE study_id = '%s'"
+	    " AND agent_id IN ('%s', '%s')", s, std.id, bas.id), 2);
+	nap_ms(1000);		/* twenty rounds of arps-embed's releases */
+	assert_int_equal(matched_of(std.id, s), 0);
+	assert_int_equal(matched_of(bas.id, s), 0);
+	assert_int_equal(feed_names(&std, s), 0);
+	assert_int_equal(hooked_of(std.id, s), 0);
+	assert_int_equal(hooked_of(bas.id, s), 0);
+	assert_false(lists(&std, s));
+	assert_false(lists(&bas, s));
+
+	/* s2 paused before its release time: released with nothing said */
+	assert_int_equal(study_post(u.hdr, s2, "pause", "{}"), 200);
+	study_backdate(s, 16 * 60);
+	study_backdate(s2, 16 * 60);
+	snprintf(q, sizeof q, "SELECT COUNT(*) FROM study_matches WHERE study_id IN ('%s', '%s')",
+	    s, s2);
+	assert_true(wait_sql(0, RELEASE_WAIT_MS, q));
+	assert_int_equal(matched_of(std.id, s), 1);
+	assert_int_equal(feed_names(&std, s), 1);
+	assert_true(lists(&std, s));
+	assert_int_equal(hooked_of(std.id, s), 1);
+	/* basic: its listing (at most basic_max_studies) shows s */
+	assert_true(lists(&bas, s));
+	assert_int_equal(matched_of(bas.id, s), 1);
+	assert_int_equal(hooked_of(bas.id, s), 1);
+	assert_int_equal(matched_of(std.id, s2), 0);
+	assert_int_equal(matched_of(bas.id, s2), 0);
+	/* the priority agent got s2 at once, before the pause; one each */
+	assert_int_equal(matched_of(pri.id, s2), 1);
+	assert_int_equal(matched_of(pri.id, s), 1);
+}
+
+/* The stack's own arps-embed again (after matched_fanout_bounded). */
+static int
+restore_fanout(void **state)
+{
+	(void)state;
+	embedder(0);
+	embedder(1);
+	(void)sh("rm -f %s/fanout.conf", getenv("ARPS_VAR"));
+	return 0;
+}
+
+/* With matched_fanout = 2, a study four priority agents match is announced
+ * to two: events and waiting rows together. */
+static void
+matched_fanout_bounded(void **state)
+{
+	const char *var = getenv("ARPS_VAR");
+	struct test_agent a[4];
+	struct test_user o[4], u;
+	char s[IDS_BUFSZ], q[256];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		char name[32];
+
+		snprintf(name, sizeof name, "kettle-%d", i);
+		matchable(&a[i], &o[i], name, 85, KETTLES);
+	}
+	assert_int_equal(sh("sed '/^matched_fanout/d' %s/arps.conf > %s/fanout.conf &&"
+	    " echo 'matched_fanout = 2' >> %s/fanout.conf", var, var, var), 0);
+	embedder(0);
+	assert_int_equal(sh("%s/tools/dev.sh embed-start %s/fanout.conf", getenv("ARPS_ROOT"),
+	    var), 0);
+	researcher(&u, 10000);
+	study_with(&u, "Kettles", KETTLES, 5, s);
+	embedding_ready(s);
+	snprintf(q, sizeof q, "SELECT COUNT(*) FROM events WHERE type = 'study.matched'"
+	    " AND data LIKE '%%\"%s\"%%'", s);
+	assert_true(wait_sql(2, RELEASE_WAIT_MS, q));
+	nap_ms(500);
+	assert_int_equal(sql_int("%s", q), 2);
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM study_matches WHERE study_id = '%s'", s), 0);
+	for (i = 0; i < 4; i++)
+		assert_true(matched_of(a[i].id, s) <= 1);
+}
+
 int
 main(void)
 {
@@ -803,6 +1006,8 @@ main(void)
 		cmocka_unit_test(index_survives_time_travel),
 		cmocka_unit_test(poll_is_one_statement),
 		cmocka_unit_test(listed_text_exact),
+		cmocka_unit_test(matched_at_first_access),
+		cmocka_unit_test_teardown(matched_fanout_bounded, restore_fanout),
 	};
 
 	return cmocka_run_group_tests_name("api_matching", tests, NULL, NULL);

@@ -122,7 +122,8 @@ ready(const char *id, const char *text, double t)
 	float v[EMBED_DIM];
 
 	vec_at(v, t);
-	assert_int_equal(db_embedding_store(db, id, text, v, NULL, "test", 0, time(NULL)), DB_OK);
+	assert_int_equal(db_embedding_store(db, id, text, v, NULL, "test", 0, time(NULL), NULL),
+	    DB_OK);
 }
 
 /* A study published at `created` with `slots` slots (deadline 0: none),

@@ -47,6 +47,9 @@ static const char q_study_lock[] =
     "SELECT " STUDY_LOCK_COLS(SL_SQL) "id FROM studies WHERE id = ? FOR UPDATE";
 static const char q_study_backdate[] =
     "UPDATE studies SET created_at = created_at - ? WHERE id = ?";
+/* Its study.matched waiting for the first-access time wait that much less. */
+static const char q_matches_backdate[] =
+    "UPDATE study_matches SET release_at = release_at - ? WHERE study_id = ?";
 static const char q_study_deadline[] =
     "UPDATE studies SET deadline = ?, created_at = LEAST(created_at, ?) WHERE id = ?";
 static const char q_part_backdate[] =
@@ -88,6 +91,25 @@ static const char q_seed_bio_agents[] =
     "INSERT INTO agents (id, name, api_key_hash, status, reputation, created_at)"
     " SELECT CONCAT('agt_s', ?, LPAD(seq, 9, '0')), 'seed', UNHEX(SHA2(CONCAT(?, seq), 256)),"
     " 'unclaimed', 50, ? FROM seq_1_to_100000 WHERE seq BETWEEN ? AND ?";
+/* Claimed agents seq lo..hi of a tag as copies of a template agent (its
+ * owner, its bio and its ready vector), reputations in turn 85, 60, 40
+ * (priority, standard, basic), for db_fixture_seed_matchable. */
+static const char q_seedm_agents[] =
+    "INSERT INTO agents (id, name, api_key_hash, status, account_id, reputation, bio,"
+    " bio_updated_at, created_at)"
+    " SELECT CONCAT('agt_s', ?, LPAD(q.seq, 9, '0')), 'seed', UNHEX(SHA2(CONCAT(?, q.seq), 256)),"
+    " 'claimed', t.account_id, ELT(q.seq % 3 + 1, 85, 60, 40), t.bio, ?, ?"
+    " FROM seq_1_to_100000 q JOIN agents t ON t.id = ? AND t.status = 'claimed'"
+    " WHERE q.seq BETWEEN ? AND ?";
+static const char q_seedm_wallets[] =
+    "INSERT INTO wallets (owner_id) SELECT CONCAT('agt_s', ?, LPAD(seq, 9, '0'))"
+    " FROM seq_1_to_100000 WHERE seq BETWEEN ? AND ?";
+static const char q_seedm_vectors[] =
+    "INSERT INTO embeddings (subject_id, status, text_hash, vector, error, attempts, updated_at,"
+    " model)"
+    " SELECT CONCAT('agt_s', ?, LPAD(q.seq, 9, '0')), 'ready', t.text_hash, t.vector, NULL, 0, ?,"
+    " t.model FROM seq_1_to_100000 q JOIN embeddings t ON t.subject_id = ? AND t.status = 'ready'"
+    " WHERE q.seq BETWEEN ? AND ?";
 static const char q_seed_occupy[] =
     "UPDATE studies SET occupied = occupied + ? WHERE id = ?";
 static const char q_clone_vec[] =
@@ -266,7 +288,9 @@ study_tx(struct db *db, void *arg)
 	dbres_free(res);
 	switch ((enum study_fx)f->flag) {
 	case SFX_BACKDATE:
-		return DB_Q(db, q_study_backdate, NULL, NULL, P_I64(f->a), P_STR(f->id));
+		if ((rc = DB_Q(db, q_study_backdate, NULL, NULL, P_I64(f->a), P_STR(f->id))) != DB_OK)
+			return rc;
+		return DB_Q(db, q_matches_backdate, NULL, NULL, P_I64(f->a), P_STR(f->id));
 	case SFX_DEADLINE:
 		if (!open)
 			return DB_CHECK;
@@ -506,6 +530,51 @@ db_fixture_seed_bios(struct db *db, const char *tag, int64_t n, int64_t now)
 	for (sb.lo = 1; sb.lo <= n; sb.lo = sb.hi + 1) {
 		sb.hi = n - sb.lo < SEED_BIOS_TX ? n : sb.lo + SEED_BIOS_TX - 1;
 		if ((rc = db_tx(db, seed_bios_tx, &sb)) != DB_OK)
+			return rc;
+	}
+	return DB_OK;
+}
+
+#define SEED_MATCHABLE_TX	5000	/* agents per transaction */
+
+struct seed_matchable {
+	const char *tag, *template;
+	int64_t lo, hi, now;
+};
+
+static enum db_rc
+seed_matchable_tx(struct db *db, void *arg)
+{
+	const struct seed_matchable *sm = arg;
+	uint64_t n = 0;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, q_seedm_agents, NULL, &n, P_STR(sm->tag), P_STR(sm->tag), P_I64(sm->now),
+	    P_I64(sm->now), P_STR(sm->template), P_I64(sm->lo), P_I64(sm->hi))) != DB_OK)
+		return rc;
+	if (n != (uint64_t)(sm->hi - sm->lo + 1))
+		return DB_NOTFOUND;	/* no claimed template */
+	if ((rc = DB_Q(db, q_seedm_wallets, NULL, NULL, P_STR(sm->tag), P_I64(sm->lo),
+	    P_I64(sm->hi))) != DB_OK)
+		return rc;
+	if ((rc = DB_Q(db, q_seedm_vectors, NULL, &n, P_STR(sm->tag), P_I64(sm->now),
+	    P_STR(sm->template), P_I64(sm->lo), P_I64(sm->hi))) != DB_OK)
+		return rc;
+	return n == (uint64_t)(sm->hi - sm->lo + 1) ? DB_OK : DB_CHECK;	/* no ready vector */
+}
+
+enum db_rc
+db_fixture_seed_matchable(struct db *db, const char *tag, int64_t n, const char *template,
+    int64_t now)
+{
+	struct seed_matchable sm = { .tag = tag, .template = template, .now = now };
+	enum db_rc rc;
+
+	if (n < 1 || n > FIXTURE_SEED_MAX || !tag_valid(tag))
+		return DB_CHECK;
+	for (sm.lo = 1; sm.lo <= n; sm.lo = sm.hi + 1) {
+		sm.hi = n - sm.lo < SEED_MATCHABLE_TX ? n : sm.lo + SEED_MATCHABLE_TX - 1;
+		if ((rc = db_tx(db, seed_matchable_tx, &sm)) != DB_OK)
 			return rc;
 	}
 	return DB_OK;
@@ -865,6 +934,22 @@ v_seed_bios(struct db *db, char **a, int n, int64_t now)
 }
 
 static int
+v_seed_matchable(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t cnt;
+
+	(void)n;
+	if (arg_int(a[1], 1, FIXTURE_SEED_MAX, &cnt, "N") != 0 || arg_id(a[2], IDS_AGENT) != 0)
+		return 2;
+	if (!tag_valid(a[0])) {
+		fprintf(stderr, "arps-fixture: TAG must be %d of [0-9a-z]: %s\n", FIXTURE_TAG_LEN, a[0]);
+		return 2;
+	}
+	return outcome(db, db_fixture_seed_matchable(db, a[0], cnt, a[2], now), "seed-matchable",
+	    a[0]);
+}
+
+static int
 v_researcher_purge(struct db *db, char **a, int n, int64_t now)
 {
 	(void)n;
@@ -918,6 +1003,7 @@ static const struct verb {
 	{ "seed-participations",     4, 5,
 	  "seed-participations STD_ID TAG N ACCEPTED_AGO [SUBMITTED_AGO]", v_seed_participations },
 	{ "seed-bios",               2, 2,  "seed-bios TAG N", v_seed_bios },
+	{ "seed-matchable",          3, 3,  "seed-matchable TAG N AGT_ID", v_seed_matchable },
 	{ "outbox-due",              1, 1,  "outbox-due SEQ", v_outbox_due },
 	{ "webhook-failing",         2, 2,  "webhook-failing WHK_ID SECONDS", v_webhook_failing },
 	{ "researcher-purge",        1, 1,  "researcher-purge ACC_ID", v_researcher_purge },

@@ -54,7 +54,8 @@ enum db_rc db_fixture_rate_events_age(struct db *db, int64_t seconds);
 enum db_rc db_fixture_agent_reputation(struct db *db, const char *agent_id, int64_t reputation);
 
 /* The study was created `seconds` earlier (e.g. past the first-access
- * window of every tier); nothing else of it moves. */
+ * window of every tier), and its study.matched waiting for that window
+ * (study_matches) are due as much earlier; nothing else of it moves. */
 enum db_rc db_fixture_study_backdate(struct db *db, const char *study_id, int64_t seconds);
 
 /* The deadline of an active or paused study passed a second before now
@@ -109,6 +110,15 @@ enum db_rc db_fixture_seed_participations(struct db *db, const char *study_id, c
  * before it stay).  tag is FIXTURE_TAG_LEN of [0-9a-z].
  */
 enum db_rc db_fixture_seed_bios(struct db *db, const char *tag, int64_t n, int64_t now);
+
+/* n claimed agents agt_s<tag><seq 9 digits>, seq 1..n, each a copy of the
+ * claimed agent `template` with a ready bio vector (its owner, bio text and
+ * vector, stored directly: no encoder), reputations 85, 60, 40 in turn;
+ * one set-based statement a table per 5,000 (study.matched's fan-out
+ * benchmark).  DB_NOTFOUND: no claimed template; DB_CHECK: it has no ready
+ * vector, or n out of 1..FIXTURE_SEED_MAX. */
+enum db_rc db_fixture_seed_matchable(struct db *db, const char *tag, int64_t n,
+    const char *template, int64_t now);
 
 /* Remove a researcher's studies (with their participations) and wallet,
  * none of which any ledger posting may name (DB_CHECK otherwise): what a
