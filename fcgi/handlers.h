@@ -53,6 +53,7 @@ void rate_bucket_hashed(const struct req *r, const char *kind, const char *subje
 struct field_list;
 extern const struct field_list fields_me_patch, fields_bio;	/* fcgi/agents.c */
 extern const struct field_list fields_study, fields_review;	/* fcgi/studies.c */
+extern const struct field_list fields_reject;			/* fcgi/studies.c */
 extern const struct field_list fields_claim;			/* fcgi/account.c */
 extern const struct field_list fields_complete;		/* fcgi/participation.c */
 

@@ -145,7 +145,7 @@ static const struct tool tools[] = {
 	    "A study's participants by anonymous participant_id, newest first." },
 	{ R_PARTICIPANT_APPROVE, "approve_participant", p_participant, &fields_review, NULL,
 	    "Approve a submitted participation: pays the reward to the participant." },
-	{ R_PARTICIPANT_REJECT, "reject_participant", p_participant, &fields_review, NULL,
+	{ R_PARTICIPANT_REJECT, "reject_participant", p_participant, &fields_reject, NULL,
 	    "Reject a submitted participation: refunds the reward to you." },
 	{ R_ACCOUNT, "get_account", NULL, NULL, NULL,
 	    "Your account: id, e-mail, roles and the agents you own." },

@@ -15,6 +15,7 @@
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
 #include "lib/config.h"
+#include "lib/secret.h"
 
 /* --- answer shapes --- */
 
@@ -127,19 +128,24 @@ study_agent_json(const struct study *s, const struct participation *p)
 	return o;
 }
 
-/* A participant item (design.md §6.14). */
+/* A participant item (design.md §6.14) of one of the caller's studies,
+ * with the agent's pseudonym for this researcher (design.md §13). */
 static struct json_object *
-participant_json(const struct participation *p)
+participant_json(const struct req *r, const struct participation *p)
 {
 	struct json_object *o = json_object_new_object();
+	char psn[PSN_BUFSZ];
 
+	secret_pseudonym(r->cfg, r->who.id, p->agent_id, psn);
 	jadd_str(o, "participant_id", p->participant_id);
+	jadd_str(o, "pseudonym", psn);
 	jadd_str(o, "status", part_state_name(p->state));
 	jadd_time(o, "accepted_at", p->accepted_at);
 	jadd_time(o, "submitted_at", p->submitted_at);
 	jadd_time(o, "reviewed_at", p->reviewed_at);
 	jadd_str(o, "tier", rep_tier_name(rep_tier_of(p->reputation)));
 	jadd_str(o, "reason", p->reason);
+	jadd_str(o, "category", p->category[0] != '\0' ? p->category : NULL);
 	return o;
 }
 
@@ -440,7 +446,7 @@ h_participants(struct req *r)
 		return reply_list_db(r, rc);
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++)
-		json_object_array_add(arr, participant_json(&v[i]));
+		json_object_array_add(arr, participant_json(r, &v[i]));
 	db_participations_free(v, n);
 	return reply_page(r, "participants", arr, next);
 }
@@ -448,7 +454,7 @@ h_participants(struct req *r)
 /* --- POST /studies/{id}/participants/{pid}/approve | reject --- */
 
 struct review_in {
-	const char *reason;
+	const char *reason, *category;
 };
 
 static const struct field review_fields[] = {
@@ -456,66 +462,69 @@ static const struct field review_fields[] = {
 	    offsetof(struct review_in, reason) },
 };
 const struct field_list fields_review = FIELD_LIST(review_fields);
+/* reject: the reason and its category (design.md §13) */
+static const struct field reject_fields[] = {
+	{ "reason", F_TEXT, F_NULLABLE, VAL_REASON_MIN, VAL_REASON_MAX,
+	    offsetof(struct review_in, reason) },
+	{ "category", F_NAME, F_NULLABLE, 1, PART_CAT_BUFSZ - 1,
+	    offsetof(struct review_in, category) },
+};
+const struct field_list fields_reject = FIELD_LIST(reject_fields);
+
+/* A category given must be one of core/participation.h's; else 422. */
+static enum h_rc
+category_or_reply(struct req *r, const char *field, const char *category)
+{
+	if (category == NULL || part_reject_cat_from_name(category, NULL))
+		return H_OK;
+	return reply_err(r, ARPS_E_VALIDATION, "%s: must be one of " PART_CAT_NAMES, field);
+}
 
 struct review_ctx {
-	const char *study_id, *pid, *reason;
+	const char *study_id, *pid, *reason, *category;
 	enum part_event ev;
 };
+
+/* The answer of a refused review (the single endpoint's, and a bulk
+ * row's error): its code and detail. */
+static enum arps_err
+review_refusal(const struct settle_out *so, const char *study_id, const char *pid, char *detail,
+    size_t n)
+{
+	if (so->outcome == ARPS_E_NOT_FOUND && so->no_participant)
+		snprintf(detail, n, "no such participant in this study: %.40s", pid);
+	else if (so->outcome == ARPS_E_NOT_FOUND)
+		snprintf(detail, n, "no such study: %.40s", study_id);
+	else if (so->outcome == ARPS_E_INVALID_STATE)
+		snprintf(detail, n, "only a submitted participation can be reviewed; this one is %s",
+		    part_state_name(so->p.state) ? part_state_name(so->p.state) : "not submitted");
+	else
+		snprintf(detail, n, "cannot review this participant");
+	return so->outcome;
+}
 
 static enum db_rc
 review_tx(struct req *r, void *arg)
 {
 	struct review_ctx *c = arg;
 	struct settle_out so;
-	struct participation p;
-	enum part_state was;
-	struct study s;
+	char detail[160];
+	enum arps_err e;
 	enum db_rc rc;
-	int took;
 
-	/* The locks of a settle in their order (txn/lifecycle.c), each row
-	 * read once: the study row (not its counts), then the participation,
-	 * by one statement.  Another researcher's study: 404 as none. */
-	memset(&so, 0, sizeof so);
-	rc = db_study_part_by_anon_lock(r->db, c->study_id, c->pid, &s, &so.p, &took);
-	if (rc == DB_NOTFOUND || (rc == DB_OK && strcmp(s.researcher_id, r->who.id) != 0)) {
+	rc = txn_review(r->db, c->study_id, r->who.id, c->pid, c->ev, c->reason, c->category, r->now,
+	    &so);
+	if (rc != DB_OK) {
 		db_participation_clear(&so.p);
-		db_study_clear(&s);
-		reply_no_study(r, c->study_id);
+		return rc;
+	}
+	if (so.outcome != ARPS_OK) {
+		e = review_refusal(&so, c->study_id, c->pid, detail, sizeof detail);
+		db_participation_clear(&so.p);
+		reply_err(r, e, "%s", detail);
 		return DB_ROLLBACK;
 	}
-	if (rc != DB_OK)
-		return rc;	/* nothing kept */
-	if (!took) {
-		db_study_clear(&s);
-		reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s", c->pid);
-		return DB_ROLLBACK;
-	}
-	rc = txn_participation_settle_locked(r->db, &s, c->ev, c->reason, r->now, &so);
-	was = so.p.state;
-	db_study_clear(&s);
-	if (rc != DB_OK || so.outcome != ARPS_OK) {
-		db_participation_clear(&so.p);
-		if (rc != DB_OK)
-			return rc;
-		if (so.outcome == ARPS_E_INVALID_STATE)
-			reply_err(r, ARPS_E_INVALID_STATE,
-			    "only a submitted participation can be reviewed; this one is %s",
-			    part_state_name(was) ? part_state_name(was) : "not submitted");
-		else
-			reply_err(r, so.outcome, "cannot review this participant");
-		return DB_ROLLBACK;
-	}
-	/* The row as the settle left it, with the agent's score read under
-	 * its lock (the tier shown); else read again. */
-	if (!so.rep_known) {
-		rc = db_participation_by_anon(r->db, c->study_id, c->pid, &p);
-		db_participation_clear(&so.p);
-		if (rc != DB_OK)
-			return rc == DB_NOTFOUND ? DB_ERR : rc;
-		so.p = p;
-	}
-	reply_json(r, 200, participant_json(&so.p));
+	reply_json(r, 200, participant_json(r, &so.p));
 	db_participation_clear(&so.p);
 	return DB_OK;
 }
@@ -527,11 +536,16 @@ review(struct req *r, enum part_event ev)
 	struct review_ctx c;
 	unsigned present;
 
-	if (decode_body_or_reply(r, review_fields, NFIELDS(review_fields), &in, &present) != H_OK)
+	if (ev == PART_EV_REJECT ?
+	    decode_body_or_reply(r, reject_fields, NFIELDS(reject_fields), &in, &present) != H_OK :
+	    decode_body_or_reply(r, review_fields, NFIELDS(review_fields), &in, &present) != H_OK)
+		return H_REPLIED;
+	if (category_or_reply(r, "category", in.category) != H_OK)
 		return H_REPLIED;
 	c.study_id = r->params[0];
 	c.pid = r->params[1];
 	c.reason = in.reason;
+	c.category = in.category;
 	c.ev = ev;
 	if (!ids_valid(IDS_STUDY, c.study_id))
 		return reply_no_study(r, c.study_id);
