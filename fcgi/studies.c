@@ -557,3 +557,164 @@ review(struct req *r, enum part_event ev)
 
 HANDLER_EVENT(h_participant_approve, review, PART_EV_APPROVE)
 HANDLER_EVENT(h_participant_reject, review, PART_EV_REJECT)
+
+/* --- POST /studies/{id}/participants/review (design.md §13) --- */
+
+#define BULK_MAX	500	/* participant ids of one request */
+
+struct bulk_in {
+	const char *action, *reason, *category;
+	struct json_object *ids;
+};
+
+#define BULK_FIELDS(X) \
+	X(bulk_in, BULK_F_ACTION, "action", F_NAME, F_REQUIRED, 1, 16, action) \
+	X(bulk_in, BULK_F_IDS, "participant_ids", F_ARRAY, F_REQUIRED, 1, BULK_MAX, ids) \
+	X(bulk_in, BULK_F_REASON, "reason", F_TEXT, F_NULLABLE, VAL_REASON_MIN, VAL_REASON_MAX, \
+	    reason) \
+	X(bulk_in, BULK_F_CATEGORY, "category", F_NAME, F_NULLABLE, 1, PART_CAT_BUFSZ - 1, \
+	    category)
+
+enum { BULK_FIELDS(FIELD_INDEX) };
+static const struct field bulk_fields[] = { BULK_FIELDS(FIELD_ROW) };
+const struct field_list fields_bulk_review = FIELD_LIST(bulk_fields);
+
+struct bulk_row {
+	const char *study_id, *owner, *pid, *reason, *category;
+	enum part_event ev;
+	int64_t now;
+	struct settle_out so;
+};
+
+/* One row: its own transaction, the single review's (txn_review). */
+static enum db_rc
+bulk_row_tx(struct db *db, void *arg)
+{
+	struct bulk_row *b = arg;
+	enum db_rc rc;
+
+	db_participation_clear(&b->so.p);	/* a retried transaction starts afresh */
+	rc = txn_review(db, b->study_id, b->owner, b->pid, b->ev, b->reason, b->category, b->now,
+	    &b->so);
+	if (rc == DB_OK && b->so.outcome != ARPS_OK)
+		return DB_ROLLBACK;	/* nothing written: nothing to keep */
+	return rc;
+}
+
+/* {detail, error_code, status} */
+static struct json_object *
+error_json(enum arps_err e, const char *detail)
+{
+	struct json_object *o = json_object_new_object();
+
+	jadd_str(o, "detail", detail);
+	jadd_str(o, "error_code", arps_err_code(e));
+	jadd_int(o, "status", arps_err_status(e));
+	return o;
+}
+
+/*
+ * Each row is reviewed as the single endpoint would, in a transaction of
+ * its own, so one refused row (not submitted, unknown) leaves the others
+ * to go through; the answer is stored for the Idempotency-Key after the
+ * rows (idem_end), so a retry replays it whole.
+ */
+enum h_rc
+h_participants_review(struct req *r)
+{
+	const char *study_id = r->params[0];
+	struct json_object *o, *arr, *it;
+	struct bulk_in in;
+	struct bulk_row b;
+	struct study s;
+	unsigned present;
+	enum part_event ev;
+	int64_t ok = 0, failed = 0;
+	char detail[160];
+	size_t i, n;
+	enum db_rc rc;
+
+	memset(&in, 0, sizeof in);
+	if (decode_body_or_reply(r, bulk_fields, NFIELDS(bulk_fields), &in, &present) != H_OK)
+		return H_REPLIED;
+	if (strcmp(in.action, "approve") == 0)
+		ev = PART_EV_APPROVE;
+	else if (strcmp(in.action, "reject") == 0)
+		ev = PART_EV_REJECT;
+	else
+		return reply_err(r, ARPS_E_VALIDATION, "action: must be approve or reject");
+	if (ev == PART_EV_REJECT && in.reason == NULL)
+		return reply_err(r, ARPS_E_VALIDATION, "reason: is required to reject");
+	if (ev == PART_EV_APPROVE && in.category != NULL)
+		return reply_err(r, ARPS_E_VALIDATION, "category: only a rejection has one");
+	if (category_or_reply(r, "category", in.category) != H_OK)
+		return H_REPLIED;
+	n = json_object_array_length(in.ids);
+	for (i = 0; i < n; i++) {
+		const char *pid;
+
+		if (decode_item_str_or_reply(r, in.ids, "participant_ids", i, 63, &pid) != H_OK)
+			return H_REPLIED;
+	}
+	/* The study first: another researcher's is 404 as a whole. */
+	if (!ids_valid(IDS_STUDY, study_id))
+		return reply_no_study(r, study_id);
+	if ((rc = db_study_get_row(r->db, study_id, 0, &s)) == DB_NOTFOUND)
+		return reply_no_study(r, study_id);
+	if (rc != DB_OK)
+		return reply_db(r, rc);
+	if (strcmp(s.researcher_id, r->who.id) != 0) {
+		db_study_clear(&s);
+		return reply_no_study(r, study_id);
+	}
+	db_study_clear(&s);
+	arr = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		const char *pid = json_object_get_string(json_object_array_get_idx(in.ids, i));
+
+		memset(&b, 0, sizeof b);
+		b.study_id = study_id;
+		b.owner = r->who.id;
+		b.pid = pid;
+		b.reason = in.reason;
+		b.category = in.category;
+		b.ev = ev;
+		b.now = r->now;
+		it = json_object_new_object();
+		jadd_str(it, "participant_id", pid);
+		if (!anon_id_valid(pid)) {
+			b.so.outcome = ARPS_E_NOT_FOUND;
+			b.so.no_participant = 1;
+			rc = DB_ROLLBACK;
+		} else
+			rc = db_tx(r->db, bulk_row_tx, &b);
+		if (rc == DB_OK) {
+			jadd_str(it, "status", part_state_name(b.so.p.state));
+			json_object_object_add(it, "error", NULL);
+			ok++;
+		} else {
+			enum arps_err e;
+
+			if (rc == DB_ROLLBACK && b.so.outcome != ARPS_OK)
+				e = review_refusal(&b.so, study_id, pid, detail, sizeof detail);
+			else {
+				e = rc == DB_GONE ? ARPS_E_UNAVAILABLE : ARPS_E_INTERNAL;
+				snprintf(detail, sizeof detail, "this row could not be reviewed; "
+				    "retry it");
+			}
+			/* the status as it stays; null for no participant of this study */
+			jadd_str(it, "status", b.so.p.id[0] != '\0' && !b.so.no_participant ?
+			    part_state_name(b.so.p.state) : NULL);
+			json_object_object_add(it, "error", error_json(e, detail));
+			failed++;
+		}
+		db_participation_clear(&b.so.p);
+		json_object_array_add(arr, it);
+	}
+	o = json_object_new_object();
+	jadd_str(o, "action", in.action);
+	json_object_object_add(o, "results", arr);
+	jadd_int(o, "succeeded", ok);
+	jadd_int(o, "failed", failed);
+	return reply_json(r, 200, o);
+}
