@@ -33,7 +33,7 @@ decode_obj(struct req *r, struct json_object *body, const char *prefix,
 		fl.name = fname;
 		f = &fl;
 
-		if (!json_object_object_get_ex(body, f->name, &v) ||
+		if (!json_object_object_get_ex(body, fields[i].name, &v) ||
 		    (v == NULL && (f->flags & F_NULLABLE))) {
 			if (f->flags & F_REQUIRED)
 				return reply_invalid(r, f->name, "is required");

@@ -151,6 +151,12 @@ static const struct tool tools[] = {
 	    "Approve or reject up to 500 submitted participants at once (action, "
 	    "participant_ids, reason: required to reject, category); each row is reviewed "
 	    "on its own and answers its outcome." },
+	{ R_BONUSES_PAY, "pay_bonuses", p_study, &fields_bonuses, NULL,
+	    "Pay bonuses to up to 500 participants who submitted (participant_id, amount_cents "
+	    "1-100000, reason shown to the agent), all or none, from your available balance "
+	    "plus the platform fee per row.  Pass idempotency_key so a retry pays once." },
+	{ R_BONUSES_LIST, "list_bonuses", p_study, NULL, q_page,
+	    "The bonuses paid in a study, newest first." },
 	{ R_ACCOUNT, "get_account", NULL, NULL, NULL,
 	    "Your account: id, e-mail, roles and the agents you own." },
 	{ R_CLAIM, "claim_agent", NULL, &fields_claim, NULL,
@@ -224,6 +230,7 @@ static const struct {
 	const char *name;
 	const struct field_list *items;
 } array_items[] = {
+	{ "bonuses", &fields_bonus_item },
 };
 
 static const struct field_list *

@@ -53,6 +53,10 @@ const struct route routes[R__MAX] = {
 	/* researcher tools (design.md §13) */
 	[R_PARTICIPANTS_REVIEW] = { "POST", "/api/v1/studies/{}/participants/review", AUTH_BEARER,
 				    h_participants_review, ROLE_RESEARCHER, 0 },
+	[R_BONUSES_PAY] =	{ "POST",  "/api/v1/studies/{}/bonuses", AUTH_BEARER, h_bonuses_pay,
+				    ROLE_RESEARCHER, 0 },
+	[R_BONUSES_LIST] =	{ "GET",   "/api/v1/studies/{}/bonuses", AUTH_BEARER, h_bonuses_list,
+				    ROLE_RESEARCHER, 0 },
 	/* wallet */
 	[R_WALLET_BALANCE] =	{ "GET",   "/api/v1/wallet/balance", AUTH_EITHER, h_wallet_balance,
 				    0, 0 },

@@ -58,6 +58,7 @@ funding_json(const struct study *s)
 	jadd_int(o, "refunded_cents", s->refunded);
 	jadd_int(o, "fee_cents_per_participant", s->fee);
 	jadd_int(o, "total_budget_cents", s->frozen + s->spent + s->refunded);
+	jadd_int(o, "bonus_cents", s->bonus);
 	return o;
 }
 

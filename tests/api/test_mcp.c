@@ -444,7 +444,7 @@ tools_list_agent(void **state)
 	t = tool_def(&r, "list_wallet_transactions");
 	assert_int_equal(json_object_get_int(jget(t, "inputSchema.properties.limit.maximum")), 200);
 	assert_non_null(jget(t, "inputSchema.properties.cursor"));
-	assert_int_equal(json_object_array_length(jget(t, "inputSchema.properties.type.enum")), 8);
+	assert_int_equal(json_object_array_length(jget(t, "inputSchema.properties.type.enum")), 10);
 	assert_true(arr_has(jget(t, "inputSchema.properties.type.enum"), "earning"));
 	resp_free(&r);
 }
@@ -457,6 +457,7 @@ tools_list_researcher(void **state)
 		"stop_study", "list_participants", "approve_participant", "reject_participant",
 		"get_account", "get_wallet_balance", "list_wallet_transactions",
 		"claim_agent", "replace_agent_api_key", "list_events", "review_participants",
+		"pay_bonuses", "list_bonuses",
 	};
 	static const char *const required[] = {
 		"title", "description", "study_url", "reward_per_participant", "max_participants",

@@ -432,6 +432,321 @@ bulk_review_races_single(void **state)
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
+/* --- 4. bonuses --- */
+
+/* The number of bonuses listed for study s. */
+static size_t
+bonus_count(const struct test_user *u, const char *s)
+{
+	struct resp r = get_as(u->hdr, "/api/v1/studies/%s/bonuses?limit=200", s);
+	size_t n;
+
+	assert_int_equal(r.status, 200);
+	n = json_object_array_length(jget(r.json, "bonuses"));
+	resp_free(&r);
+	return n;
+}
+
+/* The anonymous participant id of agent a in study s (the researcher
+ * never sees the agent's id: the test reads it from the database). */
+static void
+pid_of(const struct test_user *u, const struct test_agent *a, const char *s, char pid[32])
+{
+	(void)u;
+	sql_str(pid, 32, "SELECT participant_id FROM participations WHERE study_id = '%s'"
+	    " AND agent_id = '%s'", s, a->id);
+	assert_true(anon_id_valid(pid));
+}
+
+static void
+bonuses_pay_and_list(void **state)
+{
+	struct test_user u, other, poor, owner;
+	struct test_agent a, b, c;
+	char s[IDS_BUFSZ], pa[32], pb[32], pc[32], body[4096], ev[2048];
+	long long ra0, rf0, ra, rf, aa0, af, ba0;
+	struct json_object *o, *arr, *row;
+	struct resp r;
+	int i;
+
+	(void)state;
+	researcher(&u, 100000);
+	researcher(&other, 100000);
+	researcher(&poor, 1000);
+	agent_claimed(&a, &owner, "bon-a");
+	agent_claimed(&b, &owner, "bon-b");
+	agent_claimed(&c, &owner, "bon-c");
+	study_new(&u, s, 100, 4, NULL);
+	take_part(&a, s);
+	take_part(&b, s);
+	assert_int_equal(study_post(c.hdr, s, "accept", NULL), 200);
+	pid_of(&u, &a, s, pa);
+	pid_of(&u, &b, s, pb);
+	pid_of(&u, &c, s, pc);
+	balance_of(u.hdr, &ra0, &rf0);
+	balance_of(a.hdr, &aa0, &af);
+	balance_of(b.hdr, &ba0, &af);
+
+	/* refusals, each naming its row; no money moves */
+	snprintf(body, sizeof body, "{\"bonuses\":[{\"participant_id\":\"%s\",\"amount_cents\":5},"
+	    "{\"participant_id\":\"%s\",\"amount_cents\":0}]}", pa, pb);
+	r = post_as(u.hdr, body, "/api/v1/studies/%s/bonuses", s);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	assert_memory_equal(jstr(&r, "detail"), "bonuses[1].amount_cents:", 24);
+	resp_free(&r);
+	snprintf(body, sizeof body, "{\"bonuses\":[{\"participant_id\":\"%s\",\"amount_cents\":100001}]}",
+	    pa);
+	r = post_as(u.hdr, body, "/api/v1/studies/%s/bonuses", s);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	assert_memory_equal(jstr(&r, "detail"), "bonuses[0].amount_cents:", 24);
+	resp_free(&r);
+	r = post_as(u.hdr, "{\"bonuses\":[{\"amount_cents\":5}]}", "/api/v1/studies/%s/bonuses", s);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	assert_memory_equal(jstr(&r, "detail"), "bonuses[0].participant_id:", 26);
+	resp_free(&r);
+	r = post_as(u.hdr, "{\"bonuses\":[]}", "/api/v1/studies/%s/bonuses", s);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = post_as(u.hdr, "{\"bonuses\":[7]}", "/api/v1/studies/%s/bonuses", s);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	assert_memory_equal(jstr(&r, "detail"), "bonuses[0]:", 11);
+	resp_free(&r);
+	snprintf(body, sizeof body, "{\"bonuses\":[{\"participant_id\":\"%s\",\"amount_cents\":5},"
+	    "{\"participant_id\":\"%s\",\"amount_cents\":6}]}", pa, pa);
+	r = post_as(u.hdr, body, "/api/v1/studies/%s/bonuses", s);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	assert_memory_equal(jstr(&r, "detail"), "bonuses[1].participant_id:", 26);
+	resp_free(&r);
+	snprintf(body, sizeof body, "{\"bonuses\":[{\"participant_id\":\"%s\",\"amount_cents\":5},"
+	    "{\"participant_id\":\"%s\",\"amount_cents\":6}]}", pa, pc);
+	r = post_as(u.hdr, body, "/api/v1/studies/%s/bonuses", s);
+	assert_error(&r, 409, "INVALID_STATE");
+	assert_memory_equal(jstr(&r, "detail"), "bonuses[1].participant_id:", 26);
+	resp_free(&r);
+	snprintf(body, sizeof body, "{\"bonuses\":[{\"participant_id\":\"anon_0000000000000000\","
+	    "\"amount_cents\":5}]}");
+	r = post_as(u.hdr, body, "/api/v1/studies/%s/bonuses", s);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	assert_memory_equal(jstr(&r, "detail"), "bonuses[0].participant_id:", 26);
+	resp_free(&r);
+	snprintf(body, sizeof body, "{\"bonuses\":[{\"participant_id\":\"%s\",\"amount_cents\":5}]}", pa);
+	r = post_as(other.hdr, body, "/api/v1/studies/%s/bonuses", s);
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	r = get_as(other.hdr, "/api/v1/studies/%s/bonuses", s);
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	/* 501 rows */
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < 501; i++) {
+		row = json_object_new_object();
+		json_object_object_add(row, "participant_id", json_object_new_string(pa));
+		json_object_object_add(row, "amount_cents", json_object_new_int(1));
+		json_object_array_add(arr, row);
+	}
+	json_object_object_add(o, "bonuses", arr);
+	r = post_as(u.hdr, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+	    "/api/v1/studies/%s/bonuses", s);
+	json_object_put(o);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(ra, ra0);
+	assert_int_equal(bonus_count(&u, s), 0);
+
+	/* a poor researcher's own study: 402, nothing moves */
+	{
+		struct test_agent d;
+		char sp[IDS_BUFSZ], pd[32];
+		long long pa0, pf0, pa1, pf1;
+
+		study_new(&poor, sp, 100, 1, NULL);		/* 110 of 1000 frozen */
+		agent_claimed(&d, &owner, "bon-d");
+		take_part(&d, sp);
+		pid_of(&poor, &d, sp, pd);
+		balance_of(poor.hdr, &pa0, &pf0);
+		snprintf(body, sizeof body, "{\"bonuses\":[{\"participant_id\":\"%s\","
+		    "\"amount_cents\":900}]}", pd);		/* 990 > 890 */
+		r = post_as(poor.hdr, body, "/api/v1/studies/%s/bonuses", sp);
+		assert_error(&r, 402, "INSUFFICIENT_FUNDS");
+		resp_free(&r);
+		balance_of(poor.hdr, &pa1, &pf1);
+		assert_int_equal(pa1, pa0);
+		assert_int_equal(pf1, pf0);
+		assert_int_equal(bonus_count(&poor, sp), 0);
+		/* from the available balance, not the frozen budget: 800 + 80 fits */
+		snprintf(body, sizeof body, "{\"bonuses\":[{\"participant_id\":\"%s\","
+		    "\"amount_cents\":800}]}", pd);
+		r = post_as(poor.hdr, body, "/api/v1/studies/%s/bonuses", sp);
+		assert_int_equal(r.status, 201);
+		resp_free(&r);
+		balance_of(poor.hdr, &pa1, &pf1);
+		assert_int_equal(pa1, pa0 - 880);
+		assert_int_equal(pf1, pf0);
+	}
+
+	/* two rows: fee per row rounded up, all in one transaction */
+	snprintf(body, sizeof body, "{\"bonuses\":[{\"participant_id\":\"%s\",\"amount_cents\":500,"
+	    "\"reason\":\"Great \\\"detailed\\\" answers\\nthanks\"},{\"participant_id\":\"%s\","
+	    "\"amount_cents\":99}]}", pa, pb);
+	r = post_as(u.hdr, body, "/api/v1/studies/%s/bonuses", s);
+	assert_int_equal(r.status, 201);
+	assert_string_equal(jstr(&r, "study_id"), s);
+	assert_int_equal(jint(&r, "total_cents"), 500 + 50 + 99 + 10);
+	assert_int_equal(jint(&r, "fee_cents"), 60);
+	assert_memory_equal(jgets(&r, "bonuses.0.id"), "bon_", 4);
+	assert_string_equal(jgets(&r, "bonuses.0.participant_id"), pa);
+	assert_int_equal(jgeti(&r, "bonuses.0.amount_cents"), 500);
+	assert_int_equal(jgeti(&r, "bonuses.0.fee_cents"), 50);
+	assert_string_equal(jgets(&r, "bonuses.0.reason"), "Great \"detailed\" answers\nthanks");
+	assert_int_equal(jgeti(&r, "bonuses.1.fee_cents"), 10);
+	assert_true(json_object_is_type(jget(r.json, "bonuses.1.reason"), json_type_null));
+	resp_free(&r);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(ra, ra0 - 659);
+	assert_int_equal(rf, rf0);
+	balance_of(a.hdr, &ra, &af);
+	assert_int_equal(ra, aa0 + 500);
+	balance_of(b.hdr, &ra, &af);
+	assert_int_equal(ra, ba0 + 99);
+	/* funding, transactions, events, the list */
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jgeti(&r, "funding.bonus_cents"), 599);
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/wallet/transactions?type=bonus_payment");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "transactions")), 2);
+	assert_string_equal(jgets(&r, "transactions.0.study_id"), s);
+	assert_true(jgeti(&r, "transactions.0.amount_cents") == -550 ||
+	    jgeti(&r, "transactions.0.amount_cents") == -109);
+	resp_free(&r);
+	r = get_as(a.hdr, "/api/v1/wallet/transactions?type=bonus");
+	assert_int_equal(json_object_array_length(jget(r.json, "transactions")), 1);
+	assert_int_equal(jgeti(&r, "transactions.0.amount_cents"), 500);
+	resp_free(&r);
+	last_event(a.hdr, "bonus.received", ev, sizeof ev);
+	o = json_tokener_parse(ev);
+	assert_non_null(o);
+	assert_string_equal(json_object_get_string(jget(o, "study_id")), s);
+	assert_int_equal(json_object_get_int64(jget(o, "amount_cents")), 500);
+	assert_string_equal(json_object_get_string(jget(o, "reason")),
+	    "Great \"detailed\" answers\nthanks");
+	assert_memory_equal(json_object_get_string(jget(o, "participation_id")), "prt_", 4);
+	json_object_put(o);
+	last_event(u.hdr, "wallet.debited", ev, sizeof ev);
+	assert_non_null(strstr(ev, "\"amount_cents\":659"));
+	r = get_as(u.hdr, "/api/v1/studies/%s/bonuses", s);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "bonuses")), 2);
+	assert_true(json_object_is_type(jget(r.json, "next_cursor"), json_type_null));
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies/%s/bonuses?limit=1", s);
+	assert_int_equal(json_object_array_length(jget(r.json, "bonuses")), 1);
+	assert_string_not_equal(jgets(&r, "next_cursor"), "");
+	resp_free(&r);
+	/* a rejected participant may still get one; any study state */
+	assert_int_equal(study_post(u.hdr, s, "stop", NULL), 200);
+	snprintf(body, sizeof body, "{\"reason\":\"no\"}");
+	r = post_as(u.hdr, body, "/api/v1/studies/%s/participants/%s/reject", s, pb);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	snprintf(body, sizeof body, "{\"bonuses\":[{\"participant_id\":\"%s\",\"amount_cents\":1}]}", pb);
+	r = post_as(u.hdr, body, "/api/v1/studies/%s/bonuses", s);
+	assert_int_equal(r.status, 201);
+	assert_int_equal(jint(&r, "total_cents"), 2);
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+/* Two identical batches at once: with one Idempotency-Key they pay once;
+ * without, each is its own batch (funds for one: one pays, one is 402). */
+static void
+bonuses_race(void **state)
+{
+	struct test_user u, owner;
+	struct test_agent a;
+	struct job jobs[6];
+	char s[IDS_BUFSZ], pa[32];
+	long long ra0, rf0, ra, rf;
+	size_t i, n201, nconf, n402;
+
+	(void)state;
+	researcher(&u, 10000);
+	agent_claimed(&a, &owner, "bon-race");
+	study_new(&u, s, 100, 1, NULL);				/* 110 frozen */
+	take_part(&a, s);
+	pid_of(&u, &a, s, pa);
+	balance_of(u.hdr, &ra0, &rf0);				/* 9890 */
+	/* the same key, six at once: one batch paid */
+	memset(jobs, 0, sizeof jobs);
+	for (i = 0; i < 6; i++) {
+		snprintf(jobs[i].path, sizeof jobs[i].path, "/api/v1/studies/%s/bonuses", s);
+		snprintf(jobs[i].body, sizeof jobs[i].body, "{\"bonuses\":[{\"participant_id\":"
+		    "\"%s\",\"amount_cents\":1000,\"reason\":\"race\"}]}", pa);
+		snprintf(jobs[i].hdr, sizeof jobs[i].hdr, "%s", u.hdr);
+		snprintf(jobs[i].hdr2, sizeof jobs[i].hdr2, "Idempotency-Key: bonus-race-%s", s);
+	}
+	race(jobs, 6);
+	for (i = n201 = nconf = 0; i < 6; i++) {
+		if (jobs[i].r.status == 201)
+			n201++;
+		else {
+			assert_int_equal(jobs[i].r.status, 409);
+			assert_string_equal(jstr(&jobs[i].r, "error_code"), "IDEMPOTENCY_CONFLICT");
+			nconf++;
+		}
+	}
+	assert_true(n201 >= 1);
+	for (i = 1; i < 6; i++)
+		if (jobs[i].r.status == 201 && jobs[0].r.status == 201)
+			assert_string_equal(jobs[i].r.body, jobs[0].r.body);
+	for (i = 0; i < 6; i++)
+		resp_free(&jobs[i].r);
+	assert_int_equal(bonus_count(&u, s), 1);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(ra, ra0 - 1100);
+	/* without a key, funds for one batch of 5000 + 500 (8790 left): one
+	 * pays, the other is 402 */
+	memset(jobs, 0, sizeof jobs);
+	for (i = 0; i < 2; i++) {
+		snprintf(jobs[i].path, sizeof jobs[i].path, "/api/v1/studies/%s/bonuses", s);
+		snprintf(jobs[i].body, sizeof jobs[i].body, "{\"bonuses\":[{\"participant_id\":"
+		    "\"%s\",\"amount_cents\":5000}]}", pa);
+		snprintf(jobs[i].hdr, sizeof jobs[i].hdr, "%s", u.hdr);
+	}
+	race(jobs, 2);
+	for (i = n201 = n402 = 0; i < 2; i++) {
+		if (jobs[i].r.status == 201)
+			n201++;
+		else if (jobs[i].r.status == 402)
+			n402++;
+	}
+	assert_int_equal(n201, 1);
+	assert_int_equal(n402, 1);
+	for (i = 0; i < 2; i++)
+		resp_free(&jobs[i].r);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(ra, ra0 - 1100 - 5500);
+	assert_int_equal(bonus_count(&u, s), 2);
+	/* without a key and funds for both: both pay */
+	assert_int_equal(admin(NULL, 0, "topup %s %d", u.id, 20000), 0);
+	memset(jobs, 0, sizeof jobs);
+	for (i = 0; i < 2; i++) {
+		snprintf(jobs[i].path, sizeof jobs[i].path, "/api/v1/studies/%s/bonuses", s);
+		snprintf(jobs[i].body, sizeof jobs[i].body, "{\"bonuses\":[{\"participant_id\":"
+		    "\"%s\",\"amount_cents\":100}]}", pa);
+		snprintf(jobs[i].hdr, sizeof jobs[i].hdr, "%s", u.hdr);
+	}
+	race(jobs, 2);
+	assert_int_equal(jobs[0].r.status, 201);
+	assert_int_equal(jobs[1].r.status, 201);
+	for (i = 0; i < 2; i++)
+		resp_free(&jobs[i].r);
+	assert_int_equal(bonus_count(&u, s), 4);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
 int
 main(void)
 {
@@ -440,6 +755,8 @@ main(void)
 		cmocka_unit_test(reject_category_shown),
 		cmocka_unit_test(bulk_review_rows),
 		cmocka_unit_test(bulk_review_races_single),
+		cmocka_unit_test(bonuses_pay_and_list),
+		cmocka_unit_test(bonuses_race),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
