@@ -38,3 +38,41 @@ event_list_has(const char *list, const char *type)
 	}
 	return false;
 }
+
+bool
+event_json_str(const char *s, char *out, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	unsigned char c;
+
+	if (s == NULL || out == NULL || n < 3)
+		return false;
+	out[o++] = '"';
+	for (; (c = (unsigned char)*s) != '\0'; s++) {
+		if (c == '"' || c == '\\') {
+			if (o + 2 >= n)
+				return false;
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			if (o + 6 >= n)
+				return false;
+			out[o++] = '\\';
+			out[o++] = 'u';
+			out[o++] = '0';
+			out[o++] = '0';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			if (o + 1 >= n)
+				return false;
+			out[o++] = (char)c;
+		}
+	}
+	if (o + 2 > n)
+		return false;
+	out[o++] = '"';
+	out[o] = '\0';
+	return true;
+}

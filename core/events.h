@@ -8,6 +8,7 @@
 #define ARPS_CORE_EVENTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* X(enum, "api name", for agents (1), researchers' accounts (0) or both (-1):
  * a researcher's wallet is credited by an administrator's top-up) */
@@ -25,7 +26,10 @@
 	X(EV_STUDY_FULL,	"study.full",			0) \
 	X(EV_SUBMISSION_CREATED, "submission.created",		0) \
 	X(EV_STUDY_COMPLETED,	"study.completed",		0) \
-	X(EV_WEBHOOK_DISABLED,	"webhook.disabled",		-1)
+	X(EV_WEBHOOK_DISABLED,	"webhook.disabled",		-1) \
+	X(EV_BONUS_RECEIVED,	"bonus.received",		1) \
+	X(EV_WALLET_DEBITED,	"wallet.debited",		0) \
+	X(EV_MESSAGE_RECEIVED,	"message.received",		-1)
 
 #define EVENT_ENUM_(e, name, who) e,
 enum event_type { EVENT_TYPES(EVENT_ENUM_) EV__MAX };
@@ -38,6 +42,11 @@ bool		 event_type_from_name(const char *name, enum event_type *t);
 /* Whether an owner of this kind (agent: true, account: false) receives
  * events of type t (webhook.disabled goes to both). */
 bool		 event_type_for(enum event_type t, bool agent);
+/* Write s as a quoted JSON string into out (n bytes with the NUL): '"',
+ * '\\' and every control character escaped, other bytes as they are (s
+ * is valid UTF-8 already).  False when it does not fit.  For the text an
+ * event's data carries (a bonus's reason). */
+bool		 event_json_str(const char *s, char *out, size_t n);
 /* Whether a webhook's comma-separated list of types names type. */
 bool		 event_list_has(const char *list, const char *type);
 

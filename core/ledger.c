@@ -17,6 +17,7 @@ enum amt {
 	AMT_TOTAL,	/* slots * (reward + fee) */
 	AMT_FEE_TOTAL,	/* slots * fee */
 	AMT_AMOUNT,	/* in->amount */
+	AMT_AMOUNT_FEE,	/* in->amount + in->fee */
 };
 
 enum check {
@@ -24,6 +25,7 @@ enum check {
 	CHK_SC,		/* available >= TOTAL else INSUFFICIENT_SC */
 	CHK_FUNDS,	/* amount > 0, available >= amount else INSUFFICIENT_FUNDS */
 	CHK_POSITIVE,	/* amount > 0 */
+	CHK_FUNDS_FEE,	/* amount > 0, available >= amount + fee else INSUFFICIENT_FUNDS */
 };
 
 struct prow {
@@ -84,6 +86,13 @@ static const struct {
 	[LEDGER_EV_CASHOUT] = { "cashout", CHK_FUNDS, 2, 1,
 	    { { W, AV, -1, AMT_AMOUNT }, { EXT, NO, +1, AMT_AMOUNT } },
 	    { { TXN_EXTERNAL_CASHOUT, W, -1, AMT_AMOUNT } } },
+	/* platform_fee states the fee share of bonus_payment; it moves nothing */
+	[LEDGER_EV_BONUS] = { "bonus", CHK_FUNDS_FEE, 3, 3,
+	    { { R, AV, -1, AMT_AMOUNT_FEE }, { A, AV, +1, AMT_AMOUNT },
+	      { REV, NO, +1, AMT_FEE } },
+	    { { TXN_BONUS_PAYMENT, R, -1, AMT_AMOUNT_FEE },
+	      { TXN_PLATFORM_FEE, R, -1, AMT_FEE },
+	      { TXN_BONUS, A, +1, AMT_AMOUNT } } },
 };
 
 static const struct {
@@ -98,6 +107,8 @@ static const struct {
 	[TXN_REFUND] =           { "refund",           "Refund" },
 	[TXN_MANUAL_TOPUP] =     { "manual_topup",     "Top-up by an administrator" },
 	[TXN_EXTERNAL_CASHOUT] = { "external_cashout", "Cash-out to an external provider" },
+	[TXN_BONUS_PAYMENT] =    { "bonus_payment",    "Bonus paid to a participant (amount + fee)" },
+	[TXN_BONUS] =            { "bonus",            "Bonus from a researcher" },
 };
 
 static const struct {
@@ -130,6 +141,8 @@ amount_of(enum amt a, const struct ledger_in *in, int64_t *v)
 	case AMT_AMOUNT:
 		*v = in->amount;
 		return ARPS_OK;
+	case AMT_AMOUNT_FEE:
+		return money_add(in->amount, in->fee, v);
 	default:
 		break;
 	}
@@ -176,6 +189,14 @@ ledger_build(const struct ledger_in *in, struct ledger_entry *out)
 	case CHK_POSITIVE:
 		if (in->amount == 0)
 			return ARPS_E_VALIDATION;
+		break;
+	case CHK_FUNDS_FEE:
+		if (in->amount == 0)
+			return ARPS_E_VALIDATION;
+		if ((rc = money_add(in->amount, in->fee, &total)) != ARPS_OK)
+			return rc;
+		if (in->available < total)
+			return ARPS_E_INSUFFICIENT_FUNDS;
 		break;
 	default:
 		break;

@@ -27,6 +27,7 @@ enum ledger_event {
 	LEDGER_EV_CLAIM_BONUS,	/* platform:bonus -> agent */
 	LEDGER_EV_TOPUP,	/* external -> wallet (arps-admin) */
 	LEDGER_EV_CASHOUT,	/* wallet -> external (arps-admin) */
+	LEDGER_EV_BONUS,	/* researcher available: amount -> agent, fee -> revenue */
 	LEDGER_EV__MAX
 };
 
@@ -56,11 +57,13 @@ enum ledger_txn_type {
 	TXN_REFUND,
 	TXN_MANUAL_TOPUP,
 	TXN_EXTERNAL_CASHOUT,
+	TXN_BONUS_PAYMENT,
+	TXN_BONUS,
 	TXN__MAX
 };
 
 #define LEDGER_MAX_POSTINGS	4
-#define LEDGER_MAX_TXNS		2
+#define LEDGER_MAX_TXNS		3
 
 struct ledger_posting {
 	enum ledger_party	 party;
@@ -77,12 +80,13 @@ struct ledger_txn {
 struct ledger_in {
 	enum ledger_event	 ev;
 	int64_t			 reward;	/* per participant (study events) */
-	int64_t			 fee;		/* per participant (study events) */
+	int64_t			 fee;		/* per participant (study events);
+						   BONUS: the bonus's fee */
 	int64_t			 slots;		/* CREATE: max_participants;
 						   REFUND_UNUSED: unused slots */
 	int64_t			 amount;	/* COMPLETE: frozen remainder;
-						   CLAIM_BONUS, TOPUP, CASHOUT */
-	int64_t			 available;	/* CREATE, CASHOUT: payer's
+						   CLAIM_BONUS, TOPUP, CASHOUT, BONUS */
+	int64_t			 available;	/* CREATE, CASHOUT, BONUS: payer's
 						   available balance now */
 };
 
@@ -96,8 +100,9 @@ struct ledger_entry {
 /* Fill *out for in->ev.  Zero amounts produce no posting and no
  * transaction (an empty entry, still ARPS_OK).  Returns ARPS_OK;
  * ARPS_E_INSUFFICIENT_SC (CREATE: available < total);
- * ARPS_E_INSUFFICIENT_FUNDS (CASHOUT: available < amount);
- * ARPS_E_VALIDATION (negative input, CASHOUT/TOPUP amount 0, bad event);
+ * ARPS_E_INSUFFICIENT_FUNDS (CASHOUT: available < amount; BONUS:
+ * available < amount + fee);
+ * ARPS_E_VALIDATION (negative input, CASHOUT/TOPUP/BONUS amount 0, bad event);
  * ARPS_E_OVERFLOW.  On error *out is an empty entry. */
 enum arps_err	 ledger_build(const struct ledger_in *in, struct ledger_entry *out);
 /* True when the postings sum to exactly 0 without overflow and every

@@ -1,4 +1,5 @@
 /* Checked cents arithmetic (see money.h). */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "errors.h"
@@ -92,4 +93,30 @@ enum arps_err
 money_remainder(int64_t slot_cost, int64_t unsettled, int64_t *out)
 {
 	return money_mul(unsettled, slot_cost, out);
+}
+
+enum arps_err
+money_bonus_batch(const int64_t *amounts, size_t n, int fee_bps, int64_t *fees,
+    struct money_bonus_sum *out)
+{
+	struct money_bonus_sum	 m = { 0, 0, 0 };
+	enum arps_err		 rc;
+	size_t			 i;
+	int64_t			 fee;
+
+	if (amounts == NULL || fees == NULL || out == NULL || n < 1 || n > MONEY_BONUS_ROWS)
+		return ARPS_E_VALIDATION;
+	for (i = 0; i < n; i++) {
+		if (amounts[i] < MONEY_BONUS_MIN || amounts[i] > MONEY_BONUS_MAX)
+			return ARPS_E_VALIDATION;
+		if ((rc = money_fee(amounts[i], fee_bps, &fee)) != ARPS_OK ||
+		    (rc = money_add(m.amount, amounts[i], &m.amount)) != ARPS_OK ||
+		    (rc = money_add(m.fee, fee, &m.fee)) != ARPS_OK)
+			return rc;
+		fees[i] = fee;
+	}
+	if ((rc = money_add(m.amount, m.fee, &m.total)) != ARPS_OK)
+		return rc;
+	*out = m;
+	return ARPS_OK;
 }

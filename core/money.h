@@ -8,6 +8,7 @@
 #ifndef ARPS_CORE_MONEY_H
 #define ARPS_CORE_MONEY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "errors.h"
@@ -39,6 +40,21 @@ enum arps_err	 money_slot_cost(int64_t reward, int fee_bps, int64_t *cost);
  * <= budget_max (>= 0), else ARPS_E_OVERFLOW. */
 enum arps_err	 money_study_plan(int64_t reward, int64_t max_participants, int fee_bps,
 	    int64_t budget_max, struct money_study *out);
+/* Bonuses (design.md §13): the bounds of one row and of one batch. */
+#define MONEY_BONUS_MIN		1
+#define MONEY_BONUS_MAX		100000	/* cents a row */
+#define MONEY_BONUS_ROWS	500	/* rows a batch */
+
+/* A batch of bonuses: each row's fee ceil(amount * fee_bps / 10000) into
+ * fees[i], and the sums.  amounts[i] in MONEY_BONUS_MIN..MONEY_BONUS_MAX,
+ * n in 1..MONEY_BONUS_ROWS, fee_bps 0..10000, else ARPS_E_VALIDATION. */
+struct money_bonus_sum {
+	int64_t	 amount;		/* sum of the amounts: to the agents */
+	int64_t	 fee;			/* sum of the fees: to platform:revenue */
+	int64_t	 total;			/* amount + fee: from the researcher */
+};
+enum arps_err	 money_bonus_batch(const int64_t *amounts, size_t n, int fee_bps,
+	    int64_t *fees, struct money_bonus_sum *out);
 /* *out = unused * slot_cost: the refund of slots never taken. */
 enum arps_err	 money_unused_refund(int64_t slot_cost, int64_t unused, int64_t *out);
 /* *out = unsettled * slot_cost: what must still be frozen for the study. */

@@ -54,6 +54,27 @@ static const struct check {
 	  " FROM studies s LEFT JOIN (SELECT study_id, COUNT(*) n FROM participations"
 	  " WHERE status IN ('accepted','in_progress','submitted','approved','rejected')"
 	  " GROUP BY study_id) x ON x.study_id = s.id WHERE s.occupied <> COALESCE(x.n, 0)" },
+	/* bonuses (design.md §13) */
+	{ "each bonus's entry moves its amount to its agent and its fee to platform:revenue",
+	  "SELECT b.id, CONCAT('amount ', b.amount_cents, ' fee ', b.fee_cents, ' postings ',"
+	  " COALESCE(SUM(IF(p.account = b.agent_id AND p.sub = 'available', p.amount, 0)), 0), '/',"
+	  " COALESCE(SUM(IF(p.account = 'platform:revenue', p.amount, 0)), 0), '/',"
+	  " COALESCE(SUM(IF(p.account = b.researcher_id AND p.sub = 'available', p.amount, 0)), 0))"
+	  " FROM bonuses b LEFT JOIN ledger_postings p ON p.entry_id = b.entry_id"
+	  " GROUP BY b.id, b.amount_cents, b.fee_cents HAVING"
+	  " COALESCE(SUM(IF(p.account = b.agent_id AND p.sub = 'available', p.amount, 0)), 0)"
+	  "  <> b.amount_cents OR"
+	  " COALESCE(SUM(IF(p.account = 'platform:revenue', p.amount, 0)), 0) <> b.fee_cents OR"
+	  " COALESCE(SUM(IF(p.account = b.researcher_id AND p.sub = 'available', p.amount, 0)), 0)"
+	  "  <> -(b.amount_cents + b.fee_cents)" },
+	{ "every bonus posting belongs to a bonus",
+	  "SELECT DISTINCT p.entry_id, 'no bonus row' FROM ledger_postings p"
+	  " LEFT JOIN bonuses b ON b.entry_id = p.entry_id"
+	  " WHERE p.event = 'bonus' AND b.id IS NULL" },
+	{ "each study's bonus_cents equals its bonuses",
+	  "SELECT s.id, CONCAT('study ', s.bonus_cents, ' bonuses ', COALESCE(x.amt, 0))"
+	  " FROM studies s LEFT JOIN (SELECT study_id, SUM(amount_cents) amt FROM bonuses"
+	  " GROUP BY study_id) x ON x.study_id = s.id WHERE s.bonus_cents <> COALESCE(x.amt, 0)" },
 	{ "every transaction belongs to a posted entry",
 	  "SELECT t.id, 'no postings' FROM transactions t LEFT JOIN (SELECT DISTINCT entry_id"
 	  " FROM ledger_postings) p ON p.entry_id = t.entry_id WHERE p.entry_id IS NULL" },

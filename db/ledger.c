@@ -47,12 +47,23 @@ db_ledger_post(struct db *db, const struct ledger_entry *e,
     const char *const party[LEDGER_P__MAX], const char *study_id, enum ledger_event ev,
     const char *desc, int64_t now)
 {
+	char entry[IDS_BUFSZ];
+
+	return db_ledger_post_entry(db, e, party, study_id, ev, desc, now, entry);
+}
+
+enum db_rc
+db_ledger_post_entry(struct db *db, const struct ledger_entry *e,
+    const char *const party[LEDGER_P__MAX], const char *study_id, enum ledger_event ev,
+    const char *desc, int64_t now, char entry_out[IDS_BUFSZ])
+{
 	struct wdelta w[LEDGER_MAX_POSTINGS];
 	struct dbp pp[LEDGER_MAX_POSTINGS * 7], tp[LEDGER_MAX_TXNS * 8];
 	char entry[IDS_BUFSZ], txn[LEDGER_MAX_TXNS][IDS_BUFSZ];
 	size_t i, j, nw = 0;
 	enum db_rc rc;
 
+	entry_out[0] = '\0';
 	if (!ledger_balanced(e))
 		return DB_ERR;
 	if (e->nposting == 0 && e->ntxn == 0)
@@ -60,6 +71,7 @@ db_ledger_post(struct db *db, const struct ledger_entry *e,
 	if (ids_new(IDS_TRANSACTION, &secret_rng, entry) != 0)
 		return DB_ERR;
 	memcpy(entry, "ent_", 4);
+	memcpy(entry_out, entry, IDS_BUFSZ);
 	for (i = 0; i < e->nposting; i++) {
 		const struct ledger_posting *p = &e->posting[i];
 		const char *acct = ledger_party_is_wallet(p->party) ? party[p->party]

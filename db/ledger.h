@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "core/ids.h"
 #include "core/ledger.h"
 #include "db/db.h"
 
@@ -18,6 +19,12 @@
 enum db_rc db_ledger_post(struct db *db, const struct ledger_entry *e,
     const char *const party[LEDGER_P__MAX], const char *study_id, enum ledger_event ev,
     const char *desc, int64_t now);
+
+/* db_ledger_post that also gives the entry's id (ent_...) in entry_out
+ * ("" when the entry was empty and nothing was written). */
+enum db_rc db_ledger_post_entry(struct db *db, const struct ledger_entry *e,
+    const char *const party[LEDGER_P__MAX], const char *study_id, enum ledger_event ev,
+    const char *desc, int64_t now, char entry_out[IDS_BUFSZ]);
 
 /* Create the wallet of an owner (agt_ or acc_) if it does not exist. */
 enum db_rc db_wallet_create(struct db *db, const char *owner);

@@ -54,7 +54,7 @@ account_wallet(void **state)
 {
 	static const char *const types[] = {
 		"signup_bonus", "study_freeze", "platform_fee", "study_unfreeze", "earning",
-		"refund", "manual_topup", "external_cashout",
+		"refund", "manual_topup", "external_cashout", "bonus_payment", "bonus",
 	};
 	struct test_user u;
 	char cur[64], s[IDS_BUFSZ];
@@ -107,7 +107,7 @@ account_wallet(void **state)
 			resp_free(&r);
 		}
 	}
-	r = get_as(u.hdr, "/api/v1/wallet/transactions?type=bonus");
+	r = get_as(u.hdr, "/api/v1/wallet/transactions?type=bonuses");
 	assert_error(&r, 422, "VALIDATION_ERROR");
 	resp_free(&r);
 	r = get_as(u.hdr, "/api/v1/wallet/transactions?type=");

@@ -62,12 +62,46 @@ list_has(void **state)
 	assert_false(event_list_has(NULL, "study.full"));
 }
 
+/* An event's text data: quoted, with '"', '\\' and control characters
+ * escaped; refused when it does not fit. */
+static void
+json_str_escapes(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		bool ok;
+		const char *out;
+	} rows[] = {
+		{ "plain", 64, true, "\"plain\"" },
+		{ "", 3, true, "\"\"" },
+		{ "a\"b\\c", 64, true, "\"a\\\"b\\\\c\"" },
+		{ "line\nnext\ttab", 64, true, "\"line\\u000anext\\u0009tab\"" },
+		{ "caf\xc3\xa9", 64, true, "\"caf\xc3\xa9\"" },
+		{ "abc", 6, true, "\"abc\"" },
+		{ "abc", 5, false, NULL },
+		{ "\n", 8, false, NULL },
+		{ "\n", 9, true, "\"\\u000a\"" },
+	};
+	char out[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		assert_int_equal(event_json_str(rows[i].in, out, rows[i].n), rows[i].ok);
+		if (rows[i].ok)
+			assert_string_equal(out, rows[i].out);
+	}
+	assert_false(event_json_str(NULL, out, sizeof out));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(names_round_trip),
 		cmocka_unit_test(list_has),
+		cmocka_unit_test(json_str_escapes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

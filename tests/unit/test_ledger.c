@@ -100,6 +100,20 @@ static const struct row build_rows[] = {
 	  0, { { 0 } }, 0, { { 0 } } },
 	{ { LEDGER_EV_CASHOUT, 0, 0, 0, 0, 700 }, ARPS_E_VALIDATION,
 	  0, { { 0 } }, 0, { { 0 } } },
+	/* bonus (design.md §13): amount + fee from available */
+	{ { LEDGER_EV_BONUS, 0, 50, 0, 500, 550 }, ARPS_OK,
+	  3, { { R, AV, -550 }, { A, AV, 500 }, { REV, NO, 50 } },
+	  3, { { TXN_BONUS_PAYMENT, R, -550 }, { TXN_PLATFORM_FEE, R, -50 },
+	       { TXN_BONUS, A, 500 } } },
+	{ { LEDGER_EV_BONUS, 0, 0, 0, 1, 1 }, ARPS_OK,
+	  2, { { R, AV, -1 }, { A, AV, 1 } },
+	  2, { { TXN_BONUS_PAYMENT, R, -1 }, { TXN_BONUS, A, 1 } } },
+	{ { LEDGER_EV_BONUS, 0, 50, 0, 500, 549 }, ARPS_E_INSUFFICIENT_FUNDS,
+	  0, { { 0 } }, 0, { { 0 } } },
+	{ { LEDGER_EV_BONUS, 0, 50, 0, 0, 1000 }, ARPS_E_VALIDATION,
+	  0, { { 0 } }, 0, { { 0 } } },
+	{ { LEDGER_EV_BONUS, 0, 1, 0, MAX, MAX }, ARPS_E_OVERFLOW,
+	  0, { { 0 } }, 0, { { 0 } } },
 	/* nothing */
 	{ { LEDGER_EV_NONE, 500, 50, 3, 9, 9 }, ARPS_OK,
 	  0, { { 0 } }, 0, { { 0 } } },
@@ -266,14 +280,15 @@ test_names(void **state)
 {
 	static const char *const types[TXN__MAX] = {
 		"signup_bonus", "study_freeze", "platform_fee", "study_unfreeze",
-		"earning", "refund", "manual_topup", "external_cashout",
+		"earning", "refund", "manual_topup", "external_cashout", "bonus_payment",
+		"bonus",
 	};
 	static const char *const bad[] = {
 		"", "Earning", "earning ", "payout", "cashout", "stripe_cashout",
 	};
 	static const char *const events[LEDGER_EV__MAX] = {
 		"none", "create_study", "approve", "reject", "refund_unused",
-		"complete", "claim_bonus", "topup", "cashout",
+		"complete", "claim_bonus", "topup", "cashout", "bonus",
 	};
 	static const struct {
 		const char	*name;

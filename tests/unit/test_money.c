@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "core/errors.h"
@@ -241,6 +242,58 @@ test_refund_remainder(void **state)
 	}
 }
 
+/* Bonus batches (design.md §13): a fee per row, rounded up, and sums. */
+static void
+test_bonus_batch(void **state)
+{
+	static const struct {
+		int64_t			 amounts[4];
+		size_t			 n;
+		int			 bps;
+		int			 rc;
+		int64_t			 fees[4];
+		int64_t			 amount, fee, total;
+	} brows[] = {
+		{ { 500, 1, 99, 100000 }, 4, 1000, ARPS_OK, { 50, 1, 10, 10000 },
+		  100600, 10061, 110661 },
+		{ { 1 }, 1, 0, ARPS_OK, { 0 }, 1, 0, 1 },
+		{ { 1 }, 1, 1, ARPS_OK, { 1 }, 1, 1, 2 },
+		{ { 100000 }, 1, 10000, ARPS_OK, { 100000 }, 100000, 100000, 200000 },
+		{ { 0 }, 1, 1000, ARPS_E_VALIDATION, { 0 }, 0, 0, 0 },
+		{ { 100001 }, 1, 1000, ARPS_E_VALIDATION, { 0 }, 0, 0, 0 },
+		{ { -5 }, 1, 1000, ARPS_E_VALIDATION, { 0 }, 0, 0, 0 },
+		{ { 10, 0 }, 2, 1000, ARPS_E_VALIDATION, { 0 }, 0, 0, 0 },
+		{ { 10 }, 0, 1000, ARPS_E_VALIDATION, { 0 }, 0, 0, 0 },
+		{ { 10 }, 1, 10001, ARPS_E_VALIDATION, { 0 }, 0, 0, 0 },
+	};
+	struct money_bonus_sum	 m;
+	int64_t			 fees[4], big[MONEY_BONUS_ROWS + 1], bigfees[MONEY_BONUS_ROWS + 1];
+	size_t			 i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(brows) / sizeof(brows[0]); i++) {
+		memset(&m, 0, sizeof m);
+		assert_int_equal(money_bonus_batch(brows[i].amounts, brows[i].n, brows[i].bps, fees,
+		    &m), brows[i].rc);
+		if (brows[i].rc != ARPS_OK)
+			continue;
+		for (j = 0; j < brows[i].n; j++)
+			assert_int_equal(fees[j], brows[i].fees[j]);
+		assert_int_equal(m.amount, brows[i].amount);
+		assert_int_equal(m.fee, brows[i].fee);
+		assert_int_equal(m.total, brows[i].total);
+	}
+	/* 500 rows of the largest bonus: no overflow; 501 rows: refused */
+	for (i = 0; i < MONEY_BONUS_ROWS + 1; i++)
+		big[i] = MONEY_BONUS_MAX;
+	assert_int_equal(money_bonus_batch(big, MONEY_BONUS_ROWS, 1000, bigfees, &m), ARPS_OK);
+	assert_int_equal(m.amount, (int64_t)MONEY_BONUS_ROWS * MONEY_BONUS_MAX);
+	assert_int_equal(m.total, (int64_t)MONEY_BONUS_ROWS * (MONEY_BONUS_MAX + 10000));
+	assert_int_equal(money_bonus_batch(big, MONEY_BONUS_ROWS + 1, 1000, bigfees, &m),
+	    ARPS_E_VALIDATION);
+	assert_int_equal(money_bonus_batch(NULL, 1, 1000, bigfees, &m), ARPS_E_VALIDATION);
+}
+
 int
 main(void)
 {
@@ -250,6 +303,7 @@ main(void)
 		cmocka_unit_test(test_slot_cost),
 		cmocka_unit_test(test_study_plan),
 		cmocka_unit_test(test_refund_remainder),
+		cmocka_unit_test(test_bonus_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
