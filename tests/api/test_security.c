@@ -143,6 +143,49 @@ key_rotation(void **state)
 	resp_free(&r);
 }
 
+/* Issue 36, finding 6: a key in its grace period cannot rotate.  After
+ * K -> N1, whoever holds K (a thief, or a client that lost the answer
+ * without its Idempotency-Key) is refused 403 FORBIDDEN, and N1 keeps
+ * working; the replay of the first rotation with its Idempotency-Key still
+ * answers N1 (what the grace period is for). */
+static void
+key_grace_cannot_rotate(void **state)
+{
+	struct test_agent a;
+	char idem[80], n1hdr[80], n1[APIKEY_BUFSZ], n2hdr[80], n2[APIKEY_BUFSZ];
+	struct resp r;
+
+	(void)state;
+	agent_new(&a, "graced");
+	idem_new(idem);
+	r = http_req("POST", "/api/v1/agents/me/api-key", NULL, HDRS(a.hdr, idem), NULL);
+	new_key_answer(&r, n1hdr, n1);
+	resp_free(&r);
+	/* K rotates again, without or with another Idempotency-Key: refused */
+	r = http_req("POST", "/api/v1/agents/me/api-key", NULL, HDRS(a.hdr), NULL);
+	assert_error(&r, 403, "FORBIDDEN");
+	resp_free(&r);
+	idem_new(n2hdr);
+	r = http_req("POST", "/api/v1/agents/me/api-key", NULL, HDRS(a.hdr, n2hdr), NULL);
+	assert_error(&r, 403, "FORBIDDEN");
+	resp_free(&r);
+	/* the lost answer, replayed: N1 */
+	r = http_req("POST", "/api/v1/agents/me/api-key", NULL, HDRS(a.hdr, idem), NULL);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "api_key"), n1);
+	resp_free(&r);
+	/* K still reads within its grace; N1 works and its use ends K */
+	assert_int_equal(me_status(a.hdr), 200);
+	assert_int_equal(me_status(n1hdr), 200);
+	assert_int_equal(me_status(a.hdr), 401);
+	/* N1, the current key, rotates */
+	r = http_req("POST", "/api/v1/agents/me/api-key", NULL, HDRS(n1hdr), NULL);
+	new_key_answer(&r, n2hdr, n2);
+	resp_free(&r);
+	assert_int_equal(me_status(n2hdr), 200);
+	assert_int_equal(me_status(n1hdr), 401);
+}
+
 /* The owner replaces a leaked key at once; no one else can, and an
  * unclaimed or unknown agent is not found. */
 static void
@@ -563,6 +606,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(key_rotation),
+		cmocka_unit_test(key_grace_cannot_rotate),
 		cmocka_unit_test(owner_replaces_key),
 		cmocka_unit_test(logout_all),
 		cmocka_unit_test(json_duplicate_and_nul_keys),
