@@ -83,8 +83,9 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 				return reply_invalid(r, f->name, val_url(s, len) != 0 ?
 				    "must be an absolute http or https URL of RFC 3986's characters "
 				    "(percent-encode spaces, quotes, <>, [] past the host, {}, |, \\, ^ and `)" :
-				    "must name a public host (not localhost, a loopback, private, "
-				    "link-local or unspecified address)");
+				    "must name a public host (not localhost, a one-label or "
+				    "special-use name such as metadata or *.internal, nor a "
+				    "loopback, private, link-local or unspecified address)");
 			break;
 		case F_EMAIL:
 			if (val_email(s, len) != 0)
