@@ -574,6 +574,12 @@ ipv6_loopback(const unsigned char b[16])
 	return ipv6_embedded_v4(b, v4) && ipv4_loopback(v4);
 }
 
+/* An IPv6 address of the global unicast space 2000::/3, but for its
+ * special-use blocks, or one carrying a public IPv4 address.  Everything
+ * outside 2000::/3 is refused: unique-local, link- and site-local,
+ * multicast, discard-only, local-use NAT64, the IPv4-translated
+ * ::ffff:0:0:0/96 ([::ffff:0:7f00:1] is 127.0.0.1 to a SIIT translator)
+ * and the blocks the IETF reserves. */
 static bool
 ipv6_public(const unsigned char b[16])
 {
@@ -581,21 +587,16 @@ ipv6_public(const unsigned char b[16])
 
 	if (ipv6_embedded_v4(b, v4))
 		return ipv4_public(v4);	/* also ::, ::1 (0.0.0.0/8) */
-	if ((b[0] & 0xfe) == 0xfc)			/* fc00::/7 unique local */
-		return false;
-	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)	/* fe80::/10 link-local */
-		return false;
-	if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0)	/* fec0::/10 site-local */
-		return false;
-	if (b[0] == 0xff)				/* multicast */
+	if ((b[0] & 0xe0) != 0x20)			/* not 2000::/3 */
 		return false;
 	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)	/* documentation */
 		return false;
-	if (b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0 && b[5] == 1)
-		return false;			/* 64:ff9b:1::/48 local-use NAT64 */
-	if (b[0] == 0x01 && b[1] == 0 && b[2] == 0 && b[3] == 0 && b[4] == 0 && b[5] == 0 &&
-	    b[6] == 0 && b[7] == 0)	/* 100::/64 discard-only */
+	if (b[0] == 0x3f && b[1] == 0xff && (b[2] & 0xf0) == 0)	/* 3fff::/20 documentation */
 		return false;
+	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0)	/* 2001::/32 Teredo */
+		return false;
+	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0x02 && b[4] == 0 && b[5] == 0)
+		return false;			/* 2001:2::/48 benchmarking */
 	return true;
 }
 
@@ -604,6 +605,31 @@ static bool
 eq_ci(const char *s, size_t len, const char *lit)
 {
 	return strlen(lit) == len && prefix_ci(s, len, lit);
+}
+
+/*
+ * Names no public host has (design.md §9.8): RFC 6761's special-use
+ * top-level names and home.arpa (RFC 8375), .onion and .alt, the arpa
+ * tree, the private top-level names of RFC 6762 appendix G and of cloud
+ * and cluster DNS (metadata.google.internal, *.ec2.internal, cluster.local,
+ * *.svc).  Single-label names (metadata, instance-data, intranet) are
+ * refused by the caller: a resolver completes them with its search list.
+ */
+static bool
+special_name(const char *s, size_t len)
+{
+	static const char *const tlds[] = {
+		"localhost", "local", "localdomain", "internal", "intranet", "lan", "home",
+		"corp", "private", "test", "invalid", "example", "onion", "alt", "arpa", "svc",
+	};
+	size_t	 i, start = len;
+
+	while (start > 0 && s[start - 1] != '.')
+		start--;
+	for (i = 0; i < sizeof tlds / sizeof tlds[0]; i++)
+		if (eq_ci(s + start, len - start, tlds[i]))
+			return true;
+	return false;
 }
 
 /* Names every resolver maps to the loopback interface (RFC 6761 6.3 and
@@ -652,6 +678,10 @@ val_public_url(const char *s, size_t len, unsigned flags)
 		} else {
 			loop = loopback_name(s + hstart, hend - hstart);
 			if (loop && !(flags & VAL_URL_LOOPBACK))
+				return ARPS_E_VALIDATION;
+			/* one label, or a special-use or private name */
+			if (!loop && (memchr(s + hstart, '.', hend - hstart) == NULL ||
+			    special_name(s + hstart, hend - hstart)))
 				return ARPS_E_VALIDATION;
 		}
 	}

@@ -113,6 +113,11 @@ static const char q_agent_prev_drop[] =
 static const char q_agent_set_key[] =
     "UPDATE agents SET api_key_hash = ?, api_key_prev_hash = ?, api_key_prev_until = ?"
     " WHERE id = ?";
+/* A rotation: only from the current key, never from one in its grace
+ * period (issue 36: its holder could rotate again and end the new key). */
+static const char q_agent_rotate_key[] =
+    "UPDATE agents SET api_key_hash = ?, api_key_prev_hash = ?, api_key_prev_until = ?"
+    " WHERE id = ? AND api_key_hash = ?";
 static const char q_agent_get[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ?";
 static const char q_agent_lock[] = "SELECT " AGENT_COLS " FROM agents WHERE id = ? FOR UPDATE";
 /* An expired claim code is as unknown as a wrong one (design.md §9.3). */
@@ -377,9 +382,12 @@ db_agent_set_key(struct db *db, const char *id, const unsigned char keyhash[32],
 	uint64_t n = 0;
 	enum db_rc rc;
 
-	rc = DB_Q(db, q_agent_set_key, NULL, &n, P_BLOB(keyhash, 32),
-	    prevhash != NULL ? P_BLOB(prevhash, 32) : P_NULL,
-	    prevhash != NULL ? P_I64(prev_until) : P_NULL, P_STR(id));
+	if (prevhash != NULL)
+		rc = DB_Q(db, q_agent_rotate_key, NULL, &n, P_BLOB(keyhash, 32),
+		    P_BLOB(prevhash, 32), P_I64(prev_until), P_STR(id), P_BLOB(prevhash, 32));
+	else
+		rc = DB_Q(db, q_agent_set_key, NULL, &n, P_BLOB(keyhash, 32), P_NULL, P_NULL,
+		    P_STR(id));
 	if (rc == DB_OK && n != 1)
 		return DB_NOTFOUND;
 	return rc;

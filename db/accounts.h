@@ -72,7 +72,9 @@ enum db_rc db_agent_key_known(struct db *, const unsigned char h[32], int64_t no
 /* db_agent_by_key_current without the participation. */
 enum db_rc db_agent_by_key(struct db *, const unsigned char h[32], int64_t now, struct agent *);
 /* Replace the agent's key: prevhash (may be NULL: none) keeps working
- * until prev_until.  DB_NOTFOUND when there is no such agent. */
+ * until prev_until.  A rotation (prevhash given) happens only when
+ * prevhash is the agent's current key: from a key in its grace period it
+ * is DB_NOTFOUND, as when there is no such agent. */
 enum db_rc db_agent_set_key(struct db *, const char *id, const unsigned char keyhash[32],
     const unsigned char *prevhash, int64_t prev_until);
 enum db_rc db_agent_get(struct db *, const char *id, int for_update, struct agent *);

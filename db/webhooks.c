@@ -21,6 +21,10 @@
 	L(WH_C_DISABLED,	"disabled_at")
 enum wh_col { DB_COLS_ENUM(WEBHOOK_COLUMNS) WH_C__END };
 
+/* The owner's row, locked: creates of one owner take turns between the
+ * count and the insert (an agent's hooks or an account's). */
+static const char q_lock_agent[] = "SELECT id FROM agents WHERE id = ? FOR UPDATE";
+static const char q_lock_account[] = "SELECT id FROM accounts WHERE id = ? FOR UPDATE";
 static const char q_count[] =
     "SELECT COUNT(*) FROM webhooks WHERE owner_id = ? AND status = 'active'";
 static const char q_ins[] =
@@ -157,10 +161,18 @@ db_webhook_create(struct db *db, const struct config *cfg, const char *owner, co
 	unsigned char sealed[crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES +
 	    WEBHOOK_SECRET_LEN];
 	struct dbres *res = NULL;
+	enum ids_kind kind;
 	enum db_rc rc;
 
 	*outcome = ARPS_E_INTERNAL;
 	memset(out, 0, sizeof *out);
+	if (!ids_kind_of(owner, &kind) || (kind != IDS_AGENT && kind != IDS_ACCOUNT))
+		return DB_ERR;
+	if ((rc = DB_ONE(db, kind == IDS_AGENT ? q_lock_agent : q_lock_account, &res,
+	    P_STR(owner))) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	dbres_free(res);
+	res = NULL;
 	if ((rc = DB_ONE(db, q_count, &res, P_STR(owner))) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
 	if (dbres_i64(res, 0, DB_COL_ONLY) >= WEBHOOK_MAX_PER_OWNER) {

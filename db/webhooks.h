@@ -36,9 +36,11 @@ void webhook_clear(struct webhook *w);
 void webhooks_free(struct webhook *v, size_t n);
 
 /*
- * Create a hook for owner with a fresh secret (written to secret, shown
- * once).  *outcome: ARPS_OK, or ARPS_E_VALIDATION when the owner already
- * has WEBHOOK_MAX_PER_OWNER active hooks.
+ * Create a hook for owner (an agent or an account id) with a fresh secret
+ * (written to secret, shown once), under a lock of the owner's row so that
+ * concurrent creates count one after the other.  *outcome: ARPS_OK, or
+ * ARPS_E_VALIDATION when the owner already has WEBHOOK_MAX_PER_OWNER
+ * active hooks.
  */
 enum db_rc db_webhook_create(struct db *db, const struct config *cfg, const char *owner,
     const char *url, const char *events, int64_t now, struct webhook *out,

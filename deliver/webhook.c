@@ -19,6 +19,17 @@
 
 #define RESPONSE_MAX	(64 * 1024)	/* read at most this much of an answer */
 
+/*
+ * What a failed try records as last_error, shown to the hook's owner: a
+ * few fixed words, never the transport's detail, so that a webhook cannot
+ * be used to tell an open port from a closed one (issue 36, api.md §7.7).
+ */
+#define ERR_URL		"URL not allowed"	/* the URL, or an address it resolves to */
+#define ERR_RESOLVE	"cannot resolve host"
+#define ERR_CONNECT	"connection failed"	/* refused, reset, no or a broken answer, TLS */
+#define ERR_TIMEOUT	"timeout"
+#define ERR_INTERNAL	"internal error"
+
 struct webhook_try {
 	CURL *h;
 	struct curl_slist *hdrs, *resolve;
@@ -64,20 +75,20 @@ sink(char *p, size_t size, size_t n, void *arg)
 }
 
 /* Resolve host and check the address by the URL rule of design.md §9.8
- * (a literal of it passed to val_public_url); addr gets its text. */
+ * (a literal of it passed to val_public_url); addr gets its text, an IPv6
+ * address in brackets as CURLOPT_RESOLVE takes it. */
 static int
 resolve_checked(const char *scheme, const char *host, unsigned flags, char *addr, size_t n,
     char *err, size_t errsz)
 {
 	struct addrinfo hints, *res = NULL, *ai;
 	char lit[INET6_ADDRSTRLEN + 16], probe[INET6_ADDRSTRLEN + 32];
-	int rc;
 
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	if ((rc = getaddrinfo(host, NULL, &hints, &res)) != 0) {
-		snprintf(err, errsz, "cannot resolve the host: %s", gai_strerror(rc));
+	if (getaddrinfo(host, NULL, &hints, &res) != 0) {
+		snprintf(err, errsz, ERR_RESOLVE);
 		return -1;
 	}
 	/* Every address the name gives must pass: the one pinned is the first. */
@@ -93,7 +104,7 @@ resolve_checked(const char *scheme, const char *host, unsigned flags, char *addr
 		snprintf(probe, sizeof probe, ai->ai_family == AF_INET ? "%s://%s/" : "%s://[%s]/",
 		    scheme, lit);
 		if (val_public_url(probe, strlen(probe), flags) != 0) {
-			snprintf(err, errsz, "the host resolves to an address that is not public");
+			snprintf(err, errsz, ERR_URL);
 			freeaddrinfo(res);
 			return -1;
 		}
@@ -102,7 +113,7 @@ resolve_checked(const char *scheme, const char *host, unsigned flags, char *addr
 	}
 	freeaddrinfo(res);
 	if (addr[0] == '\0') {
-		snprintf(err, errsz, "the host has no address");
+		snprintf(err, errsz, ERR_RESOLVE);
 		return -1;
 	}
 	return 0;
@@ -114,7 +125,9 @@ webhook_try_new(const struct config *cfg, const char *url, const char *event_id,
 {
 	struct webhook_try *t = NULL;
 	char *scheme = NULL, *host = NULL, *port = NULL;
-	char addr[INET6_ADDRSTRLEN + 8], line[512], sig[WEBHOOK_SIG_HEX + 1];
+	char addr[INET6_ADDRSTRLEN + 8], line[512], sig[WEBHOOK_SIG_HEX + 1], bare[256];
+	unsigned char bin[16];
+	int literal;
 	/* the URL as stored: taken in by an older rule, it is still sent */
 	unsigned flags = VAL_URL_HTTPS_ONLY | VAL_URL_STORED;
 	CURLU *u = NULL;
@@ -122,19 +135,18 @@ webhook_try_new(const struct config *cfg, const char *url, const char *event_id,
 	if (cfg->webhooks_allow_loopback)
 		flags |= VAL_URL_LOOPBACK;
 	if (val_public_url(url, strlen(url), flags) != 0) {
-		snprintf(err, errsz, "the URL is not allowed");
+		snprintf(err, errsz, ERR_URL);
 		return NULL;
 	}
 	if ((u = curl_url()) == NULL || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
-		snprintf(err, errsz, "the URL does not parse");
+		snprintf(err, errsz, ERR_URL);
 		goto fail;
 	}
 	{
 		/* an IPv6 literal comes back in brackets */
-		char bare[256];
 		size_t hl = strlen(host);
 
 		if (hl >= 2 && host[0] == '[' && hl < sizeof bare) {
@@ -145,13 +157,22 @@ webhook_try_new(const struct config *cfg, const char *url, const char *event_id,
 		if (resolve_checked(scheme, bare, flags, addr, sizeof addr, err, errsz) != 0)
 			goto fail;
 	}
+	/* An IP literal is the address connected to, checked above: nothing
+	 * to pin (and CURLOPT_RESOLVE takes no bracketed host: libcurl 7.88
+	 * refused "[::1]:port:[::1]" as a malformed option). */
+	literal = inet_pton(AF_INET, bare, bin) == 1 || inet_pton(AF_INET6, bare, bin) == 1;
 	if ((t = calloc(1, sizeof *t)) == NULL || (t->h = curl_easy_init()) == NULL ||
 	    (t->body = strdup(body)) == NULL) {
-		snprintf(err, errsz, "out of memory");
+		snprintf(err, errsz, ERR_INTERNAL);
 		goto fail;
 	}
-	snprintf(line, sizeof line, "%s:%s:%s", host, port, addr);
-	t->resolve = curl_slist_append(NULL, line);
+	if (!literal) {
+		snprintf(line, sizeof line, "%s:%s:%s", host, port, addr);
+		if ((t->resolve = curl_slist_append(NULL, line)) == NULL) {
+			snprintf(err, errsz, ERR_INTERNAL);
+			goto fail;
+		}
+	}
 	webhook_sign(secret, now, body, sig);
 	t->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	snprintf(line, sizeof line, "Arps-Event-Id: %s", event_id);
@@ -160,12 +181,13 @@ webhook_try_new(const struct config *cfg, const char *url, const char *event_id,
 	t->hdrs = curl_slist_append(t->hdrs, line);
 	t->hdrs = curl_slist_append(t->hdrs, "User-Agent: arps-webhooks/1");
 	t->hdrs = curl_slist_append(t->hdrs, "Expect:");
-	if (t->resolve == NULL || t->hdrs == NULL) {
-		snprintf(err, errsz, "out of memory");
+	if (t->hdrs == NULL) {
+		snprintf(err, errsz, ERR_INTERNAL);
 		goto fail;
 	}
 	curl_easy_setopt(t->h, CURLOPT_URL, url);
-	curl_easy_setopt(t->h, CURLOPT_RESOLVE, t->resolve);
+	if (t->resolve != NULL)
+		curl_easy_setopt(t->h, CURLOPT_RESOLVE, t->resolve);
 	curl_easy_setopt(t->h, CURLOPT_HTTPHEADER, t->hdrs);
 	curl_easy_setopt(t->h, CURLOPT_POSTFIELDS, t->body);
 	curl_easy_setopt(t->h, CURLOPT_POSTFIELDSIZE, (long)strlen(t->body));
@@ -205,12 +227,13 @@ webhook_try_result(struct webhook_try *t, int cc, long *status, char *err, size_
 	err[0] = '\0';
 	curl_easy_getinfo(t->h, CURLINFO_RESPONSE_CODE, status);
 	if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && *status > 0)) {
-		snprintf(err, errsz, "%s", curl_easy_strerror((CURLcode)cc));
+		/* the word only: libcurl's text would tell a port scan apart */
+		snprintf(err, errsz, "%s", cc == CURLE_OPERATION_TIMEDOUT ? ERR_TIMEOUT : ERR_CONNECT);
 		return 0;
 	}
 	if (*status >= 200 && *status < 300)
 		return 1;
-	snprintf(err, errsz, "answered %ld", *status);
+	snprintf(err, errsz, "HTTP %ld", *status);
 	return 0;
 }
 

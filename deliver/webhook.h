@@ -2,7 +2,8 @@
  * The webhook transport of arps-deliver (design.md §11): the signature,
  * the retry schedule, and one libcurl easy handle per try, aimed at an
  * address resolved and checked here (design.md §9.8) and pinned with
- * CURLOPT_RESOLVE, so a DNS answer cannot move a try to a private host.
+ * CURLOPT_RESOLVE, so a DNS answer cannot move a try to a private host
+ * (an IP literal, IPv4 or IPv6, is itself the address: nothing to pin).
  */
 #ifndef ARPS_DELIVER_WEBHOOK_H
 #define ARPS_DELIVER_WEBHOOK_H
@@ -24,8 +25,9 @@ int64_t webhook_backoff(int64_t attempts, int64_t first, int64_t max);
 /*
  * A prepared try: a CURL easy handle (void * here) posting body to url
  * with the Arps-Event-Id and Arps-Signature headers.  Returns NULL with
- * err set when the target is refused (not https, or an address that is
- * not public unless cfg allows loopback) or cannot be resolved.
+ * err set when the target is refused ("URL not allowed": not https, or an
+ * address that is not public unless cfg allows loopback) or cannot be
+ * resolved ("cannot resolve host").
  */
 struct webhook_try;
 struct webhook_try *webhook_try_new(const struct config *cfg, const char *url,
@@ -33,7 +35,9 @@ struct webhook_try *webhook_try_new(const struct config *cfg, const char *url,
     size_t errsz);
 void *webhook_try_handle(struct webhook_try *t);
 /* After the handle finished with curl code cc: 1 when delivered (2xx);
- * *status gets the HTTP status (0: none), err the reason of a failure. */
+ * *status gets the HTTP status (0: none), err the reason of a failure, one
+ * of a fixed few without the transport's detail: "HTTP <status>",
+ * "timeout" or "connection failed". */
 int webhook_try_result(struct webhook_try *t, int cc, long *status, char *err, size_t errsz);
 void webhook_try_free(struct webhook_try *t);
 

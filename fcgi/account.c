@@ -155,10 +155,12 @@ issue_token(struct req *r, struct login_ctx *c)
 }
 
 /*
- * A failed e-mail login (design.md §9.2): counted for the address and for
- * the client network (buckets locked by email_login_tx); the failure that
- * fills the address's hour burns the address's code.  Answers 401 and
- * returns DB_OK, so that the count commits.
+ * A failed e-mail login (design.md §9.2): counted for the client network,
+ * and for the address only when it had a live code (addrb not NULL), so
+ * that no one locks an address out without a code having been sent to it
+ * (buckets locked by email_login_tx); the failure that fills the address's
+ * hour burns the address's code.  Answers 401 and returns DB_OK, so that
+ * the count commits.
  */
 static enum db_rc
 email_login_failed(struct req *r, const char *netb, const char *addrb, const char *email,
@@ -168,8 +170,13 @@ email_login_failed(struct req *r, const char *netb, const char *addrb, const cha
 	int allowed;
 	enum db_rc rc;
 
-	if ((rc = db_rate_add(r->db, netb, r->now)) != DB_OK ||
-	    (rc = db_rate_add(r->db, addrb, r->now)) != DB_OK ||
+	if ((rc = db_rate_add(r->db, netb, r->now)) != DB_OK)
+		return rc;
+	if (addrb == NULL) {
+		reply_err(r, ARPS_E_INVALID_CODE, "%s", detail);
+		return DB_OK;
+	}
+	if ((rc = db_rate_add(r->db, addrb, r->now)) != DB_OK ||
 	    (rc = db_rate_check(r->db, addrb, FAIL_WINDOW, r->cfg->login_failures_per_address_hour,
 	    r->now, &allowed, &retry)) != DB_OK)
 		return rc;
@@ -198,8 +205,9 @@ email_login_tx(struct req *r, void *arg)
 	    r->cfg->login_failures_per_address_hour, "failed logins per address")) != DB_OK)
 		return rc;
 	rc = db_code_get(r->db, c->email, want, &expires, &tries);
+	/* no live code (never sent, expired or burnt): the network's failure only */
 	if (rc == DB_NOTFOUND || (rc == DB_OK && (expires <= r->now || tries >= CODE_TRIES)))
-		return email_login_failed(r, netb, addrb, c->email,
+		return email_login_failed(r, netb, NULL, c->email,
 		    "invalid or expired code; request a new one");
 	if (rc != DB_OK)
 		return rc;

@@ -380,11 +380,18 @@ key_tx(struct req *r, void *arg)
 			return rc;
 		/* revoked at once: no previous key */
 		rc = db_agent_set_key(r->db, a.id, c->hash, NULL, 0);
-	} else
+	} else {
 		/* the key this request used keeps working for the grace period,
-		 * so a lost answer can be replayed with its Idempotency-Key */
+		 * so a lost answer can be replayed with its Idempotency-Key; a
+		 * key in its grace period reads but cannot rotate (api.md §7.2) */
 		rc = db_agent_set_key(r->db, r->who.id, c->hash, r->who.token_hash,
 		    r->now + KEY_GRACE);
+		if (rc == DB_NOTFOUND) {
+			reply_err(r, ARPS_E_FORBIDDEN, "this API key was rotated: it works for its "
+			    "last minutes but cannot rotate; use the new key");
+			return DB_ROLLBACK;
+		}
+	}
 	if (rc != DB_OK)
 		return rc == DB_DUP ? DB_RETRY : rc;
 	o = json_object_new_object();

@@ -101,8 +101,9 @@ decode_obj(struct req *r, struct json_object *body, const char *prefix,
 				return reply_invalid(r, f->name, val_url(s, len) != 0 ?
 				    "must be an absolute http or https URL of RFC 3986's characters "
 				    "(percent-encode spaces, quotes, <>, [] past the host, {}, |, \\, ^ and `)" :
-				    "must name a public host (not localhost, a loopback, private, "
-				    "link-local or unspecified address)");
+				    "must name a public host (not localhost, a one-label or "
+				    "special-use name such as metadata or *.internal, nor a "
+				    "loopback, private, link-local or unspecified address)");
 			break;
 		case F_EMAIL:
 			if (val_email(s, len) != 0)

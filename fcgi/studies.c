@@ -19,17 +19,15 @@
 
 /* --- answer shapes --- */
 
-/* Slots still open to accept: none once the study has closed (its unused
- * slots were refunded at closing).  From the row's occupied column (the
+/* max_participants - occupied, in every study state (api.md §7.4): a
+ * stopped study shows the slots a withdrawal or a timeout reopened; whether
+ * it takes accepts is its status.  From the row's occupied column (the
  * slots held, kept under the study lock; verify-ledger checks it against
  * the participations), so the row alone answers it, as in the listing. */
 static int64_t
 spots_left(const struct study *s)
 {
-	if ((s->state != STUDY_ACTIVE && s->state != STUDY_PAUSED) ||
-	    s->occupied >= s->max_participants)
-		return 0;
-	return s->max_participants - s->occupied;
+	return s->occupied >= s->max_participants ? 0 : s->max_participants - s->occupied;
 }
 
 static struct json_object *

@@ -102,11 +102,14 @@ serve(void *arg)
 	return NULL;
 }
 
-void
-rx_start(const int *answers, size_t n, int hang_first, int64_t delay_ms)
+/* Listen on the loopback address of family (AF_INET or AF_INET6). */
+static void
+rx_listen(int family, const int *answers, size_t n, int hang_first, int64_t delay_ms)
 {
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof sa;
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sa6 = (struct sockaddr_in6 *)&ss;
+	socklen_t sl = family == AF_INET ? sizeof *sa : sizeof *sa6;
 	int one = 1;
 
 	memset(&rx, 0, sizeof rx);
@@ -115,17 +118,34 @@ rx_start(const int *answers, size_t n, int hang_first, int64_t delay_ms)
 		memcpy(rx.answers, answers, n * sizeof *answers);
 	rx.hang_first = hang_first;
 	rx.delay_ms = delay_ms;
-	rx.fd = socket(AF_INET, SOCK_STREAM, 0);
+	rx.fd = socket(family, SOCK_STREAM, 0);
 	assert_true(rx.fd >= 0);
 	setsockopt(rx.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	memset(&sa, 0, sizeof sa);
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(rx.fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	memset(&ss, 0, sizeof ss);
+	if (family == AF_INET) {
+		sa->sin_family = AF_INET;
+		sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	} else {
+		sa6->sin6_family = AF_INET6;
+		sa6->sin6_addr = in6addr_loopback;
+	}
+	assert_int_equal(bind(rx.fd, (struct sockaddr *)&ss, sl), 0);
 	assert_int_equal(listen(rx.fd, 64), 0);
-	assert_int_equal(getsockname(rx.fd, (struct sockaddr *)&sa, &sl), 0);
-	rx.port = ntohs(sa.sin_port);
+	assert_int_equal(getsockname(rx.fd, (struct sockaddr *)&ss, &sl), 0);
+	rx.port = ntohs(family == AF_INET ? sa->sin_port : sa6->sin6_port);
 	assert_int_equal(pthread_create(&rx.th, NULL, serve, NULL), 0);
+}
+
+void
+rx_start(const int *answers, size_t n, int hang_first, int64_t delay_ms)
+{
+	rx_listen(AF_INET, answers, n, hang_first, delay_ms);
+}
+
+void
+rx_start6(const int *answers, size_t n)
+{
+	rx_listen(AF_INET6, answers, n, 0, 0);
 }
 
 void

@@ -37,6 +37,8 @@ extern struct receiver rx;
 /* Listen on 127.0.0.1, a free port (rx.port), and serve one request at a
  * time: the n answers (may be NULL with n 0), each after delay_ms. */
 void rx_start(const int *answers, size_t n, int hang_first, int64_t delay_ms);
+/* The same on [::1], without delay or hold. */
+void rx_start6(const int *answers, size_t n);
 /* Stop serving and free what was recorded. */
 void rx_stop(void);
 /* How many requests came so far. */

@@ -296,6 +296,49 @@ idempotent_burst(void **state)
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
+
+/* Issue 36, finding 3: 20 webhook creates of one agent released at once
+ * leave exactly 10 (WEBHOOK_MAX_PER_OWNER): the count and the insert ran
+ * without a lock, and 14 at once left 12.  Then a bearer account's own
+ * 20, racing the same way, leave 10 of its own. */
+static void
+webhook_limit_races(void **state)
+{
+	static const char body[] =
+	    "{\"url\":\"https://hooks.example.org/h\",\"events\":[\"wallet.credited\"]}";
+	struct test_agent a;
+	struct test_user u;
+	struct job jobs[20];
+	const char *hdr[2];
+	struct resp r;
+	size_t i, k;
+
+	(void)state;
+	agent_new(&a, "hooker");
+	user_login(&u, "hooks");
+	hdr[0] = a.hdr;
+	hdr[1] = u.hdr;
+	for (k = 0; k < 2; k++) {
+		memset(jobs, 0, sizeof jobs);
+		for (i = 0; i < 20; i++) {
+			snprintf(jobs[i].path, sizeof jobs[i].path, "/api/v1/webhooks");
+			jobs[i].body = body;
+			snprintf(jobs[i].hdr, sizeof jobs[i].hdr, "%s", hdr[k]);
+		}
+		race(jobs, 20);
+		for (i = 0; i < 20; i++)
+			if (jobs[i].r.status != 201 && jobs[i].r.status != 422)
+				print_error("job %zu: %ld %s\n", i, jobs[i].r.status, jobs[i].r.body);
+		assert_int_equal(count(jobs, 20, 201, NULL), 10);
+		assert_int_equal(count(jobs, 20, 422, "VALIDATION_ERROR"), 10);
+		free_jobs(jobs, 20);
+		r = get_as(hdr[k], "/api/v1/webhooks");
+		assert_int_equal(r.status, 200);
+		assert_int_equal(json_object_array_length(jget(r.json, "webhooks")), 10);
+		resp_free(&r);
+	}
+}
+
 int
 main(void)
 {
@@ -305,6 +348,7 @@ main(void)
 		cmocka_unit_test(approve_reject_once),
 		cmocka_unit_test(complete_withdraw_once),
 		cmocka_unit_test(idempotent_burst),
+		cmocka_unit_test(webhook_limit_races),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

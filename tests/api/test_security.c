@@ -143,6 +143,115 @@ key_rotation(void **state)
 	resp_free(&r);
 }
 
+/* Issue 36, finding 6: a key in its grace period cannot rotate.  After
+ * K -> N1, whoever holds K (a thief, or a client that lost the answer
+ * without its Idempotency-Key) is refused 403 FORBIDDEN, and N1 keeps
+ * working; the replay of the first rotation with its Idempotency-Key still
+ * answers N1 (what the grace period is for). */
+static void
+key_grace_cannot_rotate(void **state)
+{
+	struct test_agent a;
+	char idem[80], n1hdr[80], n1[APIKEY_BUFSZ], n2hdr[80], n2[APIKEY_BUFSZ];
+	struct resp r;
+
+	(void)state;
+	agent_new(&a, "graced");
+	idem_new(idem);
+	r = http_req("POST", "/api/v1/agents/me/api-key", NULL, HDRS(a.hdr, idem), NULL);
+	new_key_answer(&r, n1hdr, n1);
+	resp_free(&r);
+	/* K rotates again, without or with another Idempotency-Key: refused */
+	r = http_req("POST", "/api/v1/agents/me/api-key", NULL, HDRS(a.hdr), NULL);
+	assert_error(&r, 403, "FORBIDDEN");
+	resp_free(&r);
+	idem_new(n2hdr);
+	r = http_req("POST", "/api/v1/agents/me/api-key", NULL, HDRS(a.hdr, n2hdr), NULL);
+	assert_error(&r, 403, "FORBIDDEN");
+	resp_free(&r);
+	/* the lost answer, replayed: N1 */
+	r = http_req("POST", "/api/v1/agents/me/api-key", NULL, HDRS(a.hdr, idem), NULL);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "api_key"), n1);
+	resp_free(&r);
+	/* K still reads within its grace; N1 works and its use ends K */
+	assert_int_equal(me_status(a.hdr), 200);
+	assert_int_equal(me_status(n1hdr), 200);
+	assert_int_equal(me_status(a.hdr), 401);
+	/* N1, the current key, rotates */
+	r = http_req("POST", "/api/v1/agents/me/api-key", NULL, HDRS(n1hdr), NULL);
+	new_key_answer(&r, n2hdr, n2);
+	resp_free(&r);
+	assert_int_equal(me_status(n2hdr), 200);
+	assert_int_equal(me_status(n1hdr), 401);
+}
+
+/* Issue 36, finding 7: study_url under the host rules of webhook URLs
+ * (one validator, design.md §9.8): no single-label host, no special-use or
+ * metadata name, no IPv6 form of an inward IPv4 address.  Each is refused
+ * as a study_url (http or https) and as a webhook URL (https). */
+static void
+inward_names_refused(void **state)
+{
+	static const char *const bad[] = {
+		"metadata/",
+		"metadata.google.internal/computeMetadata/v1/",
+		"intranet/",
+		"instance-data/latest/",
+		"db.internal/",
+		"printer.local/",
+		"router.lan/",
+		"nas.home.arpa/",
+		"x.test/",
+		"x.invalid/",
+		"x.onion/",
+		"[::ffff:0:7f00:1]/",	/* IPv4-translated 127.0.0.1 */
+		"[::ffff:0:a9fe:a9fe]/",	/* IPv4-translated 169.254.169.254 */
+	};
+	static const char *const scheme[] = { "http://", "https://" };
+	struct test_agent a;
+	struct test_user u;
+	char body[1024];
+	struct resp r;
+	size_t i, k;
+
+	(void)state;
+	researcher(&u, 100000);
+	agent_new(&a, "inward");
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		for (k = 0; k < 2; k++) {
+			snprintf(body, sizeof body, "{\"title\":\"t\",\"description\":\"d\","
+			    "\"study_url\":\"%s%s\",\"reward_per_participant\":100,"
+			    "\"max_participants\":1,\"screening_criteria\":\"c\","
+			    "\"estimated_duration_minutes\":5}", scheme[k], bad[i]);
+			r = post_as(u.hdr, body, "/api/v1/studies");
+			if (r.status != 422)
+				print_error("study_url %s%s: %ld %s\n", scheme[k], bad[i], r.status,
+				    r.body ? r.body : "");
+			assert_error(&r, 422, "VALIDATION_ERROR");
+			assert_true(strncmp(jstr(&r, "detail"), "study_url: ", 11) == 0);
+			resp_free(&r);
+		}
+		snprintf(body, sizeof body, "{\"url\":\"https://%s\",\"events\":[\"wallet.credited\"]}",
+		    bad[i]);
+		r = post_as(a.hdr, body, "/api/v1/webhooks");
+		if (r.status != 422)
+			print_error("webhook https://%s: %ld %s\n", bad[i], r.status,
+			    r.body ? r.body : "");
+		assert_error(&r, 422, "VALIDATION_ERROR");
+		resp_free(&r);
+	}
+	/* a public name of two labels or more still passes, as do the
+	 * second-level names reserved for examples */
+	snprintf(body, sizeof body, "{\"title\":\"t\",\"description\":\"d\","
+	    "\"study_url\":\"https://example.com/s\",\"reward_per_participant\":100,"
+	    "\"max_participants\":1,\"screening_criteria\":\"c\","
+	    "\"estimated_duration_minutes\":5}");
+	r = post_as(u.hdr, body, "/api/v1/studies");
+	assert_int_equal(r.status, 201);
+	resp_free(&r);
+}
+
 /* The owner replaces a leaked key at once; no one else can, and an
  * unclaimed or unknown agent is not found. */
 static void
@@ -563,10 +672,12 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(key_rotation),
+		cmocka_unit_test(key_grace_cannot_rotate),
 		cmocka_unit_test(owner_replaces_key),
 		cmocka_unit_test(logout_all),
 		cmocka_unit_test(json_duplicate_and_nul_keys),
 		cmocka_unit_test(study_url_inside_network),
+		cmocka_unit_test(inward_names_refused),
 		cmocka_unit_test(headers_on_every_answer),
 		cmocka_unit_test(idp_string_true_does_not_link),
 		cmocka_unit_test(idp_without_link_email),

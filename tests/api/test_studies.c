@@ -276,8 +276,9 @@ pause_resume_stop(void **state)
 	assert_int_equal(jgeti(&r, "funding.frozen_cents"), 110);
 	assert_int_equal(jgeti(&r, "funding.refunded_cents"), 440);
 	assert_int_equal(jgeti(&r, "stats.accepted"), 1);
-	/* the 4 free slots were refunded: none is open any more */
-	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 0);
+	/* max - occupied in every state (api.md §7.4): the 4 free slots,
+	 * refunded, are not taken */
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 4);
 	resp_free(&r);
 	balance_of(u.hdr, &avail, &frozen);
 	assert_int_equal(avail, 10000 - 110);
@@ -302,6 +303,52 @@ pause_resume_stop(void **state)
 	resp_free(&r);
 	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/stop", s);
 	assert_error(&r, 403, "FORBIDDEN");
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+/* Issue 36, finding 9: stats.spots_remaining is max_participants -
+ * occupied in every study state (api.md §7.4), so a stopped study shows
+ * the slot a withdrawal reopened (it answered 0 once stopped); the
+ * agent's view says the same. */
+static void
+spots_remaining_when_stopped(void **state)
+{
+	struct test_user u, o1, o2;
+	struct test_agent a, b;
+	char s[IDS_BUFSZ];
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 10000);
+	agent_claimed(&a, &o1, "stopper-a");
+	agent_claimed(&b, &o2, "stopper-b");
+	study_new(&u, s, 100, 3, NULL);
+	assert_int_equal(study_post(a.hdr, s, "accept", NULL), 200);
+	assert_int_equal(study_post(b.hdr, s, "accept", NULL), 200);
+	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/stop", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "status"), "awaiting_review");
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 1);
+	resp_free(&r);
+	/* a withdraws after the stop: its slot reopens */
+	assert_int_equal(study_post(a.hdr, s, "withdraw", NULL), 200);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(jgeti(&r, "stats.withdrawn"), 1);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 2);
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies");
+	assert_string_equal(jgets(&r, "studies.0.id"), s);
+	assert_int_equal(jgeti(&r, "studies.0.stats.spots_remaining"), 2);
+	resp_free(&r);
+	r = get_as(b.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(jgeti(&r, "spots_remaining"), 2);
+	resp_free(&r);
+	/* no accept into a stopped study, spots or not */
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/accept", s);
+	assert_int_equal(r.status / 100, 4);
 	resp_free(&r);
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
@@ -967,6 +1014,7 @@ main(void)
 		cmocka_unit_test(create_invalid),
 		cmocka_unit_test(list_and_detail),
 		cmocka_unit_test(pause_resume_stop),
+		cmocka_unit_test(spots_remaining_when_stopped),
 		cmocka_unit_test(participate_approve),
 		cmocka_unit_test(reject_and_full),
 		cmocka_unit_test(accept_refusals),

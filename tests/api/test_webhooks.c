@@ -5,6 +5,9 @@
  * config allows loopback targets and starts the back-off at 1 s with a
  * 3 s time-out per try.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -277,6 +281,192 @@ disabled_after_three_days(void **state)
 	rx_stop();
 }
 
+/* A hook of a for the types, aimed at url; its id. */
+static void
+hook_at(const struct test_agent *a, const char *url, const char *types, char id[IDS_BUFSZ])
+{
+	char body[512];
+	struct resp r;
+
+	snprintf(body, sizeof body, "{\"url\":\"%s\",\"events\":[%s]}", url, types);
+	r = post_as(a->hdr, body, "/api/v1/webhooks");
+	if (r.status != 201)
+		print_error("%s: %ld %s\n", url, r.status, r.body ? r.body : "");
+	assert_int_equal(r.status, 201);
+	snprintf(id, IDS_BUFSZ, "%s", jstr(&r, "id"));
+	resp_free(&r);
+}
+
+/* Issue 36, finding 4: a hook to an IPv6 literal (http://[::1]:PORT/, as
+ * loopback is allowed in the dev stack) is delivered, signed, like any
+ * other; libcurl was handed the bracketed host in CURLOPT_RESOLVE and
+ * every try failed "Malformed option provided in a setopt". */
+static void
+ipv6_literal_delivered(void **state)
+{
+	struct test_agent a;
+	struct test_user owner;
+	char url[128], hook[IDS_BUFSZ], secret[128];
+	struct resp r;
+	int i;
+
+	(void)state;
+	rx_start6(NULL, 0);
+	agent_new(&a, "six");
+	snprintf(url, sizeof url, "http://[::1]:%d/v6", rx.port);
+	{
+		char body[512];
+
+		snprintf(body, sizeof body, "{\"url\":\"%s\",\"events\":[\"wallet.credited\"]}", url);
+		r = post_as(a.hdr, body, "/api/v1/webhooks");
+		assert_int_equal(r.status, 201);
+		snprintf(hook, sizeof hook, "%s", jstr(&r, "id"));
+		snprintf(secret, sizeof secret, "%s", jstr(&r, "secret"));
+		resp_free(&r);
+	}
+	user_login(&owner, "owner");
+	agent_claim(&a, &owner);	/* wallet.credited */
+	deliver_start();
+	assert_int_equal(rx_wait(1, 30), 1);
+	assert_signed(&rx.hits[0], secret);
+	for (i = 0; i < 50; i++) {
+		r = get_as(a.hdr, "/api/v1/webhooks/%s/deliveries", hook);
+		if (strcmp(jgets(&r, "deliveries.0.status"), "delivered") == 0)
+			break;
+		resp_free(&r);
+		usleep(100000);
+	}
+	assert_string_equal(jgets(&r, "deliveries.0.status"), "delivered");
+	assert_int_equal(jgeti(&r, "deliveries.0.attempts"), 1);
+	assert_int_equal(jgeti(&r, "deliveries.0.last_response_status"), 200);
+	resp_free(&r);
+	deliver_kill(15);
+	rx_stop();
+}
+
+/* A listener that accepts each connection and closes it unanswered: an
+ * open port that does not speak HTTP. */
+struct mute {
+	int fd, port;
+	pthread_t th;
+};
+
+static void *
+mute_serve(void *arg)
+{
+	struct mute *m = arg;
+	int c;
+
+	while ((c = accept(m->fd, NULL, NULL)) >= 0)
+		close(c);
+	return NULL;
+}
+
+static void
+mute_start(struct mute *m)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof sa;
+
+	m->fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(m->fd >= 0);
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(m->fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(m->fd, 16), 0);
+	assert_int_equal(getsockname(m->fd, (struct sockaddr *)&sa, &sl), 0);
+	m->port = ntohs(sa.sin_port);
+	assert_int_equal(pthread_create(&m->th, NULL, mute_serve, m), 0);
+}
+
+static void
+mute_stop(struct mute *m)
+{
+	shutdown(m->fd, SHUT_RDWR);
+	close(m->fd);
+	pthread_join(m->th, NULL);
+}
+
+/* A loopback port nothing listens on. */
+static int
+closed_port(void)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof sa;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+/* The first delivery of hook once it has been tried: its last_error. */
+static void
+first_error(const struct test_agent *a, const char *hook, char *out, size_t n)
+{
+	struct resp r;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		r = get_as(a->hdr, "/api/v1/webhooks/%s/deliveries", hook);
+		assert_int_equal(r.status, 200);
+		if (jgeti(&r, "deliveries.0.attempts") >= 1 &&
+		    json_object_is_type(jget(r.json, "deliveries.0.last_error"), json_type_string))
+			break;
+		resp_free(&r);
+		usleep(100000);
+	}
+	assert_true(i < 100);
+	snprintf(out, n, "%s", jgets(&r, "deliveries.0.last_error"));
+	resp_free(&r);
+}
+
+/* Issue 36, finding 9: a delivery's last_error is one of a few fixed
+ * words, never the transport's detail: a closed port and an open port
+ * that does not speak HTTP both read "connection failed" (libcurl's
+ * "Couldn't connect to server" and "Empty reply from server" told a port
+ * scan apart), and an answer reads "HTTP 500". */
+static void
+last_error_no_detail(void **state)
+{
+	int answers[40], i;
+	struct test_agent a;
+	struct test_user owner;
+	struct mute m;
+	char url[128], closed[IDS_BUFSZ], open[IDS_BUFSZ], http[IDS_BUFSZ], err[256];
+
+	(void)state;
+	for (i = 0; i < 40; i++)
+		answers[i] = 500;
+	rx_start(answers, 40, 0, 0);
+	mute_start(&m);
+	agent_new(&a, "scanner");
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/x", closed_port());
+	hook_at(&a, url, "\"wallet.credited\"", closed);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/x", m.port);
+	hook_at(&a, url, "\"wallet.credited\"", open);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/x", rx.port);
+	hook_at(&a, url, "\"wallet.credited\"", http);
+	user_login(&owner, "owner");
+	agent_claim(&a, &owner);
+	deliver_start();
+	first_error(&a, closed, err, sizeof err);
+	assert_string_equal(err, "connection failed");
+	first_error(&a, open, err, sizeof err);
+	assert_string_equal(err, "connection failed");
+	first_error(&a, http, err, sizeof err);
+	assert_string_equal(err, "HTTP 500");
+	deliver_kill(15);
+	mute_stop(&m);
+	rx_stop();
+}
+
 int
 main(void)
 {
@@ -285,6 +475,8 @@ main(void)
 		cmocka_unit_test(retries_same_id),
 		cmocka_unit_test(killed_mid_delivery),
 		cmocka_unit_test(disabled_after_three_days),
+		cmocka_unit_test(ipv6_literal_delivered),
+		cmocka_unit_test(last_error_no_detail),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

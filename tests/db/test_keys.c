@@ -67,6 +67,10 @@ rotation_grace(void **state)
 	assert_string_equal(got.id, a.id);
 	randombytes_buf(k2, 32);
 	assert_int_equal(db_agent_set_key(db, a.id, k2, k1, now + 600), DB_OK);
+	/* the old key, in its grace period, cannot rotate: k2 stays */
+	randombytes_buf(other, 32);
+	assert_int_equal(db_agent_set_key(db, a.id, other, k1, now + 600), DB_NOTFOUND);
+	assert_int_equal(db_agent_by_key(db, other, now, &got), DB_NOTFOUND);
 	/* the old key: until the grace period's last second, not after */
 	assert_int_equal(db_agent_by_key(db, k1, now, &got), DB_OK);
 	assert_string_equal(got.id, a.id);
