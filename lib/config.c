@@ -216,14 +216,18 @@ trim(char *s)
 static const char *
 parse_nodes(struct config *cfg)
 {
-	char buf[CONFIG_STR], *item, *save = NULL, *colon, *end;
+	char buf[CONFIG_STR], *item, *next, *colon, *end;
 	long port;
 
 	cfg->ndb_node = 0;
 	snprintf(buf, sizeof buf, "%s", cfg->db_nodes);
-	for (item = strtok_r(buf, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+	if (buf[0] == '\0')
+		return NULL;
+	for (item = buf; item != NULL; item = next) {
 		struct config_db_node *nd;
 
+		if ((next = strchr(item, ',')) != NULL)
+			*next++ = '\0';
 		item = trim(item);
 		if (*item == '\0')
 			return "an empty node";

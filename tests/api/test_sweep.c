@@ -264,6 +264,9 @@ killed_mid_batch(void **state)
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM agents WHERE id LIKE 'agt_s%s%%'"
 	    " AND reputation = 45", tag), moved);
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+	/* a killed sweep's lease expires 30 s later (design.md §13.4): now */
+	assert_true(sql_int("UPDATE leases SET expires_at = UNIX_TIMESTAMP() - 1 WHERE name = 'sweep'"
+	    " AND expires_at > UNIX_TIMESTAMP(); SELECT ROW_COUNT()") >= 0);
 	assert_int_equal(sweep_at((int64_t)time(NULL), NULL), 0);
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM participations WHERE study_id = '%s'"
 	    " AND status = 'timed_out'", study), 2000);
