@@ -35,7 +35,7 @@ HOSTS="app1 app2"
 ALL="$NODES $HOSTS lb client"
 declare -A IP=([db1]=$NET.11 [db2]=$NET.12 [db3]=$NET.13 [app1]=$NET.21 [app2]=$NET.22
 	[lb]=$NET.30 [client]=$NET.40)
-PIDS=()
+PIDS=() APPPIDS=() CPIDS=()
 
 cleanup() {
 	local rc=$? n p
@@ -56,6 +56,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# (a function runs in a subshell when sent to the background, so $! would
+# name the subshell: background jobs call ip netns exec, which execs)
 in_ns() { local n=$1; shift; ip netns exec "$P$n" "$@"; }
 
 # --- the network: a bridge in its own namespace, one veth a namespace ---
@@ -115,7 +117,7 @@ chown -R mysql:mysql "$T/db1"
 declare -A DBPID
 start_node() {	# start_node NODE [--wsrep-new-cluster]
 	local n=$1; shift
-	in_ns "$n" mariadbd --defaults-file="$T/$n.cnf" "$@" </dev/null >>"$T/$n/stdout.log" 2>&1 &
+	ip netns exec "$P$n" mariadbd --defaults-file="$T/$n.cnf" "$@" </dev/null >>"$T/$n/stdout.log" 2>&1 &
 	DBPID[$n]=$!
 	PIDS+=($!)
 }
@@ -206,24 +208,31 @@ declare -A POOLPID NGXPID
 start_app() {
 	local h=$1 d=$T/$1
 	rm -f "$d/run/arps.sock"
-	in_ns "$h" build/arps-fcgi --config "$d/arps.conf" </dev/null >>"$d/log/arps.log" 2>&1 &
+	ip netns exec "$P$h" build/arps-fcgi --config "$d/arps.conf" </dev/null >>"$d/log/arps.log" 2>&1 &
 	POOLPID[$h]=$!; PIDS+=($!)
-	in_ns "$h" nginx -p "$d/nginx" -c "$d/nginx/nginx.conf" -e "$d/log/nginx-error.log" \
+	ip netns exec "$P$h" nginx -p "$d/nginx" -c "$d/nginx/nginx.conf" -e "$d/log/nginx-error.log" \
 		-g 'daemon off;' </dev/null >/dev/null 2>&1 &
 	NGXPID[$h]=$!; PIDS+=($!)
 }
 for h in $HOSTS; do
 	start_app $h
-	in_ns $h build/arps-deliver --config "$T/$h/arps.conf" </dev/null >>"$T/$h/log/deliver.log" 2>&1 &
-	PIDS+=($!)
-	# the sweep timer: every 2 s here (every minute in production)
+	ip netns exec "$P$h" build/arps-deliver --config "$T/$h/arps.conf" </dev/null >>"$T/$h/log/deliver.log" 2>&1 &
+	PIDS+=($!); APPPIDS+=($!)
+	# The sweep timer: every 2 s here (every minute in production).  Its
+	# list starts at db1 on app1 and at db2 on app2 (the pools' at db1):
+	# the two hosts' sweeps meet on two nodes, where only the lease, not a
+	# named lock, can keep them apart.
+	first=${IP[db1]}; [ $h = app2 ] && first=${IP[db2]}
+	sed "s|^db_nodes = .*|db_nodes = $first:3306,${IP[db3]}:3306|" "$T/$h/arps.conf" >"$T/$h/sweep.conf"
 	( while :; do
 		s=$(date +%s.%N)
-		in_ns $h build/arps-sweep --config "$T/$h/arps.conf" >>"$T/$h/log/sweep.log" 2>&1 || true
-		echo "$h $s $(date +%s.%N)" >>"$T/$h/log/sweep-runs.log"
-		sleep 2
+		out=$(in_ns $h build/arps-sweep --config "$T/$h/sweep.conf" 2>&1) || true
+		printf '%s\n' "$out" >>"$T/$h/log/sweep.log"
+		case $out in *skipped*) r=skipped;; *stopped:*) r=fenced;; *events_retention*) r=ran;; *) r=failed;; esac
+		echo "$h $s $(date +%s.%N) $r" >>"$T/sweep-runs.log"
+		sleep 1.7
 	  done ) &
-	PIDS+=($!)
+	PIDS+=($!); APPPIDS+=($!)
 done
 
 # --- the balancer: nginx, passing to the next host on a transport error ---
@@ -279,6 +288,7 @@ PIDS+=("${CPIDS[@]}")
 sleep "$PHASE"
 say "SIGKILL db2"
 kill -9 "${DBPID[db2]}"; wait "${DBPID[db2]}" 2>/dev/null || true
+[ "$(cat /proc/${DBPID[db2]}/comm 2>/dev/null)" != mariadbd ] || fail "db2 survived SIGKILL"
 sleep "$PHASE"
 t0=$(date +%s.%N)
 in_ns db2 mariadbd --defaults-file="$T/db2.cnf" --wsrep-recover >"$T/db2/recover.log" 2>&1 || true
@@ -304,9 +314,24 @@ sleep 5
 for p in "${CPIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 for p in "${CPIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 sleep 3	# the sweeps and deliveries in flight
+# everything of the app hosts stops, then the nodes must agree
+for p in "${APPPIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+for h in $HOSTS; do
+	for p in $(ip netns pids "$P$h"); do kill -TERM "$p" 2>/dev/null || true; done
+done
+sleep 2
+for h in $HOSTS; do
+	for p in $(ip netns pids "$P$h"); do kill -9 "$p" 2>/dev/null || true; done
+done
+for i in $(seq 1 50); do
+	c1=$(status db1 wsrep_last_committed); c2=$(status db2 wsrep_last_committed)
+	c3=$(status db3 wsrep_last_committed)
+	[ -n "$c1" ] && [ "$c1" = "$c2" ] && [ "$c2" = "$c3" ] && break
+	sleep 0.2
+done
 
 # --- the checks ---
-bad=0
+bad=0 lostall=0 dupall=0 ledgers=0
 acked=$(cat "$T"/client*.log | grep -c '^ok ' || true)
 for n in $NODES; do
 	wait_synced $n 30 || fail "$n not synced at the end"
@@ -317,11 +342,13 @@ for n in $NODES; do
 	sql $n "SELECT id FROM arps.agents WHERE name LIKE 'cl-%'" | sort >"$T/$n.ids"
 	lost=$(comm -23 "$T/acked.ids" "$T/$n.ids" | wc -l)
 	[ "$lost" = 0 ] || { say "$n: $lost acknowledged agents missing"; bad=1; }
+	lostall=$((lostall + lost))
 	dup=$(sql $n "SELECT COUNT(*) FROM (SELECT name FROM arps.agents WHERE name LIKE 'cl-%'
 		GROUP BY name HAVING COUNT(*) > 1) d")
 	[ "$dup" = 0 ] || { say "$n: $dup keys ran twice"; bad=1; }
+	dupall=$((dupall + dup))
 	ledger=$(ip netns exec "${P}app1" build/arps-admin --config <(sed "s|^db_nodes = .*|db_nodes = ${IP[$n]}:3306|" "$T/app1/arps.conf") verify-ledger 2>&1 | tail -1)
-	case $ledger in "ledger ok"*) ;; *) say "$n: verify-ledger: $ledger"; bad=1;; esac
+	case $ledger in "ledger ok"*) ledgers=$((ledgers + 1));; *) say "$n: verify-ledger: $ledger"; bad=1;; esac
 	sql $n "CHECKSUM TABLE arps.agents, arps.wallets, arps.ledger_postings, arps.transactions,
 		arps.idempotency_keys, arps.participations, arps.studies, arps.outbox, arps.leases" |
 		awk '{print $2}' | tr '\n' ' ' >"$T/$n.sum"
@@ -336,14 +363,25 @@ fenced=$(cat "$T"/app*/log/sweep.log | grep -c 'stopped: the lease' || true)
 ran1=$(grep -c 'events_retention: moved' "$T/app1/log/sweep.log" || true)
 ran2=$(grep -c 'events_retention: moved' "$T/app2/log/sweep.log" || true)
 [ "$ran1" -gt 0 ] && [ "$ran2" -gt 0 ] || { say "a host's sweep never ran (app1 $ran1, app2 $ran2)"; bad=1; }
+# no two sweeps held the lease at once: their spans (taken to released,
+# logged by each) never overlap, and no token was held twice
+cat "$T"/app*/log/sweep.log | sed -n 's/.*held the lease (token \([0-9]*\)) from \([0-9.]*\) to \([0-9.]*\).*/\2 \3 \1/p' |
+	sort -n >"$T/spans"
+overlaps=$(awk 'NR > 1 && $1 < end { n++ } { if ($2 > end) end = $2 } END { print n + 0 }' "$T/spans")
+spans=$(wc -l <"$T/spans")
+dtok=$(awk '{ print $3 }' "$T/spans" | sort | uniq -d | wc -l)
+[ "$overlaps" = 0 ] && [ "$dtok" = 0 ] || { say "$overlaps sweeps held the lease while another did ($dtok tokens twice)"; bad=1; }
+[ "$spans" -gt 0 ] || { say "no sweep span logged"; bad=1; }
 failovers=$(cat "$T"/app*/log/*.log | grep -c 'writing through node' || true)
 retries=$(awk '$1 == "retry" { n++ } END { print n + 0 }' "$T"/client*.log)
 errors=$(awk '$1 == "gaveup" { n++ } END { print n + 0 }' "$T"/client*.log)
 p99=$(awk '$1 == "ok" { print $4 }' "$T"/client*.log | sort -n |
-	awk '{ a[NR] = $1 } END { if (NR) print a[int(NR * 0.99) > 0 ? int(NR * 0.99) : 1]; else print 0 }')
-say "figures: writes acknowledged $acked, lost 0 unless said above, clients gave up $errors,"
+	awk '{ a[NR] = $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; print NR ? a[i] : 0 }')
+sumsok=same; cmp -s "$T/db1.sum" "$T/db2.sum" && cmp -s "$T/db1.sum" "$T/db3.sum" || sumsok=DIFFERENT
+say "figures: writes acknowledged $acked: lost $lostall, doubled $dupall (over 3 nodes); ledger ok on $ledgers nodes;"
+say "  table checksums $sumsok on 3 nodes; clients gave up $errors;"
 say "  kills 2 (db2 SIGKILL, app1 pool+nginx), cut-off 20 s (db1), failovers $failovers,"
-say "  client retries $retries, p99 ${p99} ms; sweeps ran $ran, skipped $skipped, fenced $fenced;"
-say "  checksums $(cat "$T/db1.sum"); wall $(( $(date +%s) - START )) s"
+say "  client retries $retries, p99 ${p99} ms; sweeps ran $ran (app1 $ran1, app2 $ran2), skipped $skipped,"
+say "  fenced $fenced, lease spans $spans, overlapping $overlaps; wall $(( $(date +%s) - START )) s"
 [ "$bad" = 0 ] || fail "see above"
 say "ok"
