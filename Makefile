@@ -54,7 +54,7 @@ API_HELP := $(filter-out $(API_SRC),$(sort $(wildcard tests/api/*.c)))
 DBT_HELP := $(filter-out $(DBT_SRC),$(sort $(wildcard tests/db/*.c)))
 UNIT_HELP := $(filter-out $(UNIT_SRC),$(sort $(wildcard tests/unit/*.c)))
 
-.PHONY: all deps run demo test test-unit test-db test-api bench coverage asan test-asan \
+.PHONY: all deps run demo test test-unit test-db test-api test-cluster bench coverage asan test-asan \
         install clean tests stop check
 
 all: $(BINS)
@@ -158,6 +158,12 @@ test-db:
 
 test-api:
 	@tools/dev.sh test api
+
+# design.md §16: 3 Galera nodes, 2 app hosts, a balancer and careful clients
+# in network namespaces, under faults (root, galera-4, nginx, rsync: about 3
+# minutes; tests/cluster/cluster.sh).  Its own CI step (.ci/run).
+test-cluster: all
+	@tests/cluster/cluster.sh
 
 # tools/bench-lib.sh's fixture() runs build/tests/arps-fixture (a test
 # build, not part of `all`).

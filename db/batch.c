@@ -33,8 +33,6 @@ static const char q_complete[] =
     " (SELECT 1 FROM participations p WHERE p.study_id = s.id"
     "  AND p.status IN ('accepted', 'in_progress', 'submitted')) AND ? >= 0" /* no due time: drain binds one */
     " ORDER BY s.id LIMIT ?";
-static const char q_lock[] = "SELECT GET_LOCK('arps_sweep', 0)";
-static const char q_unlock[] = "SELECT RELEASE_LOCK('arps_sweep')";
 /* This session's statements and commits so far (MariaDB's counters). */
 #define SESS_COLUMNS(X, L) \
 	X(SESS_C_STMTS,		"SUM(IF(VARIABLE_NAME = 'COM_STMT_EXECUTE', VARIABLE_VALUE, 0))") \
@@ -540,29 +538,6 @@ db_deliveries_insert(struct db *db, const struct db_batch_delivery *rows, size_t
 }
 
 /* --- the sweep's process --- */
-
-enum db_rc
-db_sweep_lock(struct db *db, int *got)
-{
-	struct dbres *res = NULL;
-	enum db_rc rc;
-
-	*got = 0;
-	if ((rc = DB_Q0(db, q_lock, &res, NULL)) != DB_OK)
-		return rc;
-	*got = dbres_i64(res, 0, DB_COL_ONLY) == 1;
-	dbres_free(res);
-	return DB_OK;
-}
-
-void
-db_sweep_unlock(struct db *db)
-{
-	struct dbres *res = NULL;
-
-	if (DB_Q0(db, q_unlock, &res, NULL) == DB_OK)
-		dbres_free(res);
-}
 
 enum db_rc
 db_session_counts(struct db *db, int64_t *statements, int64_t *commits)

@@ -158,9 +158,6 @@ enum db_rc db_deliveries_insert(struct db *, const struct db_batch_delivery *row
 
 /* --- the sweep's process --- */
 
-/* MariaDB named lock `arps_sweep`: *got 1 taken, 0 held by another session. */
-enum db_rc db_sweep_lock(struct db *, int *got);
-void db_sweep_unlock(struct db *);
 /* The session's prepared statements executed and commits so far (the
  * sweep's cost, logged at its end: make bench reads it). */
 enum db_rc db_session_counts(struct db *, int64_t *statements, int64_t *commits);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +38,11 @@ struct db {
 	int64_t retry_at;	/* monotonic microseconds: no connect attempt before */
 	int64_t backoff;	/* microseconds; 0 after a successful connect */
 	unsigned io_tmo;	/* seconds for connect, reads, writes; 0: the defaults */
+	/* design.md §16: the node of cfg->db_node this connection is on, and
+	 * until when (monotonic microseconds) a node that failed is skipped */
+	int node;
+	int64_t node_down[CONFIG_DB_NODES];
+	int64_t home_at;	/* on a later node: try the earlier ones again then */
 	unsigned lasterr;
 	char errbuf[512];
 	struct {
@@ -72,6 +78,19 @@ seterr(struct db *db, unsigned no, const char *msg)
 	snprintf(db->errbuf, sizeof db->errbuf, "%u: %s", no, msg ? msg : "?");
 }
 
+/* design.md §16: a node whose connection failed, or that was not ready,
+ * is passed over for NODE_DOWN_US when connecting again; a connection on
+ * a later node than the first tries the earlier ones after NODE_HOME_US. */
+#define NODE_DOWN_US	5000000
+#define NODE_HOME_US	30000000
+
+static void
+node_failed(struct db *db)
+{
+	if (db->cfg->ndb_node > 1 && db->up && db->node >= 0)
+		db->node_down[db->node] = clock_mono_us() + NODE_DOWN_US;
+}
+
 static enum db_rc
 classify(struct db *db, unsigned no)
 {
@@ -87,7 +106,14 @@ classify(struct db *db, unsigned no)
 	case ER_NO_REFERENCED_ROW_2:
 	case ER_ROW_IS_REFERENCED_2:
 		return DB_CHECK;
-	case ER_LOCK_DEADLOCK:
+	case ER_UNKNOWN_COM_ERROR:
+		/* 1047: a Galera node not ready (not in the primary component,
+		 * or rejoining): nothing ran; the next connect goes to a ready
+		 * node (design.md §13.1) and the transaction is retried */
+		node_failed(db);
+		db_drop(db);
+		return DB_RETRY;
+	case ER_LOCK_DEADLOCK:	/* also a certification failure on Galera */
 	case ER_LOCK_WAIT_TIMEOUT:
 	case ER_CHECKREAD:	/* 1020: record changed since last read */
 	case 1969:		/* ER_STATEMENT_TIMEOUT: max_statement_time */
@@ -100,6 +126,7 @@ classify(struct db *db, unsigned no)
 	case ER_SERVER_SHUTDOWN:
 	case ER_CONNECTION_KILLED:
 	case 4031:		/* ER_NET_..._TIMEOUT in newer servers: client idle disconnect */
+		node_failed(db);
 		db_drop(db);
 		return DB_GONE;
 	default:
@@ -107,13 +134,59 @@ classify(struct db *db, unsigned no)
 	}
 }
 
+/*
+ * May this connection take writes (design.md §16)?  A Galera node only
+ * when wsrep_ready is ON and its state Synced; a server without wsrep
+ * (no such status, or wsrep_on OFF) always.  1 healthy, 0 not.
+ */
+static int
+node_healthy(MYSQL *my)
+{
+	static const char q[] = "SHOW GLOBAL STATUS WHERE Variable_name IN"
+	    " ('wsrep_ready', 'wsrep_local_state_comment', 'wsrep_cluster_status')";
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	int ready = -1, synced = 0, primary = 0, n = 0;
+
+	if (mysql_real_query(my, q, sizeof q - 1) != 0 || (res = mysql_store_result(my)) == NULL)
+		return 0;
+	while ((row = mysql_fetch_row(res)) != NULL) {
+		if (row[0] == NULL || row[1] == NULL)
+			continue;
+		n++;
+		if (strcasecmp(row[0], "wsrep_ready") == 0)
+			ready = strcmp(row[1], "ON") == 0;
+		else if (strcasecmp(row[0], "wsrep_local_state_comment") == 0)
+			synced = strcmp(row[1], "Synced") == 0;
+		else if (strcasecmp(row[0], "wsrep_cluster_status") == 0)
+			primary = strcmp(row[1], "Primary") == 0;
+	}
+	mysql_free_result(res);
+	if (ready == -1)
+		return 1;	/* no wsrep status at all */
+	if (ready == 0 && !synced && !primary && n > 0) {
+		/* wsrep compiled in but off (a single server): no cluster */
+		if (mysql_real_query(my, "SELECT @@wsrep_on", 17) == 0 &&
+		    (res = mysql_store_result(my)) != NULL) {
+			row = mysql_fetch_row(res);
+			n = row != NULL && row[0] != NULL && strcmp(row[0], "0") == 0;
+			mysql_free_result(res);
+			if (n)
+				return 1;
+		}
+		return 0;
+	}
+	return ready == 1 && synced && primary;
+}
+
+/* Connect to one server: host NULL for cfg's socket or host. */
 static enum db_rc
-db_connect(struct db *db)
+connect_one(struct db *db, const char *host, unsigned port)
 {
 	const struct config *c = db->cfg;
 	/* reads wait past the statement limit, so a statement the server
 	 * stops is answered, not cut as a lost connection */
-	unsigned int tmo = db->guard != NULL ? 1 : 2;
+	unsigned int tmo = db->guard != NULL || c->ndb_node > 1 ? 1 : 2;
 	unsigned int rwtmo = db->limit > 0 ? (unsigned)db->limit + 15 : 30;
 
 	if (db->io_tmo > 0)
@@ -129,10 +202,12 @@ db_connect(struct db *db)
 	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	mysql_options(db->my, MYSQL_INIT_COMMAND,
 	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-	if (mysql_real_connect(db->my, c->db_socket[0] ? NULL : c->db_host,
-	    c->db_user, c->db_password, c->db_name,
-	    c->db_socket[0] ? 0 : (unsigned)c->db_port,
-	    c->db_socket[0] ? c->db_socket : NULL, 0) == NULL) {
+	if (host == NULL) {
+		host = c->db_socket[0] ? NULL : c->db_host;
+		port = c->db_socket[0] ? 0 : (unsigned)c->db_port;
+	}
+	if (mysql_real_connect(db->my, host, c->db_user, c->db_password, c->db_name, port,
+	    host == NULL ? c->db_socket : NULL, 0) == NULL) {
 		seterr(db, mysql_errno(db->my), mysql_error(db->my));
 		mysql_close(db->my);
 		db->my = NULL;
@@ -140,14 +215,67 @@ db_connect(struct db *db)
 	}
 	/* Connector/C opens its socket without close-on-exec. */
 	(void)fcntl((int)mysql_get_socket(db->my), F_SETFD, FD_CLOEXEC);
-	db->up = 1;
 	return DB_OK;
+}
+
+/*
+ * Connect: to cfg's one server, or (design.md §16) to the first healthy
+ * node of cfg->db_node in its order, passing over the nodes that failed
+ * in the last NODE_DOWN_US unless no other is left.
+ */
+static enum db_rc
+db_connect(struct db *db)
+{
+	const struct config *c = db->cfg;
+	enum db_rc rc = DB_GONE;
+	int64_t now;
+	size_t k;
+	int pass;
+
+	if (c->ndb_node == 0) {
+		if ((rc = connect_one(db, NULL, 0)) == DB_OK)
+			db->up = 1;
+		return rc;
+	}
+	now = clock_mono_us();
+	for (pass = 0; pass < 2; pass++)
+		for (k = 0; k < c->ndb_node; k++) {
+			if ((db->node_down[k] > now) != (pass == 1))
+				continue;
+			if ((rc = connect_one(db, c->db_node[k].host,
+			    (unsigned)c->db_node[k].port)) == DB_ERR)
+				return rc;
+			if (rc == DB_OK && !node_healthy(db->my)) {
+				seterr(db, 0, "the node is not ready (wsrep)");
+				mysql_close(db->my);
+				db->my = NULL;
+				rc = DB_GONE;
+			}
+			if (rc != DB_OK) {
+				db->node_down[k] = clock_mono_us() + NODE_DOWN_US;
+				continue;
+			}
+			if ((int)k != db->node && db->node >= 0)
+				log_msg("db: writing through node %s:%d", c->db_node[k].host,
+				    c->db_node[k].port);
+			db->node = (int)k;
+			db->home_at = k > 0 ? clock_mono_us() + NODE_HOME_US : 0;
+			db->up = 1;
+			return DB_OK;
+		}
+	return rc;
 }
 
 struct db *
 db_open(const struct config *cfg)
 {
-	return db_open_bounded(cfg, 0);
+	struct db *db = db_open_bounded(cfg, 0);
+
+	/* design.md §16: with several nodes every process cuts a statement
+	 * on a node that stops answering, to move to the next */
+	if (db != NULL && cfg->ndb_node > 1)
+		(void)db_guard(db);
+	return db;
 }
 
 struct db *
@@ -159,6 +287,7 @@ db_open_bounded(const struct config *cfg, unsigned seconds)
 		return NULL;
 	db->cfg = cfg;
 	db->io_tmo = seconds;
+	db->node = -1;
 	(void)db_connect(db);
 	return db;
 }
@@ -206,6 +335,9 @@ db_ensure(struct db *db)
 	enum db_rc rc;
 	int64_t now;
 
+	/* design.md §16: back to an earlier node, between transactions */
+	if (db->up && db->home_at > 0 && !db->in_tx && clock_mono_us() >= db->home_at)
+		db_drop(db);
 	if (db->up)
 		return DB_OK;
 	db_drop(db);
@@ -584,10 +716,11 @@ db_exec(struct db *db, const char *sql, const struct dbp *p, size_t np,
 	 * only now: outside a transaction the statement is run again on a
 	 * fresh connection when it never reached the server (2006: the
 	 * socket was closed when we wrote; 4031: the server had dropped the
-	 * idle session).  A connection lost after the statement was sent
+	 * idle session; 1047: a Galera node not ready refused it, and the
+	 * next connect goes to another).  A connection lost after the statement was sent
 	 * (2013) may have run it: that is DB_GONE, never a second run. */
-	if (rc == DB_GONE && was_up && !in_tx &&
-	    (db->lasterr == CR_SERVER_GONE_ERROR || db->lasterr == 4031))
+	if (((rc == DB_GONE && (db->lasterr == CR_SERVER_GONE_ERROR || db->lasterr == 4031)) ||
+	    (rc == DB_RETRY && db->lasterr == ER_UNKNOWN_COM_ERROR)) && was_up && !in_tx)
 		rc = exec_once(db, sql, p, np, res, affected);
 	return rc;
 }
@@ -788,6 +921,21 @@ db_rollback(struct db *db)
 }
 
 enum db_rc
+db_savepoint(struct db *db)
+{
+	return simple(db, "SAVEPOINT arps_mark");
+}
+
+enum db_rc
+db_savepoint_rollback(struct db *db)
+{
+	enum db_rc rc = simple(db, "ROLLBACK TO SAVEPOINT arps_mark");
+
+	pending_drop(db);	/* the mark comes before any event (db/db.h) */
+	return rc;
+}
+
+enum db_rc
 db_tx(struct db *db, enum db_rc (*fn)(struct db *, void *), void *arg)
 {
 	enum db_rc rc = DB_ERR;
@@ -829,21 +977,18 @@ db_tx(struct db *db, enum db_rc (*fn)(struct db *, void *), void *arg)
 	return DB_RETRY;
 }
 
-static int
-namecmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Run a whole file of SQL (several statements) and drain every result. */
-static enum db_rc
-runscript(struct db *db, const char *sql)
+enum db_rc
+db_script(struct db *db, const char *sql)
 {
 	enum db_rc rc;
 	int st;
 
-	if ((rc = simple(db, sql)) != DB_OK)
+	if ((rc = db_ensure(db)) != DB_OK)
 		return rc;
+	mysql_set_server_option(db->my, MYSQL_OPTION_MULTI_STATEMENTS_ON);
+	if ((rc = simple(db, sql)) != DB_OK)
+		goto out;
 	do {
 		MYSQL_RES *r = mysql_store_result(db->my);
 		if (r != NULL)
@@ -851,111 +996,13 @@ runscript(struct db *db, const char *sql)
 		if ((st = mysql_next_result(db->my)) > 0) {
 			unsigned no = mysql_errno(db->my);
 			seterr(db, no, mysql_error(db->my));
-			return classify(db, no) == DB_OK ? DB_ERR : classify(db, no);
+			rc = classify(db, no) == DB_OK ? DB_ERR : classify(db, no);
+			goto out;
 		}
 	} while (st == 0);
-	return DB_OK;
-}
-
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) != NULL) {
-		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		} else
-			buf[n] = '\0';
-	}
-	fclose(f);
-	return buf;
-}
-
-enum db_rc
-db_migrate(struct db *db, const char *dir, int verbose)
-{
-	static const char create[] =
-	    "CREATE TABLE IF NOT EXISTS schema_version ("
-	    " version INT NOT NULL PRIMARY KEY, name VARCHAR(200) NOT NULL,"
-	    " applied_at BIGINT NOT NULL) ENGINE=InnoDB";
-	static const char q_has[] = "SELECT COUNT(*) FROM schema_version WHERE version = ?";
-	static const char q_add[] =
-	    "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, UNIX_TIMESTAMP())";
-	char **names = NULL, path[1024];
-	size_t n = 0, cap = 0, i;
-	enum db_rc rc;
-	struct dirent *de;
-	DIR *d;
-
-	if ((rc = db_ensure(db)) != DB_OK)
-		return rc;
-	if ((rc = simple(db, "DO GET_LOCK('arps_migrate', 60)")) != DB_OK ||
-	    (rc = simple(db, create)) != DB_OK)
-		return rc;
-	if ((d = opendir(dir)) == NULL) {
-		seterr(db, 0, strerror(errno));
-		log_msg("migrate: %s: %s", dir, strerror(errno));
-		return DB_ERR;
-	}
-	while ((de = readdir(d)) != NULL) {
-		size_t len = strlen(de->d_name);
-		if (len < 8 || strcmp(de->d_name + len - 4, ".sql") != 0 ||
-		    strspn(de->d_name, "0123456789") != 3 || de->d_name[3] != '_')
-			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
-			if (nn == NULL)
-				break;
-			names = nn;
-		}
-		names[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, sizeof *names, namecmp);
-	rc = DB_OK;
-	mysql_set_server_option(db->my, MYSQL_OPTION_MULTI_STATEMENTS_ON);
-	for (i = 0; i < n && rc == DB_OK; i++) {
-		int version = atoi(names[i]);
-		struct dbres *res = NULL;
-		char *sql;
-
-		if ((rc = DB_Q(db, q_has, &res, NULL, P_I64(version))) != DB_OK)
-			break;
-		if (dbres_i64(res, 0, DB_COL_ONLY) > 0) {
-			dbres_free(res);
-			continue;
-		}
-		dbres_free(res);
-		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-		if ((sql = slurp(path)) == NULL) {
-			log_msg("migrate: cannot read %s", path);
-			rc = DB_ERR;
-			break;
-		}
-		rc = runscript(db, sql);
-		free(sql);
-		if (rc != DB_OK) {
-			log_msg("migrate: %s failed: %s", names[i], db->errbuf);
-			break;
-		}
-		rc = DB_Q(db, q_add, NULL, NULL, P_I64(version), P_STR(names[i]));
-		if (verbose && rc == DB_OK)
-			printf("applied %s\n", names[i]);
-	}
-	if (db->up) {
+out:
+	if (db->up)
 		mysql_set_server_option(db->my, MYSQL_OPTION_MULTI_STATEMENTS_OFF);
-		(void)simple(db, "DO RELEASE_LOCK('arps_migrate')");
-	}
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 	return rc;
 }
 

@@ -206,6 +206,12 @@ enum db_rc db_begin(struct db *db);
 enum db_rc db_commit(struct db *db);
 void db_rollback(struct db *db);
 
+/* In a transaction: mark the point db_savepoint_rollback undoes the
+ * transaction's work back to (one mark; a new one replaces it).  The
+ * rollback drops every event queued in the transaction: mark before
+ * queuing any. */
+enum db_rc db_savepoint(struct db *db);
+enum db_rc db_savepoint_rollback(struct db *db);
 /*
  * Run fn(db, arg) inside one transaction, retrying the whole transaction
  * with jittered back-off when the server reports a deadlock (1213), lock
@@ -232,7 +238,10 @@ struct db_pending_ops {
 };
 void db_set_pending(struct db *db, const struct db_pending_ops *ops);
 
-/* Apply every db/migrations/NNN_*.sql not yet recorded in schema_version. */
+/* Apply every db/migrations/NNN_*.sql not yet recorded in schema_version
+ * (db/migrate.c), one migrator at a time on any node (its lease). */
 enum db_rc db_migrate(struct db *db, const char *dir, int verbose);
+/* Run a script of several statements, draining every result. */
+enum db_rc db_script(struct db *db, const char *sql);
 
 #endif

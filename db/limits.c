@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mysqld_error.h>
 #include <sodium.h>
 
 #include "db/limits.h"
@@ -76,23 +77,36 @@ db_rate_take(struct db *db, const char *bucket, int64_t window, int64_t max,
 }
 
 /*
- * Idempotency-Key records (design.md §6.16, design.md §13.5).  A record is written
- * only with its answer, by INSERT, in the transaction of the effect (or,
- * for a handler without one, right after it): the primary key (principal,
- * idem_key) is what makes a second execution impossible, since its insert
- * meets the first's row and rolls back.  While a request runs, its key is
- * held by a MariaDB named lock on the request's connection, which MariaDB
- * frees when that connection dies: "still in flight" is answered only
- * while the first try is really alive.  The lock is waited for up to
- * IDEM_LOCK_WAIT seconds: a killed worker's session ends only once the
- * server's thread for it notices the closed socket (at the end of the
- * statement it runs), and a retry that arrives before then must not be
- * told "in flight"; a live duplicate waits for the first try's answer and
- * replays it.
+ * Idempotency-Key records (design.md §6.16, design.md §13.5).  While a
+ * request runs, its key is held by its record, inserted 'in_flight' as
+ * the first statement of the effect's transaction and made 'done' with
+ * the answer at its end: the primary key (principal, idem_key) makes a
+ * second execution impossible, since a duplicate's insert waits for the
+ * first's row lock and then meets its committed row (or, on another
+ * Galera node, loses certification at COMMIT and meets it on the retry).
+ * The row lock dies with the first try's transaction (a rollback, a
+ * killed worker's session), so "still in flight" is answered only while
+ * the first try is really alive.  The wait is IDEM_HOLD_WAIT seconds: a
+ * killed worker's session ends only once the server's thread for it
+ * notices the closed socket, and a retry that arrives before then must
+ * not be told "in flight"; a live duplicate waits for the first try's
+ * answer and replays it.  A row is never committed 'in_flight'.
  */
-#define IDEM_LOCK_WAIT "2"
-static const char q_idem_lock[] = "SELECT GET_LOCK(?, " IDEM_LOCK_WAIT ")";
-static const char q_idem_unlock[] = "SELECT RELEASE_LOCK(?)";
+#define IDEM_HOLD_WAIT "2"
+static const char q_idem_hold[] =
+    "SET STATEMENT innodb_lock_wait_timeout = " IDEM_HOLD_WAIT " FOR"
+    " INSERT INTO idempotency_keys (principal, idem_key, request_hash, state, created_at)"
+    " VALUES (?, ?, ?, 'in_flight', ?)";
+static const char q_idem_finish[] =
+    "UPDATE idempotency_keys SET state = 'done', status = ?, body = ?"
+    " WHERE principal = ? AND idem_key = ? AND state = 'in_flight'";
+static const char q_idem_unhold[] =
+    "DELETE FROM idempotency_keys WHERE principal = ? AND idem_key = ? AND state = 'in_flight'";
+/* a record past its ttl, or an 'in_flight' one a claim of before
+ * migration 009 left (none is committed since) */
+static const char q_idem_stale[] =
+    "DELETE FROM idempotency_keys WHERE principal = ? AND idem_key = ?"
+    " AND (created_at <= ? OR state <> 'done')";
 static const char q_idem_ins[] =
     "INSERT INTO idempotency_keys (principal, idem_key, request_hash, state, status, body,"
     " created_at) VALUES (?, ?, ?, 'done', ?, ?, ?)";
@@ -107,37 +121,51 @@ enum idem_col { DB_COLS_ENUM(IDEM_COLUMNS) IDEM_C__END };
 static const char q_idem_get[] =
     "SELECT " DB_COLS_SQL(IDEM_COLUMNS) " FROM idempotency_keys"
     " WHERE principal = ? AND idem_key = ?";
-static const char q_idem_expire[] =
-    "DELETE FROM idempotency_keys WHERE principal = ? AND idem_key = ?";
 
 enum db_rc
-db_idem_lock(struct db *db, const char *name, int *got)
+db_idem_hold(struct db *db, const char *principal, const char *key,
+    const unsigned char hash[32], int64_t now, int64_t ttl, int *held)
 {
-	struct dbres *res = NULL;
+	uint64_t n = 0;
 	enum db_rc rc;
 
-	*got = 0;
-	if ((rc = DB_ONE(db, q_idem_lock, &res, P_STR(name))) != DB_OK)
-		return rc;
-	*got = dbres_i64(res, 0, DB_COL_ONLY) == 1;	/* NULL: an error */
-	dbres_free(res);
-	return DB_OK;
-}
-
-enum db_rc
-db_idem_unlock(struct db *db, const char *name)
-{
-	struct dbres *res = NULL;
-	enum db_rc rc;
-
-	if ((rc = DB_ONE(db, q_idem_unlock, &res, P_STR(name))) == DB_OK)
-		dbres_free(res);
+	*held = 0;
+	rc = DB_Q(db, q_idem_hold, NULL, NULL, P_STR(principal), P_STR(key), P_BLOB(hash, 32),
+	    P_I64(now));
+	if (rc == DB_DUP) {
+		/* a stale record gives way; a live one is the answer */
+		if ((rc = DB_Q(db, q_idem_stale, NULL, &n, P_STR(principal), P_STR(key),
+		    P_I64(now - ttl))) != DB_OK)
+			return rc;
+		if (n == 0)
+			return DB_DUP;
+		rc = DB_Q(db, q_idem_hold, NULL, NULL, P_STR(principal), P_STR(key),
+		    P_BLOB(hash, 32), P_I64(now));
+	}
+	if (rc == DB_RETRY && db_errno(db) == ER_LOCK_WAIT_TIMEOUT)
+		return DB_OK;	/* held by a live first try */
+	if (rc == DB_OK)
+		*held = 1;
 	return rc;
 }
 
 enum db_rc
+db_idem_finish(struct db *db, const char *principal, const char *key, int status,
+    const char *body, size_t blen)
+{
+	return DB_Q(db, q_idem_finish, NULL, NULL, P_I64(status), P_BLOB(body, blen),
+	    P_STR(principal), P_STR(key));
+}
+
+enum db_rc
+db_idem_unhold(struct db *db, const char *principal, const char *key)
+{
+	return DB_Q(db, q_idem_unhold, NULL, NULL, P_STR(principal), P_STR(key));
+}
+
+enum db_rc
 db_idem_get(struct db *db, const char *principal, const char *key,
-    const unsigned char hash[32], int64_t now, int64_t ttl, int locked, enum idem_state *st,
+    const unsigned char hash[32], int64_t now, int64_t ttl, enum idem_state *st,
     int *status, char **body, size_t *blen)
 {
 	struct dbres *res = NULL;
@@ -154,14 +182,12 @@ db_idem_get(struct db *db, const char *principal, const char *key,
 		dbres_free(res);
 		return DB_OK;
 	}
-	/* A record past its ttl, or an 'in_flight' one of the claim that
-	 * came before the named lock (migration 009 drops none), is gone. */
+	/* A record past its ttl, or a stale 'in_flight' one, counts as none
+	 * (the next hold removes it). */
 	if (dbres_i64(res, 0, IDEM_C_CREATED_AT) <= now - ttl ||
 	    strcmp(dbres_str(res, 0, IDEM_C_STATE), "done") != 0) {
 		dbres_free(res);
-		if (!locked)
-			return DB_OK;	/* the lock holder removes it */
-		return DB_Q(db, q_idem_expire, NULL, NULL, P_STR(principal), P_STR(key));
+		return DB_OK;
 	}
 	h = dbres_blob(res, 0, IDEM_C_HASH, &hl);
 	b = dbres_blob(res, 0, IDEM_C_BODY, &bl);

@@ -29,23 +29,34 @@ enum db_rc db_rate_add(struct db *db, const char *bucket, int64_t now);
 
 enum idem_state { IDEM_NEW, IDEM_REPLAY, IDEM_CONFLICT };
 
-/* The named lock that holds a key while its request runs (GET_LOCK(name,
- * 0)): *got is 1 when this connection holds it now, 0 when another live
- * connection does.  MariaDB frees it when the connection ends. */
-enum db_rc db_idem_lock(struct db *db, const char *name, int *got);
-enum db_rc db_idem_unlock(struct db *db, const char *name);
+/*
+ * Hold the key (principal, key) for the caller's transaction, as its first
+ * statement: its record inserted 'in_flight' (design.md §13.5).  *held 1:
+ * this transaction holds it; 0: a live transaction (of another
+ * connection) has held it for the whole wait of 2 s.  DB_DUP when a
+ * committed record exists (read it with db_idem_get: a replay or a
+ * conflict); a record older than ttl seconds, or a stale 'in_flight' one,
+ * is deleted and the key held.
+ */
+enum db_rc db_idem_hold(struct db *db, const char *principal, const char *key,
+    const unsigned char hash[32], int64_t now, int64_t ttl, int *held);
+/* In the holding transaction: the record becomes 'done' with the answer. */
+enum db_rc db_idem_finish(struct db *db, const char *principal, const char *key, int status,
+    const char *body, size_t blen);
+/* In the holding transaction: the record is removed (an answer of 5xx). */
+enum db_rc db_idem_unhold(struct db *db, const char *principal, const char *key);
 /*
  * The stored answer of (principal, key), for a request whose hash is
  * given.  IDEM_NEW: none; IDEM_REPLAY: *status and *body (caller frees)
  * hold the first answer; IDEM_CONFLICT: the key was used with another
- * request.  A record older than ttl seconds counts as none (and is
- * deleted when locked, i.e. the caller holds the key's named lock).
+ * request.  A record older than ttl seconds counts as none.
  */
 enum db_rc db_idem_get(struct db *db, const char *principal, const char *key,
-    const unsigned char hash[32], int64_t now, int64_t ttl, int locked, enum idem_state *st,
+    const unsigned char hash[32], int64_t now, int64_t ttl, enum idem_state *st,
     int *status, char **body, size_t *blen);
-/* Insert the answer of an owned key, in the effect's transaction (or
- * alone, after a handler without one); DB_DUP when a record exists. */
+/* Insert the answer of a request that ran no transaction of its own (or
+ * whose transaction was refused), after it; DB_DUP when a record exists
+ * (the caller answers that one). */
 enum db_rc db_idem_store(struct db *db, const char *principal, const char *key,
     const unsigned char hash[32], int status, const char *body, size_t blen, int64_t now);
 

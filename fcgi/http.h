@@ -113,7 +113,7 @@ struct req {
 	char idem_hkey[65];		/* keyed hash of the key: what is stored */
 	unsigned char idem_skey[32];	/* seals the stored answer */
 	unsigned char idem_rhash[32];	/* method, path and body: stored with the answer */
-	int idem_owned;		/* this request holds the key's named lock */
+	int idem_owned;		/* this request runs its key: its transaction holds it */
 	int idem_stored;	/* its answer was stored with the effect */
 	/* deferred work run after the answer is sent (e.g. embedding) */
 	void (*after)(struct req *, void *);

@@ -64,7 +64,7 @@ idem_open(struct req *r, const char *sealed, size_t n, size_t *len)
 /* How long an answer is replayed (design.md §6.16). */
 #define IDEM_TTL	(24 * 3600)
 
-static enum h_rc idem_lookup_or_reply(struct req *r, int locked);
+static enum h_rc idem_lookup_or_reply(struct req *r);
 
 /* Whether an answer of this status is kept for replay: any under 500 but
  * 429, which says "try again after Retry-After" (a replay would drop the
@@ -79,39 +79,92 @@ struct txctx {
 	struct req *r;
 	req_tx_fn fn;
 	void *arg;
-	int idem_dup;	/* the answer's insert met a stored record */
+	int idem_dup;	/* the key's record was found committed */
+	int idem_busy;	/* a live first try holds the key */
 };
 
+/* The answer of the holding transaction into the key's record. */
+static enum db_rc
+idem_finish(struct req *r)
+{
+	size_t n = crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES + r->outlen;
+	unsigned char *sealed = malloc(n);
+	enum db_rc rc;
+
+	if (sealed == NULL)
+		return DB_ERR;
+	randombytes_buf(sealed, crypto_secretbox_NONCEBYTES);
+	crypto_secretbox_easy(sealed + crypto_secretbox_NONCEBYTES, (const unsigned char *)r->out,
+	    r->outlen, sealed, r->idem_skey);
+	rc = db_idem_finish(r->db, r->idem_principal, r->idem_hkey, r->status,
+	    (const char *)sealed, n);
+	free(sealed);
+	return rc;
+}
+
+/*
+ * design.md §13.5: an owned key is held by its record, the first statement
+ * of the effect's transaction, and the answer is written into it at the
+ * end; a refusal (DB_ROLLBACK with an answer under 500) undoes the effect
+ * back to the mark after the hold and keeps hold and answer.
+ */
 static enum db_rc
 txfn(struct db *db, void *a)
 {
 	struct txctx *c = a;
 	struct req *r = c->r;
+	int hold = r->idem_owned && !r->idem_stored, held = 0;
 	enum db_rc rc;
 
-	(void)db;
 	reply_reset(r);	/* a retried transaction answers afresh */
+	c->idem_dup = c->idem_busy = 0;
+	if (hold) {
+		rc = db_idem_hold(db, r->idem_principal, r->idem_hkey, r->idem_rhash, r->now,
+		    IDEM_TTL, &held);
+		if (rc == DB_DUP)
+			c->idem_dup = 1;
+		if (rc != DB_OK)
+			return rc;
+		if (!held) {
+			c->idem_busy = 1;
+			return DB_ROLLBACK;
+		}
+		if ((rc = db_savepoint(db)) != DB_OK)
+			return rc;
+	}
 	rc = c->fn(r, c->arg);
-	c->idem_dup = 0;
-	if (rc == DB_OK && r->idem_owned && idem_keeps(r->status) &&
-	    (rc = idem_store(r)) == DB_DUP)
-		c->idem_dup = 1;
-	return rc;
+	if (!hold)
+		return rc;
+	if (rc == DB_ROLLBACK && r->status > 0 && r->status < 500 &&
+	    (rc = db_savepoint_rollback(db)) != DB_OK)
+		return rc;
+	if (rc == DB_ROLLBACK && r->status > 0 && r->status < 500)
+		rc = DB_OK;
+	if (rc != DB_OK)
+		return rc;
+	if (idem_keeps(r->status))
+		return idem_finish(r);
+	return db_idem_unhold(db, r->idem_principal, r->idem_hkey);	/* 5xx, 429: none kept */
 }
 
 enum h_rc
 req_tx(struct req *r, req_tx_fn fn, void *arg)
 {
-	struct txctx c = { r, fn, arg, 0 };
+	struct txctx c = { r, fn, arg, 0, 0 };
 	enum db_rc rc = db_tx(r->db, txfn, &c);
 
 	if (rc == DB_DUP && c.idem_dup) {
-		/* Another try of this key stored its answer first (this one
-		 * lost the named lock with its connection): ours rolled back,
-		 * and the first answer is the answer. */
+		/* Another try of this key committed its answer first: that
+		 * answer is the answer. */
 		r->idem_stored = 1;
-		(void)idem_lookup_or_reply(r, 0);
+		(void)idem_lookup_or_reply(r);
 		return H_OK;
+	}
+	if (c.idem_busy) {
+		r->idem_owned = 0;	/* the first try's to store */
+		reply_reset(r);
+		return reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
+		    "a request with this Idempotency-Key is still in flight");
 	}
 	if (rc == DB_OK) {
 		if (r->idem_owned && idem_keeps(r->status))
@@ -127,10 +180,10 @@ req_tx(struct req *r, req_tx_fn fn, void *arg)
 /*
  * Answer from the stored record of the key when there is one: H_REPLIED
  * when the answer is set (a replay, a conflict or a database error), H_OK
- * when there is none.  locked: this request holds the key's named lock.
+ * when there is none.
  */
 static enum h_rc
-idem_lookup_or_reply(struct req *r, int locked)
+idem_lookup_or_reply(struct req *r)
 {
 	enum idem_state st;
 	size_t blen = 0;
@@ -139,7 +192,7 @@ idem_lookup_or_reply(struct req *r, int locked)
 	enum db_rc rc;
 
 	rc = db_idem_get(r->db, r->idem_principal, r->idem_hkey, r->idem_rhash, r->now, IDEM_TTL,
-	    locked, &st, &status, &body, &blen);
+	    &st, &status, &body, &blen);
 	reply_reset(r);
 	if (rc != DB_OK) {
 		reply_db(r, rc);
@@ -166,22 +219,11 @@ idem_lookup_or_reply(struct req *r, int locked)
 	return H_REPLIED;
 }
 
-/* The key's named lock: a prefix and 40 of the 64 hex digits of its keyed
- * hash (MariaDB allows 64 characters). */
-static void
-idem_lock_name(const struct req *r, char name[64])
-{
-	snprintf(name, 64, "arps_idem_%.40s", r->idem_hkey);
-}
-
 enum h_rc
 idem_begin_or_reply(struct req *r)
 {
 	crypto_generichash_state hs;
 	size_t i, klen = strlen(r->idem);
-	char name[64];
-	int got;
-	enum db_rc rc;
 
 	if (r->who.kind == AUTH_NONE) {
 		/*
@@ -236,26 +278,12 @@ idem_begin_or_reply(struct req *r)
 		crypto_generichash_final(&hs, r->idem_skey, sizeof r->idem_skey);
 	}
 	/*
-	 * design.md §6.16: the key's named lock first, then the record, read
-	 * after the lock is granted (a try that held it committed its answer
-	 * before releasing it).  Not granted: a live connection runs the
-	 * first try now, unless it has just stored its answer.
+	 * design.md §6.16: a stored answer is replayed now; else the request
+	 * runs, and its transaction holds the key (txfn) or, without one,
+	 * its answer is stored after it (idem_end).
 	 */
-	idem_lock_name(r, name);
-	if ((rc = db_idem_lock(r->db, name, &got)) != DB_OK) {
-		reply_db(r, rc);
+	if (idem_lookup_or_reply(r) != H_OK)
 		return H_REPLIED;
-	}
-	if (idem_lookup_or_reply(r, got) != H_OK) {
-		if (got)
-			(void)db_idem_unlock(r->db, name);
-		return H_REPLIED;
-	}
-	if (!got) {
-		reply_err(r, ARPS_E_IDEMPOTENCY_CONFLICT,
-		    "a request with this Idempotency-Key is still in flight");
-		return H_REPLIED;
-	}
 	r->idem_owned = 1;
 	return H_OK;
 }
@@ -263,18 +291,15 @@ idem_begin_or_reply(struct req *r)
 void
 idem_end(struct req *r)
 {
-	char name[64];
-
 	if (!r->idem_owned)
 		return;
-	/* Storing the answer and releasing the lock must not fail at the
-	 * request's deadline (design.md §9.5); should they fail, the lock
-	 * dies with the connection and the key can run again. */
+	/* Storing the answer must not fail at the request's deadline
+	 * (design.md §9.5). */
 	db_set_deadline(r->db, 0);
-	/* A handler without a transaction of its own: its answer after it. */
-	if (!r->idem_stored && idem_keeps(r->status))
-		(void)idem_store(r);
-	idem_lock_name(r, name);
-	(void)db_idem_unlock(r->db, name);
+	/* A handler without a transaction of its own (its effect idempotent
+	 * by nature), or an answer given before it: stored after it.  A
+	 * duplicate that stored first gives the answer. */
+	if (!r->idem_stored && idem_keeps(r->status) && idem_store(r) == DB_DUP)
+		(void)idem_lookup_or_reply(r);
 	r->idem_owned = 0;
 }

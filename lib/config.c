@@ -31,6 +31,7 @@ static const struct ckey {
 	{ "db_user",                C_STR,    O(db_user), 1, 0, NULL },
 	{ "db_password",            C_STR,    O(db_password), 0, 0, "" },
 	{ "db_name",                C_STR,    O(db_name), 1, 0, NULL },
+	{ "db_nodes",               C_STR,    O(db_nodes), 0, 0, "" },
 	{ "migrations_dir",         C_STR,    O(migrations_dir), 1, 0, "/usr/local/share/arps/migrations" },
 	{ "pepper",                 C_SECRET, O(pepper), 0, 0, NULL },
 	{ "id_secret",              C_SECRET, O(id_secret), 0, 0, NULL },
@@ -211,6 +212,48 @@ trim(char *s)
 	return s;
 }
 
+/* db_nodes into cfg->db_node: host[:port] items, comma-separated, each
+ * host of [A-Za-z0-9.-] (a name or an IPv4 address); NULL or a reason. */
+static const char *
+parse_nodes(struct config *cfg)
+{
+	char buf[CONFIG_STR], *item, *next, *colon, *end;
+	long port;
+
+	cfg->ndb_node = 0;
+	snprintf(buf, sizeof buf, "%s", cfg->db_nodes);
+	if (buf[0] == '\0')
+		return NULL;
+	for (item = buf; item != NULL; item = next) {
+		struct config_db_node *nd;
+
+		if ((next = strchr(item, ',')) != NULL)
+			*next++ = '\0';
+		item = trim(item);
+		if (*item == '\0')
+			return "an empty node";
+		if (cfg->ndb_node == CONFIG_DB_NODES)
+			return "too many nodes (at most 8)";
+		nd = &cfg->db_node[cfg->ndb_node];
+		nd->port = (int)cfg->db_port;
+		if ((colon = strchr(item, ':')) != NULL) {
+			*colon = '\0';
+			errno = 0;
+			port = strtol(colon + 1, &end, 10);
+			if (errno != 0 || end == colon + 1 || *end != '\0' || port < 1 || port > 65535)
+				return "a port is not 1 to 65535";
+			nd->port = (int)port;
+		}
+		if (*item == '\0' || strlen(item) >= sizeof nd->host ||
+		    strspn(item, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
+		    strlen(item))
+			return "a host is not a name or an IPv4 address";
+		snprintf(nd->host, sizeof nd->host, "%s", item);
+		cfg->ndb_node++;
+	}
+	return NULL;
+}
+
 /* Read the open file f (named path in messages) into cfg: defaults first,
  * then every line, then the checks across keys.  Closes f. */
 static int
@@ -282,6 +325,10 @@ badkey:
 			    path, cfg->idp[i].name);
 			return -1;
 		}
+	if ((why = parse_nodes(cfg)) != NULL) {
+		snprintf(err, errsz, "config: %s: db_nodes: %s", path, why);
+		return -1;
+	}
 	if ((why = mail_transport_invalid(cfg->mail_transport)) != NULL) {
 		snprintf(err, errsz, "config: %s: mail_transport: %s", path, why);
 		return -1;

@@ -32,6 +32,8 @@ struct config_idp {
 	char label[CONFIG_STR];
 };
 
+#define CONFIG_DB_NODES 8	/* the most database nodes db_nodes may name */
+
 struct config {
 	char path[CONFIG_STR];		/* the file this came from */
 	/* FastCGI pool */
@@ -50,6 +52,14 @@ struct config {
 	char db_user[CONFIG_STR];
 	char db_password[CONFIG_STR];
 	char db_name[CONFIG_STR];
+	/* design.md §16: db_nodes = host[:port],... (db_port by default), in
+	 * the order every host prefers them; empty: db_socket or db_host */
+	char db_nodes[CONFIG_STR];
+	size_t ndb_node;
+	struct config_db_node {
+		char host[128];
+		int port;
+	} db_node[CONFIG_DB_NODES];
 	char migrations_dir[CONFIG_STR];
 	/* secrets: 32 bytes each, given as 64 hex characters */
 	unsigned char pepper[32];	/* keyed hash of API keys, tokens, codes */

@@ -14,6 +14,7 @@
 #include "core/study.h"
 #include "db/batch.h"
 #include "db/events.h"
+#include "db/lease.h"
 #include "db/studies.h"
 #include "lib/secret.h"
 #include "txn/lifecycle.h"
@@ -28,8 +29,26 @@ struct batch {
 	enum study_event sev;		/* study jobs */
 	int study;			/* 1: a study job */
 	int complete;			/* 1: txn_study_complete */
+	int renewed;			/* the lease is renewed in this transaction already */
 	size_t moved;
 };
+
+enum db_rc
+sweep_fence(struct db *db, struct sweep *sw)
+{
+	enum db_rc rc;
+	int held = 0;
+
+	if (sw->lease == 0)
+		return DB_OK;
+	if ((rc = db_lease_renew(db, LEASE_SWEEP, sw->lease, SWEEP_LEASE_TTL, &held)) != DB_OK)
+		return rc;
+	if (!held) {
+		sw->fenced = 1;
+		return DB_ROLLBACK;
+	}
+	return DB_OK;
+}
 
 /* The batch row by row, through txn/lifecycle.c. */
 static enum db_rc
@@ -40,6 +59,9 @@ rows_tx(struct db *db, void *arg)
 	size_t i;
 
 	b->moved = 0;
+	/* the lease first: only sweeps write its row (design.md §13.2) */
+	if (!b->renewed && (rc = sweep_fence(db, b->sw)) != DB_OK)
+		return rc;
 	for (i = 0; i < b->ids.n; i++) {
 		const char *id = b->ids.id[i];
 		enum arps_err outcome = ARPS_E_INTERNAL;
@@ -867,10 +889,17 @@ set_tx(struct db *db, void *arg)
 	sb.ev = b->pev;
 	sb.ids = &b->ids;
 	b->moved = 0;
+	b->renewed = 0;
+	if ((rc = sweep_fence(db, b->sw)) != DB_OK)
+		return rc;
+	b->renewed = 1;
 	if ((rc = lock_studies(&sb)) == DB_OK && (rc = lock_parts(&sb)) == DB_OK && sb.fallback) {
 		setb_clear(&sb);
-		return rows_tx(db, b);
+		rc = rows_tx(db, b);
+		b->renewed = 0;
+		return rc;
 	}
+	b->renewed = 0;
 	if (rc == DB_OK && (rc = set_reputation(&sb)) == DB_OK && (rc = set_money(&sb)) == DB_OK &&
 	    (rc = set_rows(&sb)) == DB_OK)
 		rc = write_events(&sb);
@@ -899,6 +928,10 @@ drain(struct sweep *sw, enum db_rc (*select)(struct db *, int64_t, int64_t, stru
 			return DB_OK;
 		}
 		rc = db_tx(sw->db, b.study || sw->rows ? rows_tx : set_tx, &b);
+		if (rc == DB_ROLLBACK && sw->fenced) {	/* stopped: another sweep has the lease */
+			db_due_free(&b.ids);
+			return rc;
+		}
 		(*batches)++;
 		*moved += b.moved;
 		if (rc != DB_OK || b.ids.n < sw->batch || b.moved == 0) {
@@ -957,6 +990,8 @@ job_events_retention(struct sweep *sw, size_t *moved, size_t *batches)
 
 	*moved = *batches = 0;
 	do {
+		if ((rc = sweep_fence(sw->db, sw)) != DB_OK)	/* idempotent deletes: alone */
+			return rc;
 		rc = db_events_purge(sw->db, sw->now - 30 * 24 * 3600, (int64_t)sw->batch, &n);
 		*moved += (size_t)n;
 		(*batches)++;

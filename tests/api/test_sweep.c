@@ -264,6 +264,9 @@ killed_mid_batch(void **state)
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM agents WHERE id LIKE 'agt_s%s%%'"
 	    " AND reputation = 45", tag), moved);
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+	/* a killed sweep's lease expires 30 s later (design.md §13.4): now */
+	assert_true(sql_int("UPDATE leases SET expires_at = UNIX_TIMESTAMP() - 1 WHERE name = 'sweep'"
+	    " AND expires_at > UNIX_TIMESTAMP(); SELECT ROW_COUNT()") >= 0);
 	assert_int_equal(sweep_at((int64_t)time(NULL), NULL), 0);
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM participations WHERE study_id = '%s'"
 	    " AND status = 'timed_out'", study), 2000);
@@ -273,30 +276,104 @@ killed_mid_batch(void **state)
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
-static void
-lock_skips_second(void **state)
+/* Run cmd through the shell; 1 when its output (stderr too) has want. */
+static int
+output_has(const char *cmd, const char *want, char *line, size_t n)
 {
-	char cmd[2048];
+	int hit = 0;
 	FILE *p;
-	char line[512];
-	int skipped = 0;
+
+	assert_non_null(p = popen(cmd, "r"));
+	while (fgets(line, (int)n, p) != NULL)
+		if (strstr(line, want) != NULL)
+			hit = 1;
+	pclose(p);
+	return hit;
+}
+
+/* The sweep's lease held by "another sweep" (on any host or node) for
+ * seconds from now, at fencing token token. */
+static void
+lease_set(long long token, int seconds)
+{
+	assert_int_equal(sql_int("INSERT INTO leases (name, token, holder, expires_at, beats)"
+	    " VALUES ('sweep', %lld, 'test', UNIX_TIMESTAMP() + %d, 0) ON DUPLICATE KEY UPDATE"
+	    " token = VALUES(token), holder = 'test', expires_at = VALUES(expires_at);"
+	    " SELECT COUNT(*) FROM leases WHERE name = 'sweep' AND token = %lld", token, seconds,
+	    token), 1);
+}
+
+/* design.md §13.4: a second sweep skips while the lease is live. */
+static void
+lease_skips_second(void **state)
+{
+	char cmd[2048], line[512];
+	long long token;
 
 	(void)state;
-	/* Hold the named lock from another session while a sweep starts. */
-	snprintf(cmd, sizeof cmd, "(mariadb --no-defaults -S %s/run/mysqld.sock -u \"$(id -un)\" -e "
-	    "\"SELECT GET_LOCK('arps_sweep', 5); SELECT SLEEP(2);\" >/dev/null &) ; sleep 0.5; "
-	    "%s/build/arps-sweep --config %s 2>&1; echo exit=$?",
-	    getenv("ARPS_VAR"), getenv("ARPS_ROOT"), getenv("ARPS_CONFIG"));
-	assert_non_null(p = popen(cmd, "r"));
-	while (fgets(line, sizeof line, p) != NULL) {
-		if (strstr(line, "skipped") != NULL)
-			skipped = 1;
-		if (strncmp(line, "exit=", 5) == 0)
-			assert_string_equal(line, "exit=0\n");
-	}
-	pclose(p);
-	assert_true(skipped);
-	sleep(2);
+	token = sql_int("SELECT COALESCE(MAX(token), 0) FROM leases WHERE name = 'sweep'") + 10;
+	lease_set(token, 30);
+	snprintf(cmd, sizeof cmd, "%s/build/arps-sweep --config %s 2>&1; echo exit=$?",
+	    getenv("ARPS_ROOT"), getenv("ARPS_CONFIG"));
+	assert_true(output_has(cmd, "skipped: another sweep holds the lease", line, sizeof line));
+	assert_string_equal(line, "exit=0\n");
+	/* the other's lease untouched */
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM leases WHERE name = 'sweep' AND token = %lld"
+	    " AND holder = 'test'", token), 1);
+	lease_set(token, -1);	/* expired: the next sweep goes on */
+}
+
+/* A lease whose holder died (not renewed past its expiry) is taken by the
+ * next sweep, with a new token, and given up at its end. */
+static void
+stale_lease_expires(void **state)
+{
+	char cmd[2048], line[512];
+	long long token;
+
+	(void)state;
+	token = sql_int("SELECT COALESCE(MAX(token), 0) FROM leases WHERE name = 'sweep'") + 10;
+	lease_set(token, -1);
+	snprintf(cmd, sizeof cmd, "%s/build/arps-sweep --config %s 2>&1; echo exit=$?",
+	    getenv("ARPS_ROOT"), getenv("ARPS_CONFIG"));
+	assert_false(output_has(cmd, "skipped", line, sizeof line));
+	assert_string_equal(line, "exit=0\n");
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM leases WHERE name = 'sweep' AND token = %lld"
+	    " AND holder <> 'test' AND expires_at = 0", token + 1), 1);
+}
+
+/*
+ * A sweep whose lease another took meanwhile stops before its next batch:
+ * run with its old token (build/tests/arps-fixture sweep-token), it moves
+ * nothing and the rows stay due; with the live token they move, once.
+ */
+static void
+fenced_sweep_stops(void **state)
+{
+	struct test_user res;
+	char study[IDS_BUFSZ], tag[8], cmd[2048], line[512];
+	long long token;
+
+	(void)state;
+	researcher(&res, 100000);
+	seed(&res, study, 6, 0, tag);
+	token = sql_int("SELECT COALESCE(MAX(token), 0) FROM leases WHERE name = 'sweep'") + 10;
+	lease_set(token + 1, 30);	/* taken by another since token */
+	snprintf(cmd, sizeof cmd, "%s/build/tests/arps-fixture --config %s sweep-token %lld 2>&1",
+	    getenv("ARPS_ROOT"), getenv("ARPS_CONFIG"), token);
+	assert_true(output_has(cmd, "fenced moved 0", line, sizeof line));
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM participations WHERE study_id = '%s'"
+	    " AND status = 'accepted'", study), 6);
+	snprintf(cmd, sizeof cmd, "%s/build/tests/arps-fixture --config %s sweep-token %lld 2>&1",
+	    getenv("ARPS_ROOT"), getenv("ARPS_CONFIG"), token + 1);
+	assert_false(output_has(cmd, "fenced", line, sizeof line));
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM participations WHERE study_id = '%s'"
+	    " AND status = 'timed_out'", study), 6);
+	/* renewed by each batch: still the holder's, still live */
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM leases WHERE name = 'sweep' AND token = %lld"
+	    " AND beats >= 6 AND expires_at > UNIX_TIMESTAMP()", token + 1), 1);
+	lease_set(token + 1, -1);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
 static void
@@ -318,7 +395,9 @@ main(void)
 		cmocka_unit_test(deadline_then_complete),
 		cmocka_unit_test(two_sweeps_at_once),
 		cmocka_unit_test(killed_mid_batch),
-		cmocka_unit_test(lock_skips_second),
+		cmocka_unit_test(lease_skips_second),
+		cmocka_unit_test(stale_lease_expires),
+		cmocka_unit_test(fenced_sweep_stops),
 		cmocka_unit_test(bad_usage),
 	};
 

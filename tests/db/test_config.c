@@ -87,6 +87,10 @@ bad_files(void **state)
 		{ BASE IDP "idp.d.colour = red\n", "idp.d.colour: expected idp.<name>.issuer" },
 		{ BASE "mail_transport = smtp\n", "mail_transport" },
 		{ BASE "db_port = 70000\n", "db_port: out of range" },
+		{ BASE "db_nodes = a:0\n", "db_nodes: a port is not 1 to 65535" },
+		{ BASE "db_nodes = a,,b\n", "db_nodes: an empty node" },
+		{ BASE "db_nodes = a b:3306\n", "db_nodes: a host is not a name" },
+		{ BASE "db_nodes = a,b,c,d,e,f,g,h,i\n", "db_nodes: too many nodes" },
 		{ BASE "register_per_ip_hour = 0\n", "register_per_ip_hour: out of range" },
 		{ BASE "login_codes_per_hour = -1\n", "login_codes_per_hour: out of range" },
 		{ BASE "test_fixtures = yes\n", "test_fixtures: expected true or false" },
@@ -103,6 +107,28 @@ bad_files(void **state)
 		if (strstr(err, rows[i].needle) == NULL)
 			fail_msg("row %zu: '%s' does not mention '%s'", i, err, rows[i].needle);
 	}
+}
+
+/* design.md §16: the node list in order, a port defaulting to db_port;
+ * none by default (db_socket or db_host). */
+static void
+db_nodes_key(void **state)
+{
+	static struct config cfg;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(load(BASE, &cfg, err, sizeof err), 0);
+	assert_int_equal(cfg.ndb_node, 0);
+	assert_int_equal(load(BASE "db_port = 3307\ndb_nodes = db1.example.org, 10.0.0.2:3308 ,db3\n",
+	    &cfg, err, sizeof err), 0);
+	assert_int_equal(cfg.ndb_node, 3);
+	assert_string_equal(cfg.db_node[0].host, "db1.example.org");
+	assert_int_equal(cfg.db_node[0].port, 3307);
+	assert_string_equal(cfg.db_node[1].host, "10.0.0.2");
+	assert_int_equal(cfg.db_node[1].port, 3308);
+	assert_string_equal(cfg.db_node[2].host, "db3");
+	assert_int_equal(cfg.db_node[2].port, 3307);
 }
 
 /* arps-fixture is off unless a test stack's config turns it on. */
@@ -142,6 +168,7 @@ main(void)
 		cmocka_unit_test(good_file),
 		cmocka_unit_test(bad_files),
 		cmocka_unit_test(fixtures_key),
+		cmocka_unit_test(db_nodes_key),
 		cmocka_unit_test(path_order),
 	};
 	const char *keep = getenv("ARPS_CONFIG");

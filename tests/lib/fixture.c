@@ -10,6 +10,7 @@
 #include "tests/lib/fixture.h"
 #include "db/studies.h"
 #include "txn/lifecycle.h"
+#include "txn/sweep.h"
 #include "lib/config.h"
 
 /* --- statements ---------------------------------------------------------- */
@@ -849,6 +850,32 @@ v_outbox_due(struct db *db, char **a, int n, int64_t now)
 	return outcome(db, db_fixture_outbox_due(db, seq, now), "outbox-due", a[0]);
 }
 
+/* The sweep's jobs with a given fencing token, as a sweep that took the
+ * lease earlier would run them (the lease not taken here): "fenced" when
+ * the token is no longer the lease's, else "moved N". */
+static int
+v_sweep_token(struct db *db, char **a, int n, int64_t now)
+{
+	struct sweep sw = { .db = db, .now = now, .batch = 1 };
+	size_t j, moved = 0, total = 0, batches;
+
+	(void)n;
+	if (arg_int(a[0], 1, INT64_MAX, &sw.lease, "TOKEN") != 0)
+		return 2;
+	for (j = 0; j < sweep_njobs && !sw.fenced; j++) {
+		if (sweep_jobs[j].run(&sw, &moved, &batches) != DB_OK && !sw.fenced) {
+			fprintf(stderr, "arps-fixture: sweep-token: %s\n", db_error(db));
+			return 1;
+		}
+		total += moved;
+	}
+	if (sw.fenced)
+		printf("fenced moved %zu\n", total);
+	else
+		printf("moved %zu\n", total);
+	return 0;
+}
+
 static int
 v_participations_backdate(struct db *db, char **a, int n, int64_t now)
 {
@@ -1005,6 +1032,7 @@ static const struct verb {
 	{ "seed-bios",               2, 2,  "seed-bios TAG N", v_seed_bios },
 	{ "seed-matchable",          3, 3,  "seed-matchable TAG N AGT_ID", v_seed_matchable },
 	{ "outbox-due",              1, 1,  "outbox-due SEQ", v_outbox_due },
+	{ "sweep-token",             1, 1,  "sweep-token TOKEN", v_sweep_token },
 	{ "webhook-failing",         2, 2,  "webhook-failing WHK_ID SECONDS", v_webhook_failing },
 	{ "researcher-purge",        1, 1,  "researcher-purge ACC_ID", v_researcher_purge },
 	{ "studies-clone",           2, 2,  "studies-clone STD_ID N", v_studies_clone },
