@@ -149,10 +149,10 @@ killed_first_try_does_not_hold_key(void **state)
 	 * design.md §13.5), then is 409, and runs nothing */
 	dup = first;
 	assert_int_equal(pthread_create(&t2, NULL, call_run, &dup), 0);
-	for (i = 0; i < 150 && sql_int("SELECT COUNT(*) FROM information_schema.INNODB_LOCKS"
+	for (i = 0; i < 500 && sql_int("SELECT COUNT(*) FROM information_schema.INNODB_LOCKS"
 	    " WHERE lock_table LIKE '%%idempotency_keys%%'") < 1; i++)
 		sleep_ms(10);
-	assert_true(i < 150);
+	assert_true(i < 500);
 	pthread_join(t2, NULL);
 	assert_error(&dup.r, 409, "IDEMPOTENCY_CONFLICT");
 	assert_non_null(strstr(jstr(&dup.r, "detail"), "still in flight"));
