@@ -1,5 +1,5 @@
-"""Schemathesis hooks of `make test`'s run (tools/schemathesis.sh, design.md
-§11.1), loaded through `hooks` in tools/schemathesis.toml.
+"""Schemathesis hooks of `make test`'s run (tools/schemathesis.sh,
+design.md §11.1), loaded through `hooks` in tools/schemathesis.toml.
 
 Credentials that outlive the run.  The operations that revoke the credential
 they are called with get one of their own each time the run's would be sent:
