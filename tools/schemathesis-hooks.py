@@ -25,7 +25,6 @@ import datetime
 import itertools
 import json
 import os
-import re
 import subprocess
 import threading
 import urllib.error
@@ -46,7 +45,6 @@ FIXTURE = ["build/tests/arps-fixture", "--config", ENV["ARPS_CONFIG"]]
 
 REVOKES_TOKEN = {"POST /auth/logout", "POST /auth/logout-all"}
 ROTATE = "POST /agents/me/api-key"
-STUDY_PATH = re.compile(r"/studies/(std_[0-9A-Za-z]+)(/|$)")
 
 lock = threading.Lock()
 calls = open(ENV["ARPS_ST_CALLS"], "a", encoding="utf-8")
