@@ -8,8 +8,11 @@ assignments:
                           third account that Schemathesis never acts as, so that
                           replacing an agent's key cannot revoke it
     ARPS_ST_AGENT_ID, ARPS_ST_ACCOUNT_ID
-    ARPS_ST_LOGOUT_TOKEN  another account's token, for the logout operations
-                          (which revoke the token they are called with)
+    ARPS_ST_LOGOUT_ACCOUNT  another account, whose tokens (arps-fixture
+                          token-new) the logout operations spend
+                          (tools/schemathesis-hooks.py)
+    ARPS_ST_ROTATE_KEY    a second agent's key, for key rotation (which
+                          replaces the key it is called with)
 
 Needs ARPS_BASE_URL, ARPS_CONFIG and ARPS_VAR (tools/dev.sh test).
 """
@@ -72,7 +75,7 @@ def main():
     # the suites before have used the hour's login codes of 127.0.0.1
     run(*fixture, "rate-events-age", "7200")
     token, account = login("st-researcher")
-    logout_token, _ = login("st-logout")
+    _, logout_account = login("st-logout")
     owner_token, _ = login("st-owner")
     run("build/arps-admin", "--config", CONFIG, "topup", account, "100000000")
     agent = api("POST", "/agents/register", {"name": "Schemathesis", "description": "the fuzzer's agent"})
@@ -81,9 +84,12 @@ def main():
     api("POST", "/profile/bio", {"bio": "A retired nurse who likes surveys about health and gardens."},
         {"X-API-Key": agent["api_key"]})
     run(*fixture, "agent-reputation", agent["agent_id"], "100")
+    rotating = api("POST", "/agents/register", {"name": "Schemathesis rotating",
+                                                "description": "its key is rotated"})
     for k, v in (("ARPS_ST_TOKEN", token), ("ARPS_ST_AGENT_KEY", agent["api_key"]),
                  ("ARPS_ST_AGENT_ID", agent["agent_id"]), ("ARPS_ST_ACCOUNT_ID", account),
-                 ("ARPS_ST_LOGOUT_TOKEN", logout_token)):
+                 ("ARPS_ST_LOGOUT_ACCOUNT", logout_account),
+                 ("ARPS_ST_ROTATE_KEY", rotating["api_key"])):
         print("%s=%s" % (k, v))
     return 0
 

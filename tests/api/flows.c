@@ -143,14 +143,27 @@ admin(char *out, size_t n, const char *fmt, ...)
 }
 
 static int
-fixture_va(char *args, size_t n, const char *fmt, va_list ap)
+fixture_va(char *out, size_t outn, char *args, size_t n, const char *fmt, va_list ap)
 {
 	char cmd[2048];
 
 	vsnprintf(args, n, fmt, ap);
 	snprintf(cmd, sizeof cmd, "%s/build/tests/arps-fixture --config %s %s", getenv("ARPS_ROOT"),
 	    getenv("ARPS_CONFIG"), args);
-	return run(NULL, 0, cmd);
+	return run(out, outn, cmd);
+}
+
+int
+fixture_out(char *out, size_t n, const char *fmt, ...)
+{
+	char args[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = fixture_va(out, n, args, sizeof args, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int
@@ -161,7 +174,7 @@ fixture_rc(const char *fmt, ...)
 	int rc;
 
 	va_start(ap, fmt);
-	rc = fixture_va(args, sizeof args, fmt, ap);
+	rc = fixture_va(NULL, 0, args, sizeof args, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -174,7 +187,7 @@ fixture(const char *fmt, ...)
 	int rc;
 
 	va_start(ap, fmt);
-	rc = fixture_va(args, sizeof args, fmt, ap);
+	rc = fixture_va(NULL, 0, args, sizeof args, fmt, ap);
 	va_end(ap);
 	if (rc != 0)
 		print_error("arps-fixture %s: exit %d\n", args, rc);

@@ -47,6 +47,8 @@ void fixture(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void embedder(int on);
 /* The same fixture, its exit status returned (0 done, 1 refused, 2 usage). */
 int fixture_rc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same, with the first line it printed in out (empty when none). */
+int fixture_out(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The wallet balance via arps-admin: available, frozen. */
 void admin_wallet(const char *owner, long long *available, long long *frozen);
 

@@ -162,6 +162,35 @@ tokens_keep_their_lifetime(void **state)
 	    " AND expires_at - created_at = %lld", u.id, life), 1);
 }
 
+/* token-new prints a token of the account that authenticates as it, with
+ * a login's lifetime; an unknown account gets none. */
+static void
+token_new_authenticates(void **state)
+{
+	struct test_user u;
+	struct resp r;
+	char tok[TOKEN_BUFSZ + 8], hdr[TOKEN_BUFSZ + 32];
+	const char *id;
+
+	(void)state;
+	user_login(&u, "fixture-token-new");
+	assert_int_equal(fixture_out(tok, sizeof tok, "token-new %s", u.id), 0);
+	assert_int_equal(strlen(tok), TOKEN_LEN);
+	assert_string_not_equal(tok, u.token);
+	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s", tok);
+	r = http_get("/api/v1/account", HDRS(hdr));
+	assert_int_equal(r.status, 200);
+	assert_non_null(id = jstr(&r, "id"));
+	assert_string_equal(id, u.id);
+	resp_free(&r);
+	assert_int_equal(sql_int("SELECT COUNT(*) FROM access_tokens WHERE account_id = '%s'"
+	    " AND expires_at - created_at = 30 * 86400 AND revoked_at IS NULL", u.id), 2);
+	tok[0] = '\0';
+	assert_int_equal(fixture_out(tok, sizeof tok, "token-new acc_0000000000000000 2>/dev/null"), 1);
+	assert_string_equal(tok, "");
+	assert_int_equal(fixture_rc("token-new agt_0000000000000000 2>/dev/null"), 2);
+}
+
 /* A seeded backlog adds up: agents owned by the researcher, wallets,
  * occupied slots, times in order, the ledger intact. */
 static void
@@ -254,6 +283,7 @@ main(void)
 		cmocka_unit_test(usage_and_refusals),
 		cmocka_unit_test(participations_move_together),
 		cmocka_unit_test(tokens_keep_their_lifetime),
+		cmocka_unit_test(token_new_authenticates),
 		cmocka_unit_test(seed_adds_up),
 		cmocka_unit_test(seed_bios_wait),
 		cmocka_unit_test(no_sql_writes_beside_the_fixtures),

@@ -12,6 +12,7 @@
 #include "txn/lifecycle.h"
 #include "txn/sweep.h"
 #include "lib/config.h"
+#include "lib/secret.h"
 
 /* --- statements ---------------------------------------------------------- */
 
@@ -996,6 +997,38 @@ v_studies_clone(struct db *db, char **a, int n, int64_t now)
 		return 2;
 	return outcome(db, db_fixture_studies_clone(db, a[0], cnt, now), "studies-clone", a[0]);
 }
+/* The configuration fixture_run was called with: token-new hashes under its pepper. */
+static const struct config *fx_cfg;
+
+#define FIXTURE_TOKEN_TTL	(30 * 24 * 3600)	/* as a login's (fcgi/account.c) */
+
+/* A new access token of the account, printed alone on stdout, as a login
+ * would issue it: for a caller that must spend tokens (logging out) without
+ * an e-mail round trip per token. */
+static int
+v_token_new(struct db *db, char **a, int n, int64_t now)
+{
+	char tok[TOKEN_BUFSZ];
+	unsigned char h[32];
+	struct account acc;
+	enum db_rc rc;
+
+	(void)n;
+	if (arg_id(a[0], IDS_ACCOUNT) != 0)
+		return 2;
+	if ((rc = db_account_get(db, a[0], &acc)) != DB_OK)
+		return outcome(db, rc, "token-new", a[0]);
+	if (token_new(&secret_rng, tok) != ARPS_OK) {
+		fprintf(stderr, "arps-fixture: token-new: no random bytes\n");
+		return 1;
+	}
+	secret_hash(fx_cfg, "token", tok, strlen(tok), h);
+	if ((rc = db_token_insert(db, h, a[0], now, now + FIXTURE_TOKEN_TTL)) != DB_OK)
+		return outcome(db, rc, "token-new", a[0]);
+	printf("%s\n", tok);
+	return 0;
+}
+
 static int
 v_webhook_failing(struct db *db, char **a, int n, int64_t now)
 {
@@ -1016,6 +1049,7 @@ static const struct verb {
 	{ "login-code-expire",       1, 1,  "login-code-expire EMAIL", v_login_code_expire },
 	{ "tokens-idle",             2, 2,  "tokens-idle ACC_ID SECONDS", v_tokens_idle },
 	{ "tokens-expire",           1, 1,  "tokens-expire ACC_ID", v_tokens_expire },
+	{ "token-new",               1, 1,  "token-new ACC_ID", v_token_new },
 	{ "agent-reputation",        2, 2,  "agent-reputation AGT_ID 0..100", v_agent_reputation },
 	{ "claim-code-expire",       1, 1,  "claim-code-expire AGT_ID", v_claim_code_expire },
 	{ "rate-events-age",         1, 1,  "rate-events-age SECONDS", v_rate_events_age },
@@ -1063,5 +1097,6 @@ fixture_run(struct db *db, const struct config *cfg, char **args)
 	}
 	if (n - 1 < verbs[v].min || (verbs[v].max >= 0 && n - 1 > verbs[v].max))
 		return usage_line(verbs[v].usage);
+	fx_cfg = cfg;
 	return verbs[v].fn(db, args + 1, n - 1, (int64_t)time(NULL));
 }
