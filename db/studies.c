@@ -234,6 +234,7 @@ study_row(const struct dbres *res, size_t row, int counts, struct study *s)
 	s->study_url = dbres_dup(res, row, STUDY_C_STUDY_URL, &ok);
 	s->criteria = dbres_dup(res, row, STUDY_C_CRITERIA, &ok);
 	s->completion_code = dbres_dup(res, row, STUDY_C_COMPLETION_CODE, &ok);
+	s->needs_code = !dbres_isnull(res, row, STUDY_C_COMPLETION_CODE);
 	s->reward = dbres_i64(res, row, STUDY_C_REWARD);
 	s->fee = dbres_i64(res, row, STUDY_C_FEE);
 	s->max_participants = dbres_i64(res, row, STUDY_C_MAX_PARTICIPANTS);

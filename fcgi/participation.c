@@ -54,6 +54,8 @@ static const struct {
 	/* the timeout, applied by this call or the sweep before it */
 	{ ARPS_E_TIMED_OUT, "the participation timed out: no submission within "
 	  STR(PART_TIMEOUT_HOURS) " hours of accepting", true },
+	{ ARPS_E_CODE_REQUIRED, "completion_code: this study requires the completion code the "
+	  "study shows at its end; send it (no reputation change)", false },
 	/* the -5 stands (design.md §5) */
 	{ ARPS_E_INVALID_SUBMISSION,
 	  "the completion code does not match: reputation -5; fix it and submit again "
@@ -225,6 +227,8 @@ h_available(struct req *r)
 		jb_time(pb, s->has_deadline ? s->deadline : 0);
 		jb_raw(pb, ",\"study_url\":");
 		jb_str(pb, s->study_url);
+		jb_raw(pb, s->needs_code ? ",\"requires_completion_code\":true" :
+		    ",\"requires_completion_code\":false");
 		jb_raw(pb, ",\"match\":{\"similarity\":");
 		jb_double(pb, top[i].similarity);
 		jb_raw(pb, ",\"tier_weight\":");

@@ -351,13 +351,24 @@ participate_approve(void **state)
 	assert_int_equal(r.status, 200);
 	assert_string_equal(jgets(&r, "participation.status"), "in_progress");
 	assert_string_equal(jgets(&r, "participation.participation_id"), prt);
+	assert_true(json_object_get_boolean(jget(r.json, "requires_completion_code")));
+	assert_null(jget(r.json, "completion_code"));
 	resp_free(&r);
+	/* no code at all: 422 COMPLETION_CODE_REQUIRED, no reputation change,
+	 * the participation still open (docs/api.md §7.5) */
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 422, "COMPLETION_CODE_REQUIRED");
+	resp_free(&r);
+	r = post_as(a.hdr, "{\"completion_code\":null}", "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 422, "COMPLETION_CODE_REQUIRED");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&a), 50);
 	/* a wrong completion code: 422, -5, participation unchanged */
 	r = post_as(a.hdr, "{\"completion_code\":\"WRONG\"}", "/api/v1/studies/%s/complete", s);
 	assert_error(&r, 422, "INVALID_SUBMISSION");
 	resp_free(&r);
 	assert_int_equal(reputation_of(&a), 45);
-	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/complete", s);	/* no code at all */
+	r = post_as(a.hdr, "{\"completion_code\":\"WRONG2\"}", "/api/v1/studies/%s/complete", s);
 	assert_error(&r, 422, "INVALID_SUBMISSION");
 	resp_free(&r);
 	assert_int_equal(reputation_of(&a), 40);
@@ -700,7 +711,7 @@ available_list(void **state)
 	agent_set_reputation(pri.id, 85);
 	study_new(&u, old, 100, 3, NULL);
 	study_backdate(old, 16 * 60);	/* past the first-access window */
-	study_new(&u, s, 120, 3, NULL);
+	study_new(&u, s, 120, 3, "K3Y");
 	/* bios equal to study_new's criteria: the best match (centred, about
 	 * 0.91 rather than 1: docs/api.md §11), ties newest first */
 	agent_bio_ready(&a, "Adults who write software every day");
@@ -731,6 +742,8 @@ available_list(void **state)
 	assert_string_equal(json_object_get_string(jget(v, "study_url")),
 	    "https://survey.example.org/s/1");
 	assert_null(jget(v, "screening_criteria"));
+	assert_true(json_object_is_type(jget(v, "requires_completion_code"), json_type_boolean));
+	assert_false(json_object_get_boolean(jget(v, "requires_completion_code")));
 	assert_string_equal(jgets(&r, "nextActions.0.action"), "accept");
 	resp_free(&r);
 	/* a priority agent sees it at once, first (newest) */
@@ -739,6 +752,8 @@ available_list(void **state)
 	assert_true(has_study(&r, s, &at));
 	assert_string_equal(jgets(&r, "studies.0.id"), s);
 	assert_true(json_object_get_double(jget(r.json, "studies.0.match_score")) > 0.9);
+	assert_true(json_object_get_boolean(jget(r.json, "studies.0.requires_completion_code")));
+	assert_null(jget(r.json, "studies.0.completion_code"));
 	snprintf(want, sizeof want, "POST /studies/%s/accept", s);
 	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), want);
 	resp_free(&r);
