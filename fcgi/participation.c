@@ -19,6 +19,10 @@
 #include "lib/config.h"
 
 #define ENDPOINT_MAX	96
+/* When an agent with nothing open to it should poll again: the
+ * polling.recommended of complete (design.md §6.20); a study.matched
+ * event or webhook tells sooner (docs/api.md §7.5). */
+#define CHECK_LATER_SECONDS	300
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
 
@@ -241,9 +245,16 @@ h_available(struct req *r)
 	if (best != NULL) {
 		endpoint(ep, "POST", best, "accept");
 		jadd_action(next, "accept", ep, "Accept the best match; one active study at a time.");
-	} else
+	} else {
+		struct json_object *act;
+
 		jadd_action(next, "check_later", "GET /studies/available",
-		    "No study is open to you right now; check again later.");
+		    "No study is open to you right now; check again after retry_after_seconds "
+		    "(at retry_at), or sooner on a study.matched event.");
+		act = json_object_array_get_idx(next, json_object_array_length(next) - 1);
+		jadd_int(act, "retry_after_seconds", CHECK_LATER_SECONDS);
+		jadd_time(act, "retry_at", r->now + CHECK_LATER_SECONDS);
+	}
 	if (n > (size_t)(cursor + limit)) {	/* ranked beyond this page */
 		jb_raw(pb, "],\"next_cursor\":\"");
 		jb_int(pb, cursor + limit);

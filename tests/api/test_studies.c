@@ -746,6 +746,21 @@ available_list(void **state)
 	assert_false(json_object_get_boolean(jget(v, "requires_completion_code")));
 	assert_string_equal(jgets(&r, "nextActions.0.action"), "accept");
 	resp_free(&r);
+	/* past the ranking's end: nothing, and check_later says when
+	 * (docs/api.md §7.5) */
+	r = get_as(a.hdr, "/api/v1/studies/available?cursor=1000");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "check_later");
+	assert_int_equal(jgeti(&r, "nextActions.0.retry_after_seconds"), 300);
+	{
+		int64_t when = 0;
+
+		assert_int_equal(timefmt_parse(jgets(&r, "nextActions.0.retry_at"),
+		    strlen(jgets(&r, "nextActions.0.retry_at")), &when), 0);
+		assert_true(when >= (int64_t)time(NULL) + 290 && when <= (int64_t)time(NULL) + 310);
+	}
+	resp_free(&r);
 	/* a priority agent sees it at once, first (newest) */
 	r = get_as(pri.hdr, "/api/v1/studies/available");
 	assert_int_equal(r.status, 200);
