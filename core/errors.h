@@ -44,6 +44,7 @@
 	X(ARPS_E_UNSUPPORTED_MEDIA_TYPE,  415, "UNSUPPORTED_MEDIA_TYPE") \
 	X(ARPS_E_ALREADY_PARTICIPATED,    409, "ALREADY_PARTICIPATED") \
 	X(ARPS_E_CODE_REQUIRED,           422, "COMPLETION_CODE_REQUIRED") \
+	X(ARPS_E_OWN_STUDY,               403, "OWN_STUDY") \
 	/* answered by nginx on the production site's port 80 (nginx/arps-http.conf) */ \
 	X(ARPS_E_HTTPS_REQUIRED,          403, "HTTPS_REQUIRED") \
 	X(ARPS_E_OVERFLOW,                422, "VALIDATION_ERROR")

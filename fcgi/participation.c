@@ -44,6 +44,8 @@ static const struct {
 	{ ARPS_E_NOT_FOUND, "no such study", false },
 	{ ARPS_E_AGENT_NOT_CLAIMED,
 	  "the agent must be claimed by its owner first (POST /auth/claim)", false },
+	{ ARPS_E_OWN_STUDY, "the agent's owner is this study's researcher: an agent cannot "
+	  "take part in (and be paid by) its owner's own study", false },
 	{ ARPS_E_AGENT_SUSPENDED, "the agent is suspended (by an administrator, or a "
 	  "reputation under 30) and cannot take part in studies; an active participation "
 	  "can still be withdrawn", false },

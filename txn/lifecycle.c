@@ -544,6 +544,7 @@ txn_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 	f.now = now;
 	f.max_participants = s->max_participants;
 	f.occupied = s->occupied;
+	f.own_study = f.agent_claimed && strcmp(a.account_id, s->researcher_id) == 0;
 	if ((verdict = study_accept_check(&f)) != ARPS_OK) {
 		*outcome = verdict;
 		return DB_OK;

@@ -597,7 +597,7 @@ static void
 accept_refusals(void **state)
 {
 	struct test_user u, ou, ou2, ou3;
-	struct test_agent a, b, c, unclaimed;
+	struct test_agent a, b, c, unclaimed, mine;
 	char s1[IDS_BUFSZ], s2[IDS_BUFSZ], s3[IDS_BUFSZ];
 	struct resp r;
 
@@ -622,6 +622,15 @@ accept_refusals(void **state)
 	resp_free(&r);
 	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/accept", s1);
 	assert_error(&r, 401, "UNAUTHORIZED");
+	resp_free(&r);
+	/* the researcher's own agent cannot take part in its studies */
+	agent_new(&mine, "own");
+	agent_claim(&mine, &u);
+	r = post_as(mine.hdr, NULL, "/api/v1/studies/%s/accept", s1);
+	assert_error(&r, 403, "OWN_STUDY");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s1);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 1);
 	resp_free(&r);
 
 	assert_int_equal(study_post(a.hdr, s1, "accept", NULL), 200);
@@ -697,7 +706,7 @@ static void
 available_list(void **state)
 {
 	struct test_user u, ou, ou2;
-	struct test_agent a, pri, fresh;
+	struct test_agent a, pri, fresh, mine;
 	char s[IDS_BUFSZ], old[IDS_BUFSZ], want[128];
 	struct json_object *v;
 	struct resp r;
@@ -716,8 +725,16 @@ available_list(void **state)
 	 * 0.91 rather than 1: docs/api.md §11), ties newest first */
 	agent_bio_ready(&a, "Adults who write software every day");
 	agent_bio_ready(&pri, "Adults who write software every day");
+	agent_new(&mine, "own");	/* the researcher's own agent */
+	agent_claim(&mine, &u);
+	agent_bio_ready(&mine, "Adults who write software every day");
 	embedding_ready(old);
 	embedding_ready(s);
+	/* its owner's studies are not listed to it (accept would be OWN_STUDY) */
+	r = get_as(mine.hdr, "/api/v1/studies/available?limit=100");
+	assert_int_equal(r.status, 200);
+	assert_false(has_study(&r, old, NULL));
+	resp_free(&r);
 
 	/* unclaimed: nothing, and a hint */
 	r = get_as(fresh.hdr, "/api/v1/studies/available");
