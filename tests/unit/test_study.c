@@ -198,7 +198,7 @@ test_deadline_names(void **state)
 
 /* A fact set that passes; each row breaks some facts. */
 static const struct accept_facts good = {
-	true, false, 50, false, false, STUDY_ACTIVE, true, 2000, 1000, 10, 9,
+	true, false, 50, false, false, STUDY_ACTIVE, true, 2000, 1000, 10, 9, false,
 };
 
 enum brk {
