@@ -56,6 +56,8 @@ enum ledger_txn_type {
 	TXN_REFUND,
 	TXN_MANUAL_TOPUP,
 	TXN_EXTERNAL_CASHOUT,
+	TXN_STUDY_PAYMENT,	/* researcher: an approval paid from the frozen
+				   budget (informational for available) */
 	TXN__MAX
 };
 
@@ -121,6 +123,11 @@ const char	*ledger_event_name(enum ledger_event ev);
 /* "researcher", "agent", "wallet", "platform:revenue", "platform:bonus",
  * "external"; NULL for an invalid party. */
 const char	*ledger_party_name(enum ledger_party p);
+/* Whether a row of type t changes its wallet's available balance (false:
+ * informational for it, as platform_fee and study_payment), and whether it
+ * changes the wallet's total (available + frozen); false for an invalid t. */
+bool		 ledger_txn_moves_available(enum ledger_txn_type t);
+bool		 ledger_txn_moves_total(enum ledger_txn_type t);
 /* True for parties that are user wallets (RESEARCHER, AGENT, WALLET). */
 bool		 ledger_party_is_wallet(enum ledger_party p);
 

@@ -44,10 +44,15 @@ h_wallet_transactions(struct req *r)
 	if (decode_page_or_reply(r, VAL_LIST_LIMIT_DEFAULT, VAL_LIST_LIMIT_MAX, &limit, &cursor) != H_OK)
 		return H_REPLIED;
 	t = req_query(r, "type", buf, sizeof buf);
-	if (t != NULL && !ledger_txn_type_from_name(t, &type))
-		return reply_err(r, ARPS_E_VALIDATION,
-		    "type: must be one of signup_bonus, study_freeze, platform_fee, study_unfreeze, "
-		    "earning, refund, manual_topup, external_cashout");
+	if (t != NULL && !ledger_txn_type_from_name(t, &type)) {
+		char names[512] = "";	/* core's type table, so it cannot drift */
+		int k;
+
+		for (k = 0; k < TXN__MAX; k++)
+			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+			    k ? ", " : "", ledger_txn_type_name((enum ledger_txn_type)k));
+		return reply_err(r, ARPS_E_VALIDATION, "type: must be one of %s", names);
+	}
 	if (t == NULL && req_query_has(r, "type"))
 		return reply_err(r, ARPS_E_VALIDATION, "type: not a transaction type");
 	if ((rc = db_txn_list(r->db, r->who.id, t != NULL ? &type : NULL, cursor, limit, &v, &n,
