@@ -54,8 +54,7 @@ account_wallet(void **state)
 {
 	static const char *const types[] = {
 		"signup_bonus", "study_freeze", "platform_fee", "study_unfreeze", "earning",
-		"refund", "manual_topup", "external_cashout", "study_payment", "cashout_request",
-		"cashout_refund",
+		"refund", "manual_topup", "external_cashout", "study_payment",
 	};
 	struct test_user u;
 	char cur[64], s[IDS_BUFSZ];
