@@ -26,6 +26,7 @@ static const char *const prefixes[IDS__MAX] = {
 	[IDS_ACCOUNT] = "acc_",
 	[IDS_EVENT] = "evt_",
 	[IDS_WEBHOOK] = "whk_",
+	[IDS_CASHOUT] = "cot_",
 };
 
 /* Largest prime below 62^6: checksum values fit six base62 digits. */

@@ -29,6 +29,7 @@ enum ids_kind {
 	IDS_ACCOUNT,		/* acc_ */
 	IDS_EVENT,		/* evt_ */
 	IDS_WEBHOOK,		/* whk_ */
+	IDS_CASHOUT,		/* cot_ */
 	IDS__MAX
 };
 

@@ -46,6 +46,7 @@ struct trow {
 #define REV	LEDGER_P_PLATFORM_REVENUE
 #define BON	LEDGER_P_PLATFORM_BONUS
 #define EXT	LEDGER_P_EXTERNAL
+#define CSH	LEDGER_P_PLATFORM_CASHOUTS
 #define AV	LEDGER_SUB_AVAILABLE
 #define FR	LEDGER_SUB_FROZEN
 #define NO	LEDGER_SUB_NONE
@@ -85,6 +86,16 @@ static const struct {
 	[LEDGER_EV_CASHOUT] = { "cashout", CHK_FUNDS, 2, 1,
 	    { { W, AV, -1, AMT_AMOUNT }, { EXT, NO, +1, AMT_AMOUNT } },
 	    { { TXN_EXTERNAL_CASHOUT, W, -1, AMT_AMOUNT } } },
+	/* a cash-out request holds the money as a platform liability until
+	 * the operator pays it outside or refuses it (design.md §4.2) */
+	[LEDGER_EV_CASHOUT_REQUEST] = { "cashout_request", CHK_FUNDS, 2, 1,
+	    { { W, AV, -1, AMT_AMOUNT }, { CSH, NO, +1, AMT_AMOUNT } },
+	    { { TXN_CASHOUT_REQUEST, W, -1, AMT_AMOUNT } } },
+	[LEDGER_EV_CASHOUT_PAID] = { "cashout_paid", CHK_POSITIVE, 2, 0,
+	    { { CSH, NO, -1, AMT_AMOUNT }, { EXT, NO, +1, AMT_AMOUNT } }, { { 0 } } },
+	[LEDGER_EV_CASHOUT_REFUSE] = { "cashout_refuse", CHK_POSITIVE, 2, 1,
+	    { { CSH, NO, -1, AMT_AMOUNT }, { W, AV, +1, AMT_AMOUNT } },
+	    { { TXN_CASHOUT_REFUND, W, +1, AMT_AMOUNT } } },
 };
 
 /* avail: the row's amount is a change of the wallet's available balance;
@@ -107,6 +118,8 @@ static const struct {
 	[TXN_EXTERNAL_CASHOUT] = { "external_cashout", "Cash-out to an external provider", true, true },
 	[TXN_STUDY_PAYMENT] =    { "study_payment",    "Reward and fee paid from the frozen budget",
 	    false, true },
+	[TXN_CASHOUT_REQUEST] =  { "cashout_request",  "Cash-out requested", true, true },
+	[TXN_CASHOUT_REFUND] =   { "cashout_refund",   "Refused cash-out returned", true, true },
 };
 
 static const struct {
@@ -119,6 +132,7 @@ static const struct {
 	[LEDGER_P_PLATFORM_REVENUE] = { "platform:revenue", false },
 	[LEDGER_P_PLATFORM_BONUS] =   { "platform:bonus",   false },
 	[LEDGER_P_EXTERNAL] =         { "external",         false },
+	[LEDGER_P_PLATFORM_CASHOUTS] = { "platform:cashouts", false },
 };
 
 static enum arps_err

@@ -27,6 +27,9 @@ enum ledger_event {
 	LEDGER_EV_CLAIM_BONUS,	/* platform:bonus -> agent */
 	LEDGER_EV_TOPUP,	/* external -> wallet (arps-admin) */
 	LEDGER_EV_CASHOUT,	/* wallet -> external (arps-admin) */
+	LEDGER_EV_CASHOUT_REQUEST, /* wallet -> platform:cashouts (POST /wallet/cashouts) */
+	LEDGER_EV_CASHOUT_PAID,	/* platform:cashouts -> external (cashout-paid) */
+	LEDGER_EV_CASHOUT_REFUSE, /* platform:cashouts -> wallet (cashout-refuse) */
 	LEDGER_EV__MAX
 };
 
@@ -37,6 +40,7 @@ enum ledger_party {
 	LEDGER_P_PLATFORM_REVENUE, /* platform:revenue */
 	LEDGER_P_PLATFORM_BONUS, /* platform:bonus */
 	LEDGER_P_EXTERNAL,	/* external */
+	LEDGER_P_PLATFORM_CASHOUTS, /* platform:cashouts: requested, not yet paid */
 	LEDGER_P__MAX
 };
 
@@ -58,6 +62,8 @@ enum ledger_txn_type {
 	TXN_EXTERNAL_CASHOUT,
 	TXN_STUDY_PAYMENT,	/* researcher: an approval paid from the frozen
 				   budget (informational for available) */
+	TXN_CASHOUT_REQUEST,	/* available -> a cash-out request */
+	TXN_CASHOUT_REFUND,	/* a refused cash-out back to available */
 	TXN__MAX
 };
 
@@ -83,8 +89,9 @@ struct ledger_in {
 	int64_t			 slots;		/* CREATE: max_participants;
 						   REFUND_UNUSED: unused slots */
 	int64_t			 amount;	/* COMPLETE: frozen remainder;
-						   CLAIM_BONUS, TOPUP, CASHOUT */
-	int64_t			 available;	/* CREATE, CASHOUT: payer's
+						   CLAIM_BONUS, TOPUP, CASHOUT*/
+	int64_t			 available;	/* CREATE, CASHOUT,
+						   CASHOUT_REQUEST: payer's
 						   available balance now */
 };
 
@@ -98,7 +105,7 @@ struct ledger_entry {
 /* Fill *out for in->ev.  Zero amounts produce no posting and no
  * transaction (an empty entry, still ARPS_OK).  Returns ARPS_OK;
  * ARPS_E_INSUFFICIENT_SC (CREATE: available < total);
- * ARPS_E_INSUFFICIENT_FUNDS (CASHOUT: available < amount);
+ * ARPS_E_INSUFFICIENT_FUNDS (CASHOUT, CASHOUT_REQUEST: available < amount);
  * ARPS_E_VALIDATION (negative input, CASHOUT/TOPUP amount 0, bad event);
  * ARPS_E_OVERFLOW.  On error *out is an empty entry. */
 enum arps_err	 ledger_build(const struct ledger_in *in, struct ledger_entry *out);

@@ -55,6 +55,10 @@ const struct route routes[R__MAX] = {
 				    0, 0 },
 	[R_WALLET_TRANSACTIONS] = { "GET", "/api/v1/wallet/transactions", AUTH_EITHER,
 				    h_wallet_transactions, 0, 0 },
+	[R_CASHOUT_CREATE] =	{ "POST",  "/api/v1/wallet/cashouts", AUTH_BEARER, h_cashout_create,
+				    0, 0 },
+	[R_CASHOUT_LIST] =	{ "GET",   "/api/v1/wallet/cashouts", AUTH_BEARER, h_cashout_list,
+				    0, 0 },
 	/* events and webhooks (design.md §11) */
 	[R_EVENTS] =		{ "GET",   "/api/v1/events", AUTH_EITHER, h_events, 0, 0 },
 	[R_REPUTATION] =	{ "GET",   "/api/v1/agents/me/reputation", AUTH_KEY, h_reputation, 0, 0 },

@@ -76,6 +76,7 @@
 #include "db/events.h"
 #include "db/ledger.h"
 #include "db/studies.h"
+#include "db/wallet.h"
 #include "lib/secret.h"
 #include "txn/lifecycle.h"
 
@@ -738,5 +739,36 @@ txn_participation_settle_locked(struct db *db, struct study *s, enum part_event 
 	out->study_state = s->state;
 	out->rep_known = rep_reads_agent(pr.rep);
 	out->outcome = ARPS_OK;
+	return DB_OK;
+}
+
+enum db_rc
+txn_cashout_request(struct db *db, const char *account_id, const char *wallet_id,
+    int64_t amount, int64_t now, char id_out[IDS_BUFSZ], enum arps_err *outcome)
+{
+	const char *party[LEDGER_P__MAX] = { 0 };
+	struct ledger_in li = { 0 };
+	struct ledger_entry le;
+	int64_t avail, frozen;
+	enum db_rc rc;
+
+	*outcome = ARPS_E_INTERNAL;
+	id_out[0] = '\0';
+	if ((rc = db_wallet_lock_create(db, wallet_id, &avail, &frozen)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	li.ev = LEDGER_EV_CASHOUT_REQUEST;
+	li.amount = amount;
+	li.available = avail;
+	if ((*outcome = ledger_build(&li, &le)) != ARPS_OK)
+		return DB_OK;
+	*outcome = ARPS_E_INTERNAL;
+	if (ids_new(IDS_CASHOUT, &secret_rng, id_out) != 0)
+		return DB_ERR;
+	party[LEDGER_P_WALLET] = wallet_id;
+	if ((rc = db_cashout_insert(db, id_out, account_id, wallet_id, amount, now)) != DB_OK ||
+	    (rc = db_ledger_post(db, &le, party, NULL, LEDGER_EV_CASHOUT_REQUEST,
+	    "Cash-out requested (pending payment by the operator)", now)) != DB_OK)
+		return rc;
+	*outcome = ARPS_OK;
 	return DB_OK;
 }

@@ -133,4 +133,14 @@ enum db_rc txn_participation_settle(struct db *, const char *prt_id, const char 
 enum db_rc txn_participation_settle_locked(struct db *, struct study *s, enum part_event ev,
     const char *reason, int64_t now, struct settle_out *out);
 
+/*
+ * POST /wallet/cashouts: lock wallet_id's wallet (the caller's account,
+ * or one of its agents), build CASHOUT_REQUEST (outcome
+ * ARPS_E_INSUFFICIENT_FUNDS when available < amount: nothing written),
+ * insert the cash-out (requested) and post available -> platform:cashouts
+ * with its cashout_request row.  The new id in id_out.
+ */
+enum db_rc txn_cashout_request(struct db *, const char *account_id, const char *wallet_id,
+    int64_t amount, int64_t now, char id_out[IDS_BUFSZ], enum arps_err *outcome);
+
 #endif

@@ -16,6 +16,7 @@
 #define REV	LEDGER_P_PLATFORM_REVENUE
 #define BON	LEDGER_P_PLATFORM_BONUS
 #define EXT	LEDGER_P_EXTERNAL
+#define CSH	LEDGER_P_PLATFORM_CASHOUTS
 #define AV	LEDGER_SUB_AVAILABLE
 #define FR	LEDGER_SUB_FROZEN
 #define NO	LEDGER_SUB_NONE
@@ -97,6 +98,21 @@ static const struct row build_rows[] = {
 	  2, { { W, AV, -700 }, { EXT, NO, 700 } },
 	  1, { { TXN_EXTERNAL_CASHOUT, W, -700 } } },
 	{ { LEDGER_EV_CASHOUT, 0, 0, 0, 701, 700 }, ARPS_E_INSUFFICIENT_FUNDS,
+	  0, { { 0 } }, 0, { { 0 } } },
+	/* cash-out requests: held in platform:cashouts, then paid or returned */
+	{ { LEDGER_EV_CASHOUT_REQUEST, 0, 0, 0, 700, 700 }, ARPS_OK,
+	  2, { { W, AV, -700 }, { CSH, NO, 700 } },
+	  1, { { TXN_CASHOUT_REQUEST, W, -700 } } },
+	{ { LEDGER_EV_CASHOUT_REQUEST, 0, 0, 0, 701, 700 }, ARPS_E_INSUFFICIENT_FUNDS,
+	  0, { { 0 } }, 0, { { 0 } } },
+	{ { LEDGER_EV_CASHOUT_REQUEST, 0, 0, 0, 0, 700 }, ARPS_E_VALIDATION,
+	  0, { { 0 } }, 0, { { 0 } } },
+	{ { LEDGER_EV_CASHOUT_PAID, 0, 0, 0, 700, 0 }, ARPS_OK,
+	  2, { { CSH, NO, -700 }, { EXT, NO, 700 } }, 0, { { 0 } } },
+	{ { LEDGER_EV_CASHOUT_REFUSE, 0, 0, 0, 700, 0 }, ARPS_OK,
+	  2, { { CSH, NO, -700 }, { W, AV, 700 } },
+	  1, { { TXN_CASHOUT_REFUND, W, 700 } } },
+	{ { LEDGER_EV_CASHOUT_REFUSE, 0, 0, 0, 0, 0 }, ARPS_E_VALIDATION,
 	  0, { { 0 } }, 0, { { 0 } } },
 	{ { LEDGER_EV_CASHOUT, 0, 0, 0, 0, 700 }, ARPS_E_VALIDATION,
 	  0, { { 0 } }, 0, { { 0 } } },
@@ -278,13 +294,15 @@ test_names(void **state)
 	static const char *const types[TXN__MAX] = {
 		"signup_bonus", "study_freeze", "platform_fee", "study_unfreeze",
 		"earning", "refund", "manual_topup", "external_cashout", "study_payment",
+		"cashout_request", "cashout_refund",
 	};
 	static const char *const bad[] = {
 		"", "Earning", "earning ", "payout", "cashout", "stripe_cashout",
 	};
 	static const char *const events[LEDGER_EV__MAX] = {
 		"none", "create_study", "approve", "reject", "refund_unused",
-		"complete", "claim_bonus", "topup", "cashout",
+		"complete", "claim_bonus", "topup", "cashout", "cashout_request", "cashout_paid",
+		"cashout_refuse",
 	};
 	static const struct {
 		const char	*name;
@@ -292,7 +310,7 @@ test_names(void **state)
 	} parties[LEDGER_P__MAX] = {
 		{ "researcher", true }, { "agent", true }, { "wallet", true },
 		{ "platform:revenue", false }, { "platform:bonus", false },
-		{ "external", false },
+		{ "external", false }, { "platform:cashouts", false },
 	};
 	enum ledger_txn_type	 t;
 	size_t			 i;
