@@ -156,6 +156,10 @@ static const char q_study_occ_inc[] =
     " AND occupied < max_participants";
 static const char q_study_occ_dec[] =
     "UPDATE studies SET occupied = occupied - 1 WHERE id = ? AND occupied > 0";
+static const char q_study_patch[] =
+    "UPDATE studies SET title = COALESCE(?, title), description = COALESCE(?, description),"
+    " deadline = COALESCE(?, deadline), max_participants = COALESCE(?, max_participants)"
+    " WHERE id = ?";
 static const char q_study_money[] =
     "UPDATE studies SET frozen_cents = frozen_cents - ?, spent_cents = spent_cents + ?,"
     " refunded_cents = refunded_cents + ?, refunded_slots = refunded_slots + ? WHERE id = ?";
@@ -699,4 +703,12 @@ db_participation_state_set(struct db *db, const char *id, enum part_state to, in
 {
 	return DB_Q(db, q_part_set, NULL, NULL, P_STR(part_state_name(to)), p_time(started),
 	    p_time(submitted), p_time(reviewed), p_time(ended), P_STR(reason), P_STR(id));
+}
+
+enum db_rc
+db_study_patch(struct db *db, const char *id, const struct study_patch *p)
+{
+	return DB_Q(db, q_study_patch, NULL, NULL, P_STR(p->title), P_STR(p->description),
+	    p->has_deadline ? P_I64(p->deadline) : P_NULL,
+	    p->max_participants > 0 ? P_I64(p->max_participants) : P_NULL, P_STR(id));
 }

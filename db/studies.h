@@ -41,6 +41,18 @@ struct study {
 	struct study_counts	 counts;	/* participations by state */
 };
 
+/* What PATCH /studies/{id} changes: NULL / 0 for a field not given. */
+struct study_patch {
+	const char		*title, *description;
+	int			 has_deadline;
+	int64_t			 deadline;
+	int64_t			 max_participants;	/* 0: unchanged */
+};
+
+/* Write the given fields of a patch to study id (no money).  Returns
+ * enum db_rc. */
+enum db_rc db_study_patch(struct db *, const char *id, const struct study_patch *p);
+
 /* What POST /studies stores; plan from money_study_plan. */
 struct study_new {
 	const char		*researcher_id;

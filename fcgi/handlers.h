@@ -52,7 +52,8 @@ void rate_bucket_hashed(const struct req *r, const char *kind, const char *subje
  * schemas (fcgi/mcp.c): the tables the handlers decode with. */
 struct field_list;
 extern const struct field_list fields_me_patch, fields_bio;	/* fcgi/agents.c */
-extern const struct field_list fields_study, fields_review;	/* fcgi/studies.c */
+extern const struct field_list fields_study, fields_review,	/* fcgi/studies.c */
+    fields_study_patch;
 extern const struct field_list fields_claim;			/* fcgi/account.c */
 extern const struct field_list fields_complete;		/* fcgi/participation.c */
 extern const struct field_list fields_cashout;		/* fcgi/wallet.c */
@@ -103,6 +104,7 @@ enum h_rc h_webhook_deliveries(struct req *);
 /* fcgi/wallet.c */
 enum h_rc h_wallet_balance(struct req *);
 enum h_rc h_wallet_transactions(struct req *);
+enum h_rc h_study_patch(struct req *);
 enum h_rc h_cashout_create(struct req *);
 enum h_rc h_cashout_list(struct req *);
 

@@ -135,6 +135,9 @@ static const struct tool tools[] = {
 	    "Create and publish a study; freezes reward plus fee per participant from your wallet." },
 	{ R_STUDY_LIST, "list_studies", NULL, NULL, q_page,
 	    "Your studies, newest first, with participation stats and funding." },
+	{ R_STUDY_PATCH, "update_study", p_study, &fields_study_patch, NULL,
+	    "Change a published study: title, description, a later deadline, more places "
+	    "(the extra budget is frozen from your wallet)." },
 	{ R_STUDY_PAUSE, "pause_study", p_study, NULL, NULL,
 	    "Pause an active study (no new participants)." },
 	{ R_STUDY_RESUME, "resume_study", p_study, NULL, NULL,

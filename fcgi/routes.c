@@ -38,6 +38,8 @@ const struct route routes[R__MAX] = {
 	[R_ACCEPT] =		{ "POST",  "/api/v1/studies/{}/accept", AUTH_KEY, h_accept, 0, 0 },
 	[R_COMPLETE] =		{ "POST",  "/api/v1/studies/{}/complete", AUTH_KEY, h_complete, 0, 0 },
 	[R_WITHDRAW] =		{ "POST",  "/api/v1/studies/{}/withdraw", AUTH_KEY, h_withdraw, 0, 0 },
+	[R_STUDY_PATCH] =	{ "PATCH", "/api/v1/studies/{}", AUTH_BEARER, h_study_patch,
+				    ROLE_RESEARCHER, 0 },
 	[R_STUDY_PAUSE] =	{ "POST",  "/api/v1/studies/{}/pause", AUTH_BEARER, h_study_pause,
 				    ROLE_RESEARCHER, 0 },
 	[R_STUDY_RESUME] =	{ "POST",  "/api/v1/studies/{}/resume", AUTH_BEARER, h_study_resume,

@@ -134,6 +134,20 @@ enum db_rc txn_participation_settle_locked(struct db *, struct study *s, enum pa
     const char *reason, int64_t now, struct settle_out *out);
 
 /*
+ * PATCH /studies/{id} by owner: lock the study; only active or paused
+ * (ARPS_E_INVALID_STATE), owner's (ARPS_E_NOT_FOUND); a deadline only later
+ * than now and than the current one, max_participants only more, within
+ * max_budget (ARPS_E_VALIDATION, *why names the field); more places freeze
+ * (new - old) x (reward + fee) from the available balance as a create does
+ * (ARPS_E_INSUFFICIENT_SC: nothing written); then the fields and one
+ * study.updated event {study_id, changed}.  *after (caller clears) is the
+ * row after, or as read on a refusal.
+ */
+enum db_rc txn_study_update(struct db *, const char *study_id, const char *owner,
+    const struct study_patch *p, int64_t max_budget, int64_t now, struct study *after,
+    const char **why, enum arps_err *outcome);
+
+/*
  * POST /wallet/cashouts: lock wallet_id's wallet (the caller's account,
  * or one of its agents), build CASHOUT_REQUEST (outcome
  * ARPS_E_INSUFFICIENT_FUNDS when available < amount: nothing written),

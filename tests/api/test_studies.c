@@ -1006,6 +1006,136 @@ suspended_cannot_submit(void **state)
 	resp_free(&r);
 }
 
+/* PATCH /studies/{id}: what a researcher may change after publishing
+ * (docs/api.md §7.4), audited as study.updated; more places are funded. */
+static void
+patch_study(void **state)
+{
+	struct test_user u, other;
+	char s[IDS_BUFSZ], d[IDS_BUFSZ], body[512], later[TIMEFMT_BUFSZ], sooner[TIMEFMT_BUFSZ];
+	long long avail, frozen;
+	struct resp r;
+	size_t i;
+	int seen = 0;
+
+	(void)state;
+	researcher(&u, 3000);
+	user_login(&other, "other-res");
+	study_new(&u, s, 100, 2, NULL);	/* slot 110, 220 frozen */
+	snprintf(body, sizeof body, "/api/v1/studies/%s", s);
+	r = http_req("PATCH", body, "{\"title\":\"Survey on tools, v2\",\"description\":"
+	    "\"Longer now.\"}", HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "title"), "Survey on tools, v2");
+	assert_string_equal(jstr(&r, "description"), "Longer now.");
+	assert_int_equal(jint(&r, "max_participants"), 2);
+	resp_free(&r);
+	/* fewer places, an empty body, an unknown field type: 422 */
+	r = http_req("PATCH", body, "{\"max_participants\":1}", HDRS(u.hdr), NULL);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = http_req("PATCH", body, "{}", HDRS(u.hdr), NULL);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = http_req("PATCH", body, "{\"title\":\"\"}", HDRS(u.hdr), NULL);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	/* no deadline: none can be set (it would end sooner) */
+	assert_int_equal(timefmt_format((int64_t)time(NULL) + 86400, later), 0);
+
+	{
+		char b2[128];
+
+		snprintf(b2, sizeof b2, "{\"deadline\":\"%s\"}", later);
+		r = http_req("PATCH", body, b2, HDRS(u.hdr), NULL);
+		assert_error(&r, 422, "VALIDATION_ERROR");
+		resp_free(&r);
+	}
+	/* more places: funded from available in the same transaction */
+	r = http_req("PATCH", body, "{\"max_participants\":5}", HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(jint(&r, "max_participants"), 5);
+	assert_int_equal(jgeti(&r, "funding.frozen_cents"), 550);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 5);
+	resp_free(&r);
+	balance_of(u.hdr, &avail, &frozen);
+	assert_int_equal(avail, 3000 - 550);
+	assert_int_equal(frozen, 550);
+	r = get_as(u.hdr, "/api/v1/wallet/transactions?limit=2");
+	assert_string_equal(jgets(&r, "transactions.0.type"), "platform_fee");
+	assert_int_equal(jgeti(&r, "transactions.0.amount_cents"), -30);
+	assert_string_equal(jgets(&r, "transactions.1.type"), "study_freeze");
+	assert_int_equal(jgeti(&r, "transactions.1.amount_cents"), -330);
+	assert_string_equal(jgets(&r, "transactions.1.study_id"), s);
+	resp_free(&r);
+	/* more than the wallet holds: 402, nothing changed */
+	r = http_req("PATCH", body, "{\"max_participants\":100,\"title\":\"Nope\"}",
+	    HDRS(u.hdr), NULL);
+	assert_error(&r, 402, "INSUFFICIENT_SC");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jint(&r, "max_participants"), 5);
+	assert_string_equal(jstr(&r, "title"), "Survey on tools, v2");
+	resp_free(&r);
+	balance_of(u.hdr, &avail, &frozen);
+	assert_int_equal(avail, 3000 - 550);
+	/* another researcher's study does not exist for the caller */
+	r = http_req("PATCH", body, "{\"title\":\"Mine\"}", HDRS(other.hdr), NULL);
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	/* audited: study.updated with what changed */
+	r = get_as(u.hdr, "/api/v1/events?limit=200");
+	assert_int_equal(r.status, 200);
+	for (i = 0; i < json_object_array_length(jget(r.json, "events")); i++) {
+		struct json_object *e = json_object_array_get_idx(jget(r.json, "events"), i);
+
+		if (strcmp(json_object_get_string(jget(e, "type")), "study.updated") != 0)
+			continue;
+		assert_string_equal(json_object_get_string(jget(e, "data.study_id")), s);
+		if (seen == 0) {
+			assert_string_equal(json_object_get_string(jget(e, "data.changed.0")), "title");
+			assert_string_equal(json_object_get_string(jget(e, "data.changed.1")),
+			    "description");
+		} else
+			assert_string_equal(json_object_get_string(jget(e, "data.changed.0")),
+			    "max_participants");
+		seen++;
+	}
+	assert_int_equal(seen, 2);
+	resp_free(&r);
+	/* a deadline only later */
+	assert_int_equal(timefmt_format((int64_t)time(NULL) + 3600, sooner), 0);
+	{
+		char b2[1024];
+
+		snprintf(b2, sizeof b2, "{\"title\":\"Dated\",\"description\":\"d\","
+		    "\"study_url\":\"https://s.example.org/d\",\"reward_per_participant\":10,"
+		    "\"max_participants\":1,\"screening_criteria\":\"Anyone\","
+		    "\"estimated_duration_minutes\":5,\"deadline\":\"%s\"}", later);
+		r = post_as(u.hdr, b2, "/api/v1/studies");
+		assert_int_equal(r.status, 201);
+		snprintf(d, sizeof d, "%s", jstr(&r, "id"));
+		resp_free(&r);
+		snprintf(body, sizeof body, "/api/v1/studies/%s", d);
+		snprintf(b2, sizeof b2, "{\"deadline\":\"%s\"}", sooner);
+		r = http_req("PATCH", body, b2, HDRS(u.hdr), NULL);
+		assert_error(&r, 422, "VALIDATION_ERROR");
+		resp_free(&r);
+		assert_int_equal(timefmt_format((int64_t)time(NULL) + 2 * 86400, later), 0);
+		snprintf(b2, sizeof b2, "{\"deadline\":\"%s\"}", later);
+		r = http_req("PATCH", body, b2, HDRS(u.hdr), NULL);
+		assert_int_equal(r.status, 200);
+		assert_string_equal(jstr(&r, "deadline"), later);
+		resp_free(&r);
+	}
+	/* closed: nothing to change */
+	assert_int_equal(study_post(u.hdr, s, "stop", NULL), 200);
+	snprintf(body, sizeof body, "/api/v1/studies/%s", s);
+	r = http_req("PATCH", body, "{\"title\":\"Late\"}", HDRS(u.hdr), NULL);
+	assert_error(&r, 409, "INVALID_STATE");
+	resp_free(&r);
+}
+
 int
 main(void)
 {
@@ -1022,6 +1152,7 @@ main(void)
 		cmocka_unit_test(history_pages),
 		cmocka_unit_test(late_submission_times_out),
 		cmocka_unit_test(suspended_cannot_submit),
+		cmocka_unit_test(patch_study),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
