@@ -26,6 +26,7 @@
 	X(EV_STUDY_FULL,	"study.full",			0) \
 	X(EV_SUBMISSION_CREATED, "submission.created",		0) \
 	X(EV_STUDY_COMPLETED,	"study.completed",		0) \
+	X(EV_STUDY_UPDATED,	"study.updated",		0) \
 	X(EV_WEBHOOK_DISABLED,	"webhook.disabled",		-1) \
 	X(EV_BONUS_RECEIVED,	"bonus.received",		1) \
 	X(EV_WALLET_DEBITED,	"wallet.debited",		0) \

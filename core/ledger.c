@@ -48,6 +48,7 @@ struct trow {
 #define REV	LEDGER_P_PLATFORM_REVENUE
 #define BON	LEDGER_P_PLATFORM_BONUS
 #define EXT	LEDGER_P_EXTERNAL
+#define CSH	LEDGER_P_PLATFORM_CASHOUTS
 #define AV	LEDGER_SUB_AVAILABLE
 #define FR	LEDGER_SUB_FROZEN
 #define NO	LEDGER_SUB_NONE
@@ -64,10 +65,11 @@ static const struct {
 	    { { R, AV, -1, AMT_TOTAL }, { R, FR, +1, AMT_TOTAL } },
 	    { { TXN_STUDY_FREEZE, R, -1, AMT_TOTAL },
 	      { TXN_PLATFORM_FEE, R, -1, AMT_FEE_TOTAL } } },
-	[LEDGER_EV_APPROVE] = { "approve", CHK_NONE, 3, 1,
+	[LEDGER_EV_APPROVE] = { "approve", CHK_NONE, 3, 2,
 	    { { R, FR, -1, AMT_SLOT }, { A, AV, +1, AMT_REWARD },
 	      { REV, NO, +1, AMT_FEE } },
-	    { { TXN_EARNING, A, +1, AMT_REWARD } } },
+	    { { TXN_EARNING, A, +1, AMT_REWARD },
+	      { TXN_STUDY_PAYMENT, R, -1, AMT_SLOT } } },
 	[LEDGER_EV_REJECT] = { "reject", CHK_NONE, 2, 1,
 	    { { R, FR, -1, AMT_SLOT }, { R, AV, +1, AMT_SLOT } },
 	    { { TXN_REFUND, R, +1, AMT_SLOT } } },
@@ -93,22 +95,43 @@ static const struct {
 	    { { TXN_BONUS_PAYMENT, R, -1, AMT_AMOUNT_FEE },
 	      { TXN_PLATFORM_FEE, R, -1, AMT_FEE },
 	      { TXN_BONUS, A, +1, AMT_AMOUNT } } },
+	/* a cash-out request holds the money as a platform liability until
+	 * the operator pays it outside or refuses it (design.md §4.2) */
+	[LEDGER_EV_CASHOUT_REQUEST] = { "cashout_request", CHK_FUNDS, 2, 1,
+	    { { W, AV, -1, AMT_AMOUNT }, { CSH, NO, +1, AMT_AMOUNT } },
+	    { { TXN_CASHOUT_REQUEST, W, -1, AMT_AMOUNT } } },
+	[LEDGER_EV_CASHOUT_PAID] = { "cashout_paid", CHK_POSITIVE, 2, 0,
+	    { { CSH, NO, -1, AMT_AMOUNT }, { EXT, NO, +1, AMT_AMOUNT } }, { { 0 } } },
+	[LEDGER_EV_CASHOUT_REFUSE] = { "cashout_refuse", CHK_POSITIVE, 2, 1,
+	    { { CSH, NO, -1, AMT_AMOUNT }, { W, AV, +1, AMT_AMOUNT } },
+	    { { TXN_CASHOUT_REFUND, W, +1, AMT_AMOUNT } } },
 };
 
+/* avail: the row's amount is a change of the wallet's available balance;
+ * total: of its total (available + frozen).  So a wallet reconciles:
+ * available = the sum of its avail rows, total = the sum of its total rows
+ * (docs/api.md §9). */
 static const struct {
 	const char	*name;
 	const char	*desc;
+	bool		 avail, total;
 } txntab[TXN__MAX] = {
-	[TXN_SIGNUP_BONUS] =     { "signup_bonus",     "Signup bonus" },
-	[TXN_STUDY_FREEZE] =     { "study_freeze",     "Study budget frozen" },
-	[TXN_PLATFORM_FEE] =     { "platform_fee",     "Platform fee share of the frozen budget" },
-	[TXN_STUDY_UNFREEZE] =   { "study_unfreeze",   "Remaining study budget returned" },
-	[TXN_EARNING] =          { "earning",          "Reward for an approved submission" },
-	[TXN_REFUND] =           { "refund",           "Refund" },
-	[TXN_MANUAL_TOPUP] =     { "manual_topup",     "Top-up by an administrator" },
-	[TXN_EXTERNAL_CASHOUT] = { "external_cashout", "Cash-out to an external provider" },
-	[TXN_BONUS_PAYMENT] =    { "bonus_payment",    "Bonus paid to a participant (amount + fee)" },
-	[TXN_BONUS] =            { "bonus",            "Bonus from a researcher" },
+	[TXN_SIGNUP_BONUS] =     { "signup_bonus",     "Signup bonus", true, true },
+	[TXN_STUDY_FREEZE] =     { "study_freeze",     "Study budget frozen", true, false },
+	[TXN_PLATFORM_FEE] =     { "platform_fee",     "Platform fee share of the frozen budget",
+	    false, false },
+	[TXN_STUDY_UNFREEZE] =   { "study_unfreeze",   "Remaining study budget returned", true, false },
+	[TXN_EARNING] =          { "earning",          "Reward for an approved submission", true, true },
+	[TXN_REFUND] =           { "refund",           "Refund", true, false },
+	[TXN_MANUAL_TOPUP] =     { "manual_topup",     "Top-up by an administrator", true, true },
+	[TXN_EXTERNAL_CASHOUT] = { "external_cashout", "Cash-out to an external provider", true, true },
+	[TXN_STUDY_PAYMENT] =    { "study_payment",    "Reward and fee paid from the frozen budget",
+	    false, true },
+	[TXN_CASHOUT_REQUEST] =  { "cashout_request",  "Cash-out requested", true, true },
+	[TXN_CASHOUT_REFUND] =   { "cashout_refund",   "Refused cash-out returned", true, true },
+	[TXN_BONUS_PAYMENT] =    { "bonus_payment",    "Bonus paid to a participant (amount + fee)",
+	    true, true },
+	[TXN_BONUS] =            { "bonus",            "Bonus from a researcher", true, true },
 };
 
 static const struct {
@@ -121,6 +144,7 @@ static const struct {
 	[LEDGER_P_PLATFORM_REVENUE] = { "platform:revenue", false },
 	[LEDGER_P_PLATFORM_BONUS] =   { "platform:bonus",   false },
 	[LEDGER_P_EXTERNAL] =         { "external",         false },
+	[LEDGER_P_PLATFORM_CASHOUTS] = { "platform:cashouts", false },
 };
 
 static enum arps_err
@@ -273,6 +297,18 @@ NAMES_AT_FN(ledger_txn_type_description, enum ledger_txn_type, NAMES_FIELD(txnta
 NAMES_AT_FN(ledger_event_name, enum ledger_event, NAMES_FIELD(rules, LEDGER_EV__MAX, name))
 
 NAMES_AT_FN(ledger_party_name, enum ledger_party, NAMES_FIELD(partytab, LEDGER_P__MAX, name))
+
+bool
+ledger_txn_moves_available(enum ledger_txn_type t)
+{
+	return (unsigned)t < TXN__MAX && txntab[t].avail;
+}
+
+bool
+ledger_txn_moves_total(enum ledger_txn_type t)
+{
+	return (unsigned)t < TXN__MAX && txntab[t].total;
+}
 
 bool
 ledger_party_is_wallet(enum ledger_party p)

@@ -28,6 +28,9 @@ enum ledger_event {
 	LEDGER_EV_TOPUP,	/* external -> wallet (arps-admin) */
 	LEDGER_EV_CASHOUT,	/* wallet -> external (arps-admin) */
 	LEDGER_EV_BONUS,	/* researcher available: amount -> agent, fee -> revenue */
+	LEDGER_EV_CASHOUT_REQUEST, /* wallet -> platform:cashouts (POST /wallet/cashouts) */
+	LEDGER_EV_CASHOUT_PAID,	/* platform:cashouts -> external (cashout-paid) */
+	LEDGER_EV_CASHOUT_REFUSE, /* platform:cashouts -> wallet (cashout-refuse) */
 	LEDGER_EV__MAX
 };
 
@@ -38,6 +41,7 @@ enum ledger_party {
 	LEDGER_P_PLATFORM_REVENUE, /* platform:revenue */
 	LEDGER_P_PLATFORM_BONUS, /* platform:bonus */
 	LEDGER_P_EXTERNAL,	/* external */
+	LEDGER_P_PLATFORM_CASHOUTS, /* platform:cashouts: requested, not yet paid */
 	LEDGER_P__MAX
 };
 
@@ -57,6 +61,10 @@ enum ledger_txn_type {
 	TXN_REFUND,
 	TXN_MANUAL_TOPUP,
 	TXN_EXTERNAL_CASHOUT,
+	TXN_STUDY_PAYMENT,	/* researcher: an approval paid from the frozen
+				   budget (informational for available) */
+	TXN_CASHOUT_REQUEST,	/* available -> a cash-out request */
+	TXN_CASHOUT_REFUND,	/* a refused cash-out back to available */
 	TXN_BONUS_PAYMENT,
 	TXN_BONUS,
 	TXN__MAX
@@ -86,7 +94,8 @@ struct ledger_in {
 						   REFUND_UNUSED: unused slots */
 	int64_t			 amount;	/* COMPLETE: frozen remainder;
 						   CLAIM_BONUS, TOPUP, CASHOUT, BONUS */
-	int64_t			 available;	/* CREATE, CASHOUT, BONUS: payer's
+	int64_t			 available;	/* CREATE, CASHOUT, BONUS,
+						   CASHOUT_REQUEST: payer's
 						   available balance now */
 };
 
@@ -100,8 +109,8 @@ struct ledger_entry {
 /* Fill *out for in->ev.  Zero amounts produce no posting and no
  * transaction (an empty entry, still ARPS_OK).  Returns ARPS_OK;
  * ARPS_E_INSUFFICIENT_SC (CREATE: available < total);
- * ARPS_E_INSUFFICIENT_FUNDS (CASHOUT: available < amount; BONUS:
- * available < amount + fee);
+ * ARPS_E_INSUFFICIENT_FUNDS (CASHOUT, CASHOUT_REQUEST: available < amount;
+ * BONUS: available < amount + fee);
  * ARPS_E_VALIDATION (negative input, CASHOUT/TOPUP/BONUS amount 0, bad event);
  * ARPS_E_OVERFLOW.  On error *out is an empty entry. */
 enum arps_err	 ledger_build(const struct ledger_in *in, struct ledger_entry *out);
@@ -126,6 +135,11 @@ const char	*ledger_event_name(enum ledger_event ev);
 /* "researcher", "agent", "wallet", "platform:revenue", "platform:bonus",
  * "external"; NULL for an invalid party. */
 const char	*ledger_party_name(enum ledger_party p);
+/* Whether a row of type t changes its wallet's available balance (false:
+ * informational for it, as platform_fee and study_payment), and whether it
+ * changes the wallet's total (available + frozen); false for an invalid t. */
+bool		 ledger_txn_moves_available(enum ledger_txn_type t);
+bool		 ledger_txn_moves_total(enum ledger_txn_type t);
 /* True for parties that are user wallets (RESEARCHER, AGENT, WALLET). */
 bool		 ledger_party_is_wallet(enum ledger_party p);
 

@@ -19,7 +19,14 @@ static const struct check {
 	  " WHERE available_cents < 0 OR frozen_cents < 0" },
 	{ "platform accounts never go negative where they must not",
 	  "SELECT account, CAST(SUM(amount) AS CHAR) FROM ledger_postings"
-	  " WHERE account = 'platform:revenue' GROUP BY account HAVING SUM(amount) < 0" },
+	  " WHERE account IN ('platform:revenue', 'platform:cashouts') GROUP BY account"
+	  " HAVING SUM(amount) < 0" },
+	{ "platform:cashouts holds exactly the requested cash-outs",
+	  "SELECT 'platform:cashouts', CONCAT('postings ', p.s, ' requested ', c.s) FROM"
+	  " (SELECT COALESCE(SUM(amount), 0) s FROM ledger_postings"
+	  "  WHERE account = 'platform:cashouts') p,"
+	  " (SELECT COALESCE(SUM(amount_cents), 0) s FROM cashouts WHERE status = 'requested') c"
+	  " WHERE p.s <> c.s" },
 	{ "every wallet equals the sum of its postings",
 	  "SELECT w.owner_id, CONCAT('wallet ', w.available_cents, '/', w.frozen_cents,"
 	  " ' postings ', COALESCE(p.av, 0), '/', COALESCE(p.fr, 0)) FROM wallets w LEFT JOIN"

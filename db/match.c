@@ -73,8 +73,11 @@ static const char q_vectors[] =
     " AND subject_id IN (" Q32 ")";
 
 _Static_assert(DB_MATCH_BATCH == 32, "q_vectors has 32 placeholders");
+/* and its owner's own open studies, which it may not take (OWN_STUDY) */
 static const char q_past[] =
-    "SELECT " DB_COLS_SQL(PAST_COLUMNS) " FROM participations WHERE agent_id = ?";
+    "SELECT " DB_COLS_SQL(PAST_COLUMNS) " FROM participations WHERE agent_id = ?"
+    " UNION SELECT s.id FROM studies s JOIN agents g ON g.account_id = s.researcher_id"
+    " WHERE g.id = ? AND s.status IN ('active', 'paused')";
 static const char q_pending[] = "SELECT " DB_MATCH_PENDING_SQL;
 
 enum db_rc
@@ -268,7 +271,7 @@ db_match_past(struct db *db, const char *agent_id, char (**ids)[IDS_BUFSZ], size
 
 	*ids = NULL;
 	*n = 0;
-	if ((rc = DB_Q(db, q_past, &res, NULL, P_STR(agent_id))) != DB_OK)
+	if ((rc = DB_Q(db, q_past, &res, NULL, P_STR(agent_id), P_STR(agent_id))) != DB_OK)
 		return rc;
 	if ((*ids = malloc((res->nrows ? res->nrows : 1) * sizeof **ids)) == NULL) {
 		dbres_free(res);

@@ -96,14 +96,16 @@ static const char q_study_many[] =
     "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
     Q4 ", " Q4 ", " Q4 ", " Q4 ")";
 #define STUDY_MANY_BATCH 32
-/* db_study_open_for: 30 ids, the time and the agent (32 parameters). */
+/* db_study_open_for: 30 ids, the time and the agent twice (33 parameters);
+ * not a study of the agent's own owner (OWN_STUDY, design.md §6.7). */
 static const char q_study_open_for[] =
     "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
     Q4 ", " Q4 ", " Q4 ", ?, ?)"
     " AND s.status = 'active' AND s.occupied < s.max_participants"
     " AND (s.deadline IS NULL OR s.deadline > ?)"
     " AND NOT EXISTS (SELECT 1 FROM participations p WHERE p.study_id = s.id"
-    " AND p.agent_id = ?)";
+    " AND p.agent_id = ?)"
+    " AND NOT EXISTS (SELECT 1 FROM agents g WHERE g.id = ? AND g.account_id = s.researcher_id)";
 #define STUDY_OPEN_BATCH DB_MATCH_RECHECK
 _Static_assert(DB_MATCH_RECHECK == 30, "q_study_open_for has 30 id placeholders");
 
@@ -156,6 +158,10 @@ static const char q_study_occ_inc[] =
     " AND occupied < max_participants";
 static const char q_study_occ_dec[] =
     "UPDATE studies SET occupied = occupied - 1 WHERE id = ? AND occupied > 0";
+static const char q_study_patch[] =
+    "UPDATE studies SET title = COALESCE(?, title), description = COALESCE(?, description),"
+    " deadline = COALESCE(?, deadline), max_participants = COALESCE(?, max_participants)"
+    " WHERE id = ?";
 static const char q_study_money[] =
     "UPDATE studies SET frozen_cents = frozen_cents - ?, spent_cents = spent_cents + ?,"
     " refunded_cents = refunded_cents + ?, refunded_slots = refunded_slots + ? WHERE id = ?";
@@ -237,6 +243,7 @@ study_row(const struct dbres *res, size_t row, int counts, struct study *s)
 	s->study_url = dbres_dup(res, row, STUDY_C_STUDY_URL, &ok);
 	s->criteria = dbres_dup(res, row, STUDY_C_CRITERIA, &ok);
 	s->completion_code = dbres_dup(res, row, STUDY_C_COMPLETION_CODE, &ok);
+	s->needs_code = !dbres_isnull(res, row, STUDY_C_COMPLETION_CODE);
 	s->reward = dbres_i64(res, row, STUDY_C_REWARD);
 	s->fee = dbres_i64(res, row, STUDY_C_FEE);
 	s->max_participants = dbres_i64(res, row, STUDY_C_MAX_PARTICIPANTS);
@@ -429,7 +436,7 @@ enum db_rc
 db_study_open_for(struct db *db, const char *agent_id, int64_t now, const char *const *ids,
     size_t n, struct study *out, int *found)
 {
-	struct dbp p[STUDY_OPEN_BATCH + 2];
+	struct dbp p[STUDY_OPEN_BATCH + 3];
 	struct dbres *res = NULL;
 	struct study s;
 	size_t at, m, i, j;
@@ -443,7 +450,8 @@ db_study_open_for(struct db *db, const char *agent_id, int64_t now, const char *
 			p[i] = i < m ? P_STR(ids[at + i]) : P_NULL;
 		p[STUDY_OPEN_BATCH] = P_I64(now);
 		p[STUDY_OPEN_BATCH + 1] = P_STR(agent_id);
-		if ((rc = db_exec(db, q_study_open_for, p, STUDY_OPEN_BATCH + 2, &res, NULL)) != DB_OK)
+		p[STUDY_OPEN_BATCH + 2] = P_STR(agent_id);
+		if ((rc = db_exec(db, q_study_open_for, p, STUDY_OPEN_BATCH + 3, &res, NULL)) != DB_OK)
 			break;
 		for (i = 0; i < res->nrows && rc == DB_OK; i++) {
 			if (study_row(res, i, 0, &s) != 0) {
@@ -701,4 +709,12 @@ db_participation_state_set(struct db *db, const char *id, enum part_state to, in
 	return DB_Q(db, q_part_set, NULL, NULL, P_STR(part_state_name(to)), p_time(started),
 	    p_time(submitted), p_time(reviewed), p_time(ended), P_STR(reason), P_STR(category),
 	    P_STR(id));
+}
+
+enum db_rc
+db_study_patch(struct db *db, const char *id, const struct study_patch *p)
+{
+	return DB_Q(db, q_study_patch, NULL, NULL, P_STR(p->title), P_STR(p->description),
+	    p->has_deadline ? P_I64(p->deadline) : P_NULL,
+	    p->max_participants > 0 ? P_I64(p->max_participants) : P_NULL, P_STR(id));
 }

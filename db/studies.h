@@ -28,6 +28,8 @@ struct study {
 	char			 researcher_id[IDS_BUFSZ];
 	char			*title, *description, *study_url, *criteria;
 	char			*completion_code;	/* NULL when none */
+	int			 needs_code;	/* completion_code != NULL (kept
+						   where the code is not) */
 	int64_t			 reward, fee;		/* cents per participant */
 	int64_t			 max_participants, duration_minutes;
 	int			 has_deadline;
@@ -39,6 +41,18 @@ struct study {
 	int64_t			 created_at, closed_at, completed_at; /* 0: not yet */
 	struct study_counts	 counts;	/* participations by state */
 };
+
+/* What PATCH /studies/{id} changes: NULL / 0 for a field not given. */
+struct study_patch {
+	const char		*title, *description;
+	int			 has_deadline;
+	int64_t			 deadline;
+	int64_t			 max_participants;	/* 0: unchanged */
+};
+
+/* Write the given fields of a patch to study id (no money).  Returns
+ * enum db_rc. */
+enum db_rc db_study_patch(struct db *, const char *id, const struct study_patch *p);
 
 /* What POST /studies stores; plan from money_study_plan. */
 struct study_new {

@@ -54,9 +54,11 @@ struct field_list;
 extern const struct field_list fields_me_patch, fields_bio;	/* fcgi/agents.c */
 extern const struct field_list fields_study, fields_review;	/* fcgi/studies.c */
 extern const struct field_list fields_reject, fields_bulk_review; /* fcgi/studies.c */
+extern const struct field_list fields_study_patch;		/* fcgi/studies.c */
 extern const struct field_list fields_claim;			/* fcgi/account.c */
 extern const struct field_list fields_bonuses, fields_bonus_item; /* fcgi/bonuses.c */
 extern const struct field_list fields_complete;		/* fcgi/participation.c */
+extern const struct field_list fields_cashout;		/* fcgi/wallet.c */
 
 /* fcgi/health.c */
 enum h_rc h_health(struct req *);
@@ -108,6 +110,9 @@ enum h_rc h_webhook_deliveries(struct req *);
 /* fcgi/wallet.c */
 enum h_rc h_wallet_balance(struct req *);
 enum h_rc h_wallet_transactions(struct req *);
+enum h_rc h_study_patch(struct req *);
+enum h_rc h_cashout_create(struct req *);
+enum h_rc h_cashout_list(struct req *);
 
 /* The study URL an agent opens for its participation: study_url with
  * participant_id, study_id and participation_id appended (design.md §6.7).

@@ -155,6 +155,10 @@ static const struct tool tools[] = {
 	    "Create and publish a study; freezes reward plus fee per participant from your wallet." },
 	{ R_STUDY_LIST, "list_studies", "List your studies", A_READ, NULL, NULL, q_page,
 	    "Your studies, newest first, with participation stats and funding." },
+	{ R_STUDY_PATCH, "update_study", "Update a study", A_DESTRUCTIVE | A_IDEMPOTENT, p_study,
+	    &fields_study_patch, NULL,
+	    "Change a published study: title, description, a later deadline, more places "
+	    "(the extra budget is frozen from your wallet)." },
 	{ R_STUDY_PAUSE, "pause_study", "Pause a study", A_IDEMPOTENT, p_study, NULL, NULL,
 	    "Pause an active study (no new participants)." },
 	{ R_STUDY_RESUME, "resume_study", "Resume a study", A_IDEMPOTENT, p_study, NULL, NULL,

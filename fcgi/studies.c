@@ -103,6 +103,8 @@ study_agent_json(const struct study *s, const struct participation *p)
 	struct json_object *o = study_common(s), *po;
 
 	jadd_int(o, "spots_remaining", spots_left(s));
+	json_object_object_add(o, "requires_completion_code",
+	    json_object_new_boolean(s->needs_code != 0));
 	jadd_time(o, "created_at", s->created_at);
 	if (p == NULL) {
 		json_object_object_add(o, "participation", NULL);
@@ -365,6 +367,94 @@ h_study_get(struct req *r)
 	db_study_clear(&s);
 	db_participation_clear(&p);
 	return H_OK;
+}
+
+/* --- PATCH /studies/{id} --- */
+
+struct patch_in {
+	const char *title, *description;
+	int64_t max, deadline;
+};
+
+#define PATCH_FIELDS(X) \
+	X(patch_in, PATCH_F_TITLE, "title", F_NAME, 0, VAL_STUDY_TITLE_MIN, \
+	    VAL_STUDY_TITLE_MAX, title) \
+	X(patch_in, PATCH_F_DESCRIPTION, "description", F_TEXT, 0, VAL_STUDY_DESC_MIN, \
+	    VAL_STUDY_DESC_MAX, description) \
+	X(patch_in, PATCH_F_DEADLINE, "deadline", F_TIME, 0, 0, 0, deadline) \
+	X(patch_in, PATCH_F_MAX, "max_participants", F_INT, 0, VAL_MAX_PARTICIPANTS_MIN, \
+	    VAL_MAX_PARTICIPANTS_MAX, max)
+
+enum { PATCH_FIELDS(FIELD_INDEX) };
+static const struct field patch_fields[] = { PATCH_FIELDS(FIELD_ROW) };
+const struct field_list fields_study_patch = FIELD_LIST(patch_fields);
+
+struct patch_ctx {
+	const char *study_id;
+	struct study_patch p;
+};
+
+static enum db_rc
+patch_tx(struct req *r, void *arg)
+{
+	struct patch_ctx *c = arg;
+	struct study s;
+	const char *why;
+	enum arps_err outcome;
+	enum db_rc rc;
+
+	rc = txn_study_update(r->db, c->study_id, r->who.id, &c->p, r->cfg->max_study_budget_cents,
+	    r->now, &s, &why, &outcome);
+	if (rc != DB_OK) {
+		db_study_clear(&s);
+		return rc;
+	}
+	if (outcome != ARPS_OK) {
+		if (outcome == ARPS_E_NOT_FOUND)
+			reply_no_study(r, c->study_id);
+		else if (outcome == ARPS_E_INVALID_STATE)
+			reply_err(r, outcome, "cannot change a study that is %s",
+			    study_state_name(s.state));
+		else if (outcome == ARPS_E_INSUFFICIENT_SC)
+			reply_err(r, outcome, "the wallet's available balance does not cover the "
+			    "added places x (reward + fee)");
+		else
+			reply_err(r, outcome, "%s", why ? why : "the change is refused");
+		db_study_clear(&s);
+		return DB_ROLLBACK;
+	}
+	db_study_clear(&s);
+	if ((rc = db_study_get(r->db, c->study_id, 0, &s)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	reply_json(r, 200, study_researcher_json(&s));
+	db_study_clear(&s);
+	return DB_OK;
+}
+
+/* What a researcher may still change after publishing (docs/api.md §7.4). */
+enum h_rc
+h_study_patch(struct req *r)
+{
+	struct patch_in in;
+	struct patch_ctx c;
+	unsigned present;
+
+	memset(&in, 0, sizeof in);
+	if (decode_body_or_reply(r, patch_fields, NFIELDS(patch_fields), &in, &present) != H_OK)
+		return H_REPLIED;
+	if (present == 0)
+		return reply_err(r, ARPS_E_VALIDATION, "body: give at least one of title, "
+		    "description, deadline, max_participants");
+	if (!ids_valid(IDS_STUDY, r->params[0]))
+		return reply_no_study(r, r->params[0]);
+	memset(&c, 0, sizeof c);
+	c.study_id = r->params[0];
+	c.p.title = FIELD_GIVEN(present, PATCH_F_TITLE) ? in.title : NULL;
+	c.p.description = FIELD_GIVEN(present, PATCH_F_DESCRIPTION) ? in.description : NULL;
+	c.p.has_deadline = FIELD_GIVEN(present, PATCH_F_DEADLINE);
+	c.p.deadline = in.deadline;
+	c.p.max_participants = FIELD_GIVEN(present, PATCH_F_MAX) ? in.max : 0;
+	return req_tx(r, patch_tx, &c);
 }
 
 /* --- POST /studies/{id}/pause | resume | stop --- */

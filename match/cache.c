@@ -204,8 +204,8 @@ mx_rank_get(const char *agent_id, const float bio[EMBED_DIM], enum rep_tier tier
  * participation is only ever inserted with its study's slot taken, in the
  * same transaction, which writes a change: so a past read before an
  * agent's new participation is dropped before any fast page can use it);
- * and the texts a page shows, which never change after a study is
- * created, come from a small cache read by id on a miss.  A poll where
+ * and the texts a page shows come from a small cache read by id on a miss
+ * (read again after SHOWN_TTL: a researcher may edit them).  A poll where
  * nothing changed is then the key's one statement.  Otherwise (a change
  * pending, a request without the head: MCP, a key in its grace period) the
  * index is refreshed and the page confirmed by the database as before.
@@ -267,12 +267,15 @@ past_has(const struct mx_past *pa, const char *study_id)
 	return bsearch(study_id, pa->ids, pa->n, sizeof *pa->ids, id_cmp) != NULL;
 }
 
-/* The texts a page shows of the studies listed lately (title,
- * description, reward, duration and URL never change after a study is
- * created), by the hash of the id. */
+/* The texts a page shows of the studies listed lately, by the hash of the
+ * id.  Reward, duration and URL never change after a study is created;
+ * title and description may (PATCH /studies/{id}), so an entry is read
+ * again once SHOWN_TTL seconds old (docs/api.md §7.4). */
+#define SHOWN_TTL	60
 static struct shown {
 	uint64_t	 h;
 	uint64_t	 used;
+	int64_t		 at;	/* when read */
 	struct study	 s;	/* s.id "": free; criteria and completion code not kept */
 } *shown;
 static uint64_t shown_clock;
@@ -291,7 +294,7 @@ shown_find(const char *id, uint64_t h)
 /* Keep s (taken over: the caller no longer owns its strings): its entry,
  * or NULL out of memory. */
 static struct shown *
-shown_keep(struct study *s)
+shown_keep(struct study *s, int64_t now)
 {
 	struct shown *e;
 
@@ -309,6 +312,7 @@ shown_keep(struct study *s)
 	e->s = *s;
 	e->h = mx_hash(s->id);
 	e->used = ++shown_clock;
+	e->at = now;
 	memset(s, 0, sizeof *s);
 	return e;
 }
@@ -358,7 +362,13 @@ confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const ch
 	for (i = 0; i < n; i++) {
 		if (past_has(pa, ids[i]))
 			continue;
-		if ((ent[i] = shown_find(ids[i], mx_hash(ids[i]))) != NULL) {
+		if ((ent[i] = shown_find(ids[i], mx_hash(ids[i]))) != NULL &&
+		    now - ent[i]->at >= SHOWN_TTL) {
+			db_study_clear(&ent[i]->s);	/* its texts may have changed */
+			memset(ent[i], 0, sizeof *ent[i]);
+			ent[i] = NULL;
+		}
+		if (ent[i] != NULL) {
 			ent[i]->used = ++shown_clock;
 			stats.shown_hits++;
 		} else {
@@ -377,7 +387,7 @@ confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const ch
 			goto out;
 		for (i = 0; i < k; i++)
 			if (found[i])
-				ent[missat[i]] = shown_keep(&rows[i]);
+				ent[missat[i]] = shown_keep(&rows[i], now);
 	}
 	for (i = 0; i < n && *got < page; i++) {
 		if (ent[i] == NULL || mx_ix.tab == NULL)

@@ -13,6 +13,7 @@
 #include "db/db.h"
 #include "db/events.h"
 #include "db/ledger.h"
+#include "db/wallet.h"
 #include "lib/config.h"
 #include "txn/admin.h"
 
@@ -156,7 +157,8 @@ move(struct db *db, char **args, enum ledger_event ev)
 	enum db_rc rc;
 
 	if (parse_cents(args[1], &cents) != 0) {
-		fprintf(stderr, "arps-admin: CENTS must be a positive integer\n");
+		fprintf(stderr, "arps-admin: CENTS must be a positive integer number of US cents "
+		    "(1000 = 10.00 USD)\n");
 		return 2;
 	}
 	if (resolve_owner(db, args[0], owner) != 0)
@@ -208,6 +210,84 @@ admin_cashout(struct db *db, const struct config *cfg, char **args)
 {
 	(void)cfg;
 	return move(db, args, LEDGER_EV_CASHOUT);
+}
+
+/* Settle a requested cash-out in one transaction: paid moves
+ * platform:cashouts -> external; refused moves it back to the wallet's
+ * available balance with a cashout_refund row and a wallet.credited event. */
+static int
+settle(struct db *db, const char *id, const char *text, int paid)
+{
+	const char *party[LEDGER_P__MAX] = { 0 };
+	struct ledger_in li = { 0 };
+	struct ledger_entry le;
+	struct cashout c;
+	int64_t now = (int64_t)time(NULL), avail, frozen;
+	int tries;
+	enum db_rc rc;
+
+	if (!ids_valid(IDS_CASHOUT, id))
+		return refuse("not a cash-out id: %s", id);
+	if (strlen(text) == 0 || strlen(text) > (paid ? 200 : 500))
+		return refuse(paid ? "REFERENCE must be 1 to 200 characters: %s" :
+		    "REASON must be 1 to 500 characters: %s", text);
+	for (tries = 0; tries < 5; tries++) {
+		if ((rc = db_begin(db)) != DB_OK)
+			return dberr(db);
+		if ((rc = db_cashout_get(db, id, 1, &c)) == DB_NOTFOUND) {
+			db_rollback(db);
+			return refuse("no such cash-out: %s", id);
+		}
+		if (rc != DB_OK)
+			goto fail;
+		if (strcmp(c.status, "requested") != 0) {
+			db_rollback(db);
+			fprintf(stderr, "arps-admin: cash-out %s is already %s\n", id, c.status);
+			return 1;
+		}
+		/* the wallet's lock before its balance changes (design.md §13.2) */
+		if (!paid && (rc = db_wallet_lock(db, c.wallet_id, &avail, &frozen)) != DB_OK)
+			goto fail;
+		li.ev = paid ? LEDGER_EV_CASHOUT_PAID : LEDGER_EV_CASHOUT_REFUSE;
+		li.amount = c.amount;
+		party[LEDGER_P_WALLET] = c.wallet_id;
+		if (ledger_build(&li, &le) != ARPS_OK) {
+			db_rollback(db);
+			return refuse("refused: cash-out %s cannot be posted", id);
+		}
+		if ((rc = db_cashout_settle(db, id, paid ? "paid" : "refused", paid ? text : NULL,
+		    paid ? NULL : text, now)) != DB_OK ||
+		    (rc = db_ledger_post(db, &le, party, NULL, li.ev, paid ? NULL :
+		    "Refused cash-out returned", now)) != DB_OK ||
+		    (!paid && (rc = db_event(db, c.wallet_id, EV_WALLET_CREDITED, now,
+		    "{\"amount_cents\":%lld,\"cause\":\"cashout_refund\"}",
+		    (long long)c.amount)) != DB_OK) ||
+		    (rc = db_commit(db)) != DB_OK)
+			goto fail;
+		printf("{\"id\":\"%s\",\"status\":\"%s\",\"amount_cents\":%lld,"
+		    "\"wallet_id\":\"%s\"}\n", id, paid ? "paid" : "refused", (long long)c.amount,
+		    c.wallet_id);
+		return 0;
+fail:
+		db_rollback(db);
+		if (rc != DB_RETRY)
+			return dberr(db);
+	}
+	return dberr(db);
+}
+
+int
+admin_cashout_paid(struct db *db, const struct config *cfg, char **args)
+{
+	(void)cfg;
+	return settle(db, args[0], args[1], 1);
+}
+
+int
+admin_cashout_refuse(struct db *db, const struct config *cfg, char **args)
+{
+	(void)cfg;
+	return settle(db, args[0], args[1], 0);
 }
 
 int

@@ -12,6 +12,10 @@ int admin_grant(struct db *, const struct config *, char **);
 int admin_revoke(struct db *, const struct config *, char **);
 int admin_topup(struct db *, const struct config *, char **);
 int admin_cashout(struct db *, const struct config *, char **);
+/* cashout-paid ID REF / cashout-refuse ID REASON: settle a requested
+ * cash-out (POST /wallet/cashouts) once; a second settle is refused (1). */
+int admin_cashout_paid(struct db *, const struct config *, char **);
+int admin_cashout_refuse(struct db *, const struct config *, char **);
 int admin_wallet(struct db *, const struct config *, char **);
 int admin_suspend(struct db *, const struct config *, char **);
 int admin_reinstate(struct db *, const struct config *, char **);

@@ -76,6 +76,7 @@
 #include "db/events.h"
 #include "db/ledger.h"
 #include "db/studies.h"
+#include "db/wallet.h"
 #include "lib/secret.h"
 #include "txn/lifecycle.h"
 
@@ -554,6 +555,7 @@ txn_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 	f.now = now;
 	f.max_participants = s->max_participants;
 	f.occupied = s->occupied;
+	f.own_study = f.agent_claimed && strcmp(a.account_id, s->researcher_id) == 0;
 	if ((verdict = study_accept_check(&f)) != ARPS_OK) {
 		*outcome = verdict;
 		return DB_OK;
@@ -659,6 +661,12 @@ txn_participation_agent_event(struct db *db, const char *study_id, const char *a
 	verdict = part_transition(p->state, ev, code_ok != 0, &pr);
 	if (verdict == ARPS_E_NO_ACTIVE_PARTICIPATION && p->state == PART_TIMED_OUT)
 		verdict = ARPS_E_TIMED_OUT;	/* timed out before: say so */
+	/* No code at all where the study has one is a malformed call, not a
+	 * wrong guess: refused without the -5, nothing written (design.md §5.1). */
+	if (verdict == ARPS_E_INVALID_SUBMISSION && code == NULL) {
+		*outcome = ARPS_E_CODE_REQUIRED;
+		goto out;
+	}
 	if (verdict == ARPS_E_INVALID_SUBMISSION) {
 		if ((rc = apply_rep(db, agent_id, pr.rep, &delta, &from, NULL)) == DB_OK)
 			rc = rep_event(db, p, pr.rep, from, delta, now);
@@ -790,5 +798,117 @@ txn_review(struct db *db, const char *study_id, const char *owner, const char *p
 	db_participation_clear(&out->p);
 	out->p = p;
 	out->rep_known = 1;
+	return DB_OK;
+}
+
+enum db_rc
+txn_cashout_request(struct db *db, const char *account_id, const char *wallet_id,
+    int64_t amount, int64_t now, char id_out[IDS_BUFSZ], enum arps_err *outcome)
+{
+	const char *party[LEDGER_P__MAX] = { 0 };
+	struct ledger_in li = { 0 };
+	struct ledger_entry le;
+	int64_t avail, frozen;
+	enum db_rc rc;
+
+	*outcome = ARPS_E_INTERNAL;
+	id_out[0] = '\0';
+	if ((rc = db_wallet_lock_create(db, wallet_id, &avail, &frozen)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	li.ev = LEDGER_EV_CASHOUT_REQUEST;
+	li.amount = amount;
+	li.available = avail;
+	if ((*outcome = ledger_build(&li, &le)) != ARPS_OK)
+		return DB_OK;
+	*outcome = ARPS_E_INTERNAL;
+	if (ids_new(IDS_CASHOUT, &secret_rng, id_out) != 0)
+		return DB_ERR;
+	party[LEDGER_P_WALLET] = wallet_id;
+	if ((rc = db_cashout_insert(db, id_out, account_id, wallet_id, amount, now)) != DB_OK ||
+	    (rc = db_ledger_post(db, &le, party, NULL, LEDGER_EV_CASHOUT_REQUEST,
+	    "Cash-out requested (pending payment by the operator)", now)) != DB_OK)
+		return rc;
+	*outcome = ARPS_OK;
+	return DB_OK;
+}
+
+enum db_rc
+txn_study_update(struct db *db, const char *study_id, const char *owner,
+    const struct study_patch *p, int64_t max_budget, int64_t now, struct study *after,
+    const char **why, enum arps_err *outcome)
+{
+	const char *party[LEDGER_P__MAX] = { 0 };
+	struct ledger_in li = { 0 };
+	struct ledger_entry le;
+	char changed[96] = "", desc[96];
+	int64_t slot, budget, avail, frozen, extra = 0;
+	enum db_rc rc;
+
+	*outcome = ARPS_E_INTERNAL;
+	*why = NULL;
+	memset(after, 0, sizeof *after);
+	if ((rc = db_study_get_row(db, study_id, 1, after)) == DB_NOTFOUND ||
+	    (rc == DB_OK && strcmp(after->researcher_id, owner) != 0)) {
+		*outcome = ARPS_E_NOT_FOUND;
+		return DB_OK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	if (after->state != STUDY_ACTIVE && after->state != STUDY_PAUSED) {
+		*outcome = ARPS_E_INVALID_STATE;
+		return DB_OK;
+	}
+	*outcome = ARPS_E_VALIDATION;
+	if (p->has_deadline && (p->deadline <= now ||
+	    (after->has_deadline && p->deadline <= after->deadline) || !after->has_deadline)) {
+		*why = after->has_deadline ? "deadline: can only move later (after the current "
+		    "deadline and in the future)" : "deadline: the study has none; it cannot get an "
+		    "earlier end";
+		return DB_OK;
+	}
+	if (p->max_participants > 0) {
+		if (p->max_participants < after->max_participants) {
+			*why = "max_participants: can only grow (never fewer places than published)";
+			return DB_OK;
+		}
+		extra = p->max_participants - after->max_participants;
+		if (money_add(after->reward, after->fee, &slot) != ARPS_OK ||
+		    money_mul(p->max_participants, slot, &budget) != ARPS_OK ||
+		    budget > max_budget) {
+			*why = "max_participants: the budget max_participants x (reward + fee) exceeds "
+			    "the per-study limit";
+			return DB_OK;
+		}
+	}
+	if (extra > 0) {
+		if ((rc = db_wallet_lock(db, after->researcher_id, &avail, &frozen)) != DB_OK)
+			return rc == DB_NOTFOUND ? DB_ERR : rc;
+		li.ev = LEDGER_EV_CREATE_STUDY;
+		li.reward = after->reward;
+		li.fee = after->fee;
+		li.slots = extra;
+		li.available = avail;
+		if ((*outcome = ledger_build(&li, &le)) != ARPS_OK)
+			return DB_OK;	/* INSUFFICIENT_SC, or VALIDATION/OVERFLOW */
+		party[LEDGER_P_RESEARCHER] = after->researcher_id;
+		snprintf(desc, sizeof desc, "Study budget frozen for %lld more place%s",
+		    (long long)extra, extra == 1 ? "" : "s");
+		if (money_mul(extra, slot, &budget) != ARPS_OK)
+			return DB_ERR;	/* under the whole budget, checked above */
+		if ((rc = db_ledger_post(db, &le, party, after->id, LEDGER_EV_CREATE_STUDY, desc,
+		    now)) != DB_OK ||
+		    (rc = study_money(db, after->id, -budget, 0, 0, 0)) != DB_OK)
+			return rc;
+	}
+	if ((rc = db_study_patch(db, after->id, p)) != DB_OK)
+		return rc;
+	snprintf(changed, sizeof changed, "%s%s%s%s", p->title ? ",\"title\"" : "",
+	    p->description ? ",\"description\"" : "", p->has_deadline ? ",\"deadline\"" : "",
+	    p->max_participants > 0 ? ",\"max_participants\"" : "");
+	if ((rc = db_event(db, after->researcher_id, EV_STUDY_UPDATED, now,
+	    "{\"study_id\":\"%s\",\"changed\":[%s]}", after->id,
+	    changed[0] ? changed + 1 : "")) != DB_OK)
+		return rc;
+	*outcome = ARPS_OK;
 	return DB_OK;
 }

@@ -99,7 +99,8 @@ enum db_rc txn_study_accept(struct db *, const struct config *, const char *stud
  * PART_EV_COMPLETE (code: the body's completion_code, NULL when absent)
  * or PART_EV_WITHDRAW (the slot reopens).  Outcomes: ARPS_OK,
  * ARPS_E_NOT_FOUND (no such study), ARPS_E_NO_ACTIVE_PARTICIPATION,
- * ARPS_E_INVALID_SUBMISSION (code mismatch: reputation -5 IS written,
+ * ARPS_E_CODE_REQUIRED (the study has a code and code is NULL: nothing
+ * written), ARPS_E_INVALID_SUBMISSION (code mismatch: reputation -5 IS written,
  * participation unchanged; the caller must commit).  After a change the
  * study moves to awaiting_review when it became full (STUDY_EV_FULL).
  * *p gets the participation after the event when found; *s_out (may be
@@ -149,5 +150,29 @@ enum db_rc txn_participation_settle_locked(struct db *, struct study *s, enum pa
 enum db_rc txn_review(struct db *, const char *study_id, const char *owner,
     const char *participant_id, enum part_event ev, const char *reason, const char *category,
     int64_t now, struct settle_out *out);
+
+/*
+ * PATCH /studies/{id} by owner: lock the study; only active or paused
+ * (ARPS_E_INVALID_STATE), owner's (ARPS_E_NOT_FOUND); a deadline only later
+ * than now and than the current one, max_participants only more, within
+ * max_budget (ARPS_E_VALIDATION, *why names the field); more places freeze
+ * (new - old) x (reward + fee) from the available balance as a create does
+ * (ARPS_E_INSUFFICIENT_SC: nothing written); then the fields and one
+ * study.updated event {study_id, changed}.  *after (caller clears) is the
+ * row after, or as read on a refusal.
+ */
+enum db_rc txn_study_update(struct db *, const char *study_id, const char *owner,
+    const struct study_patch *p, int64_t max_budget, int64_t now, struct study *after,
+    const char **why, enum arps_err *outcome);
+
+/*
+ * POST /wallet/cashouts: lock wallet_id's wallet (the caller's account,
+ * or one of its agents), build CASHOUT_REQUEST (outcome
+ * ARPS_E_INSUFFICIENT_FUNDS when available < amount: nothing written),
+ * insert the cash-out (requested) and post available -> platform:cashouts
+ * with its cashout_request row.  The new id in id_out.
+ */
+enum db_rc txn_cashout_request(struct db *, const char *account_id, const char *wallet_id,
+    int64_t amount, int64_t now, char id_out[IDS_BUFSZ], enum arps_err *outcome);
 
 #endif

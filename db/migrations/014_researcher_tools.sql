@@ -10,7 +10,8 @@ ALTER TABLE studies ADD COLUMN IF NOT EXISTS bonus_cents BIGINT NOT NULL DEFAULT
 -- The researcher's `bonus_payment` (amount + fee) and the agent's `bonus`.
 ALTER TABLE transactions MODIFY COLUMN type
   ENUM('signup_bonus','study_freeze','platform_fee','study_unfreeze','earning',
-       'refund','manual_topup','external_cashout','bonus_payment','bonus') NOT NULL;
+       'refund','manual_topup','external_cashout','study_payment','cashout_request',
+       'cashout_refund','bonus_payment','bonus') NOT NULL;
 
 -- One row per bonus paid: its ledger entry moved amount + fee from the
 -- researcher's available balance (amount to the agent, fee to

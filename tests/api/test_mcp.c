@@ -445,7 +445,7 @@ tools_list_agent(void **state)
 	t = tool_def(&r, "list_wallet_transactions");
 	assert_int_equal(json_object_get_int(jget(t, "inputSchema.properties.limit.maximum")), 200);
 	assert_non_null(jget(t, "inputSchema.properties.cursor"));
-	assert_int_equal(json_object_array_length(jget(t, "inputSchema.properties.type.enum")), 10);
+	assert_int_equal(json_object_array_length(jget(t, "inputSchema.properties.type.enum")), 13);
 	assert_true(arr_has(jget(t, "inputSchema.properties.type.enum"), "earning"));
 	resp_free(&r);
 }
@@ -454,7 +454,8 @@ static void
 tools_list_researcher(void **state)
 {
 	static const char *const names[] = {
-		"create_study", "list_studies", "get_study", "pause_study", "resume_study",
+		"create_study", "list_studies", "get_study", "update_study", "pause_study",
+		"resume_study",
 		"stop_study", "list_participants", "approve_participant", "reject_participant",
 		"get_account", "get_wallet_balance", "list_wallet_transactions",
 		"claim_agent", "replace_agent_api_key", "list_events", "review_participants",
@@ -529,7 +530,7 @@ tool_annotations_and_schemas(void **state)
 		{ "pause_study", 0, 0, 1 },		{ "resume_study", 0, 0, 1 },
 		{ "stop_study", 0, 1, 1 },		{ "list_participants", 1, 0, 1 },
 		{ "approve_participant", 0, 0, 1 },	{ "reject_participant", 0, 1, 1 },
-		{ "review_participants", 0, 1, 1 },	{ "pay_bonuses", 0, 0, 0 },
+		{ "review_participants", 0, 1, 1 },	{ "update_study", 0, 1, 1 },	{ "pay_bonuses", 0, 0, 0 },
 		{ "list_bonuses", 1, 0, 1 },
 		{ "get_account", 1, 0, 1 },		{ "claim_agent", 0, 0, 1 },
 		{ "replace_agent_api_key", 0, 1, 0 },	{ "get_wallet_balance", 1, 0, 1 },
@@ -707,6 +708,12 @@ tool_writes_and_idempotency(void **state)
 	r = tool(u.hdr, "pause_study", args);
 	assert_tool_result(&r, 0, 200);
 	assert_string_equal(jgets(&r, "result.structuredContent.status"), "paused");
+	resp_free(&r);
+	/* a paused study may still change (PATCH /studies/{id}) */
+	snprintf(args, sizeof args, "{\"study_id\":\"%s\",\"title\":\"MCP survey, edited\"}", id);
+	r = tool(u.hdr, "update_study", args);
+	assert_tool_result(&r, 0, 200);
+	assert_string_equal(jgets(&r, "result.structuredContent.title"), "MCP survey, edited");
 	resp_free(&r);
 	r = tool(u.hdr, "list_studies", "{\"limit\":1}");
 	assert_tool_result(&r, 0, 200);

@@ -398,13 +398,24 @@ participate_approve(void **state)
 	assert_int_equal(r.status, 200);
 	assert_string_equal(jgets(&r, "participation.status"), "in_progress");
 	assert_string_equal(jgets(&r, "participation.participation_id"), prt);
+	assert_true(json_object_get_boolean(jget(r.json, "requires_completion_code")));
+	assert_null(jget(r.json, "completion_code"));
 	resp_free(&r);
+	/* no code at all: 422 COMPLETION_CODE_REQUIRED, no reputation change,
+	 * the participation still open (docs/api.md §7.5) */
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 422, "COMPLETION_CODE_REQUIRED");
+	resp_free(&r);
+	r = post_as(a.hdr, "{\"completion_code\":null}", "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 422, "COMPLETION_CODE_REQUIRED");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&a), 50);
 	/* a wrong completion code: 422, -5, participation unchanged */
 	r = post_as(a.hdr, "{\"completion_code\":\"WRONG\"}", "/api/v1/studies/%s/complete", s);
 	assert_error(&r, 422, "INVALID_SUBMISSION");
 	resp_free(&r);
 	assert_int_equal(reputation_of(&a), 45);
-	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/complete", s);	/* no code at all */
+	r = post_as(a.hdr, "{\"completion_code\":\"WRONG2\"}", "/api/v1/studies/%s/complete", s);
 	assert_error(&r, 422, "INVALID_SUBMISSION");
 	resp_free(&r);
 	assert_int_equal(reputation_of(&a), 40);
@@ -633,7 +644,7 @@ static void
 accept_refusals(void **state)
 {
 	struct test_user u, ou, ou2, ou3;
-	struct test_agent a, b, c, unclaimed;
+	struct test_agent a, b, c, unclaimed, mine;
 	char s1[IDS_BUFSZ], s2[IDS_BUFSZ], s3[IDS_BUFSZ];
 	struct resp r;
 
@@ -658,6 +669,15 @@ accept_refusals(void **state)
 	resp_free(&r);
 	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/accept", s1);
 	assert_error(&r, 401, "UNAUTHORIZED");
+	resp_free(&r);
+	/* the researcher's own agent cannot take part in its studies */
+	agent_new(&mine, "own");
+	agent_claim(&mine, &u);
+	r = post_as(mine.hdr, NULL, "/api/v1/studies/%s/accept", s1);
+	assert_error(&r, 403, "OWN_STUDY");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s1);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 1);
 	resp_free(&r);
 
 	assert_int_equal(study_post(a.hdr, s1, "accept", NULL), 200);
@@ -733,7 +753,7 @@ static void
 available_list(void **state)
 {
 	struct test_user u, ou, ou2;
-	struct test_agent a, pri, fresh;
+	struct test_agent a, pri, fresh, mine;
 	char s[IDS_BUFSZ], old[IDS_BUFSZ], want[128];
 	struct json_object *v;
 	struct resp r;
@@ -747,13 +767,21 @@ available_list(void **state)
 	agent_set_reputation(pri.id, 85);
 	study_new(&u, old, 100, 3, NULL);
 	study_backdate(old, 16 * 60);	/* past the first-access window */
-	study_new(&u, s, 120, 3, NULL);
+	study_new(&u, s, 120, 3, "K3Y");
 	/* bios equal to study_new's criteria: the best match (centred, about
 	 * 0.91 rather than 1: docs/api.md §11), ties newest first */
 	agent_bio_ready(&a, "Adults who write software every day");
 	agent_bio_ready(&pri, "Adults who write software every day");
+	agent_new(&mine, "own");	/* the researcher's own agent */
+	agent_claim(&mine, &u);
+	agent_bio_ready(&mine, "Adults who write software every day");
 	embedding_ready(old);
 	embedding_ready(s);
+	/* its owner's studies are not listed to it (accept would be OWN_STUDY) */
+	r = get_as(mine.hdr, "/api/v1/studies/available?limit=100");
+	assert_int_equal(r.status, 200);
+	assert_false(has_study(&r, old, NULL));
+	resp_free(&r);
 
 	/* unclaimed: nothing, and a hint */
 	r = get_as(fresh.hdr, "/api/v1/studies/available");
@@ -778,7 +806,24 @@ available_list(void **state)
 	assert_string_equal(json_object_get_string(jget(v, "study_url")),
 	    "https://survey.example.org/s/1");
 	assert_null(jget(v, "screening_criteria"));
+	assert_true(json_object_is_type(jget(v, "requires_completion_code"), json_type_boolean));
+	assert_false(json_object_get_boolean(jget(v, "requires_completion_code")));
 	assert_string_equal(jgets(&r, "nextActions.0.action"), "accept");
+	resp_free(&r);
+	/* past the ranking's end: nothing, and check_later says when
+	 * (docs/api.md §7.5) */
+	r = get_as(a.hdr, "/api/v1/studies/available?cursor=1000");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "check_later");
+	assert_int_equal(jgeti(&r, "nextActions.0.retry_after_seconds"), 300);
+	{
+		int64_t when = 0;
+
+		assert_int_equal(timefmt_parse(jgets(&r, "nextActions.0.retry_at"),
+		    strlen(jgets(&r, "nextActions.0.retry_at")), &when), 0);
+		assert_true(when >= (int64_t)time(NULL) + 290 && when <= (int64_t)time(NULL) + 310);
+	}
 	resp_free(&r);
 	/* a priority agent sees it at once, first (newest) */
 	r = get_as(pri.hdr, "/api/v1/studies/available");
@@ -786,6 +831,8 @@ available_list(void **state)
 	assert_true(has_study(&r, s, &at));
 	assert_string_equal(jgets(&r, "studies.0.id"), s);
 	assert_true(json_object_get_double(jget(r.json, "studies.0.match_score")) > 0.9);
+	assert_true(json_object_get_boolean(jget(r.json, "studies.0.requires_completion_code")));
+	assert_null(jget(r.json, "studies.0.completion_code"));
 	snprintf(want, sizeof want, "POST /studies/%s/accept", s);
 	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), want);
 	resp_free(&r);
@@ -1006,6 +1053,136 @@ suspended_cannot_submit(void **state)
 	resp_free(&r);
 }
 
+/* PATCH /studies/{id}: what a researcher may change after publishing
+ * (docs/api.md §7.4), audited as study.updated; more places are funded. */
+static void
+patch_study(void **state)
+{
+	struct test_user u, other;
+	char s[IDS_BUFSZ], d[IDS_BUFSZ], body[512], later[TIMEFMT_BUFSZ], sooner[TIMEFMT_BUFSZ];
+	long long avail, frozen;
+	struct resp r;
+	size_t i;
+	int seen = 0;
+
+	(void)state;
+	researcher(&u, 3000);
+	user_login(&other, "other-res");
+	study_new(&u, s, 100, 2, NULL);	/* slot 110, 220 frozen */
+	snprintf(body, sizeof body, "/api/v1/studies/%s", s);
+	r = http_req("PATCH", body, "{\"title\":\"Survey on tools, v2\",\"description\":"
+	    "\"Longer now.\"}", HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(&r, "title"), "Survey on tools, v2");
+	assert_string_equal(jstr(&r, "description"), "Longer now.");
+	assert_int_equal(jint(&r, "max_participants"), 2);
+	resp_free(&r);
+	/* fewer places, an empty body, an unknown field type: 422 */
+	r = http_req("PATCH", body, "{\"max_participants\":1}", HDRS(u.hdr), NULL);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = http_req("PATCH", body, "{}", HDRS(u.hdr), NULL);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	r = http_req("PATCH", body, "{\"title\":\"\"}", HDRS(u.hdr), NULL);
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+	/* no deadline: none can be set (it would end sooner) */
+	assert_int_equal(timefmt_format((int64_t)time(NULL) + 86400, later), 0);
+
+	{
+		char b2[128];
+
+		snprintf(b2, sizeof b2, "{\"deadline\":\"%s\"}", later);
+		r = http_req("PATCH", body, b2, HDRS(u.hdr), NULL);
+		assert_error(&r, 422, "VALIDATION_ERROR");
+		resp_free(&r);
+	}
+	/* more places: funded from available in the same transaction */
+	r = http_req("PATCH", body, "{\"max_participants\":5}", HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(jint(&r, "max_participants"), 5);
+	assert_int_equal(jgeti(&r, "funding.frozen_cents"), 550);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 5);
+	resp_free(&r);
+	balance_of(u.hdr, &avail, &frozen);
+	assert_int_equal(avail, 3000 - 550);
+	assert_int_equal(frozen, 550);
+	r = get_as(u.hdr, "/api/v1/wallet/transactions?limit=2");
+	assert_string_equal(jgets(&r, "transactions.0.type"), "platform_fee");
+	assert_int_equal(jgeti(&r, "transactions.0.amount_cents"), -30);
+	assert_string_equal(jgets(&r, "transactions.1.type"), "study_freeze");
+	assert_int_equal(jgeti(&r, "transactions.1.amount_cents"), -330);
+	assert_string_equal(jgets(&r, "transactions.1.study_id"), s);
+	resp_free(&r);
+	/* more than the wallet holds: 402, nothing changed */
+	r = http_req("PATCH", body, "{\"max_participants\":100,\"title\":\"Nope\"}",
+	    HDRS(u.hdr), NULL);
+	assert_error(&r, 402, "INSUFFICIENT_SC");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jint(&r, "max_participants"), 5);
+	assert_string_equal(jstr(&r, "title"), "Survey on tools, v2");
+	resp_free(&r);
+	balance_of(u.hdr, &avail, &frozen);
+	assert_int_equal(avail, 3000 - 550);
+	/* another researcher's study does not exist for the caller */
+	r = http_req("PATCH", body, "{\"title\":\"Mine\"}", HDRS(other.hdr), NULL);
+	assert_error(&r, 404, "NOT_FOUND");
+	resp_free(&r);
+	/* audited: study.updated with what changed */
+	r = get_as(u.hdr, "/api/v1/events?limit=200");
+	assert_int_equal(r.status, 200);
+	for (i = 0; i < json_object_array_length(jget(r.json, "events")); i++) {
+		struct json_object *e = json_object_array_get_idx(jget(r.json, "events"), i);
+
+		if (strcmp(json_object_get_string(jget(e, "type")), "study.updated") != 0)
+			continue;
+		assert_string_equal(json_object_get_string(jget(e, "data.study_id")), s);
+		if (seen == 0) {
+			assert_string_equal(json_object_get_string(jget(e, "data.changed.0")), "title");
+			assert_string_equal(json_object_get_string(jget(e, "data.changed.1")),
+			    "description");
+		} else
+			assert_string_equal(json_object_get_string(jget(e, "data.changed.0")),
+			    "max_participants");
+		seen++;
+	}
+	assert_int_equal(seen, 2);
+	resp_free(&r);
+	/* a deadline only later */
+	assert_int_equal(timefmt_format((int64_t)time(NULL) + 3600, sooner), 0);
+	{
+		char b2[1024];
+
+		snprintf(b2, sizeof b2, "{\"title\":\"Dated\",\"description\":\"d\","
+		    "\"study_url\":\"https://s.example.org/d\",\"reward_per_participant\":10,"
+		    "\"max_participants\":1,\"screening_criteria\":\"Anyone\","
+		    "\"estimated_duration_minutes\":5,\"deadline\":\"%s\"}", later);
+		r = post_as(u.hdr, b2, "/api/v1/studies");
+		assert_int_equal(r.status, 201);
+		snprintf(d, sizeof d, "%s", jstr(&r, "id"));
+		resp_free(&r);
+		snprintf(body, sizeof body, "/api/v1/studies/%s", d);
+		snprintf(b2, sizeof b2, "{\"deadline\":\"%s\"}", sooner);
+		r = http_req("PATCH", body, b2, HDRS(u.hdr), NULL);
+		assert_error(&r, 422, "VALIDATION_ERROR");
+		resp_free(&r);
+		assert_int_equal(timefmt_format((int64_t)time(NULL) + 2 * 86400, later), 0);
+		snprintf(b2, sizeof b2, "{\"deadline\":\"%s\"}", later);
+		r = http_req("PATCH", body, b2, HDRS(u.hdr), NULL);
+		assert_int_equal(r.status, 200);
+		assert_string_equal(jstr(&r, "deadline"), later);
+		resp_free(&r);
+	}
+	/* closed: nothing to change */
+	assert_int_equal(study_post(u.hdr, s, "stop", NULL), 200);
+	snprintf(body, sizeof body, "/api/v1/studies/%s", s);
+	r = http_req("PATCH", body, "{\"title\":\"Late\"}", HDRS(u.hdr), NULL);
+	assert_error(&r, 409, "INVALID_STATE");
+	resp_free(&r);
+}
+
 int
 main(void)
 {
@@ -1023,6 +1200,7 @@ main(void)
 		cmocka_unit_test(history_pages),
 		cmocka_unit_test(late_submission_times_out),
 		cmocka_unit_test(suspended_cannot_submit),
+		cmocka_unit_test(patch_study),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,6 +46,7 @@
 static struct config cfg;
 static struct db *db;
 static struct account acc;	/* the researcher: every study is hers */
+static struct account owner;	/* the agents' owner (not hers: OWN_STUDY) */
 
 static void
 begin(void)
@@ -79,7 +80,7 @@ new_account(struct account *a, int64_t cents)
 	commit();
 }
 
-/* A claimed agent of the researcher, reputation 50. */
+/* A claimed agent of another account, reputation 50. */
 static void
 new_agent(char id[IDS_BUFSZ])
 {
@@ -95,7 +96,7 @@ new_agent(char id[IDS_BUFSZ])
 	randombytes_buf(ch, sizeof ch);
 	begin();
 	assert_int_equal(db_agent_insert(db, &a, kh, ch, "127.0.0.1"), DB_OK);
-	assert_int_equal(db_agent_claim(db, a.id, acc.id), DB_OK);
+	assert_int_equal(db_agent_claim(db, a.id, owner.id), DB_OK);
 	commit();
 	memcpy(id, a.id, IDS_BUFSZ);
 }
@@ -270,6 +271,7 @@ setup(void **state)
 		return -1;
 	}
 	new_account(&acc, 100000000);
+	new_account(&owner, 1);
 	return 0;
 }
 

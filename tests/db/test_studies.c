@@ -132,7 +132,7 @@ agent_rep(const char *id)
 static void
 sweep_paths(void **state)
 {
-	struct account acc;
+	struct account acc, own;
 	struct agent a1, a2, a3;
 	struct study_new sn;
 	struct participation p1, p2, p3;
@@ -144,9 +144,10 @@ sweep_paths(void **state)
 
 	(void)state;
 	new_account(&acc, 10000);
-	new_agent(&a1, acc.id);
-	new_agent(&a2, acc.id);
-	new_agent(&a3, acc.id);
+	new_account(&own, 1);	/* the agents' owner: not the researcher (OWN_STUDY) */
+	new_agent(&a1, own.id);
+	new_agent(&a2, own.id);
+	new_agent(&a3, own.id);
 	memset(&sn, 0, sizeof sn);
 	assert_int_equal(money_study_plan(100, 3, 1000, cfg.max_study_budget_cents, &sn.plan),
 	    ARPS_OK);

@@ -49,6 +49,7 @@ test_prefixes(void **state)
 		{ IDS_AGENT, "agt_" }, { IDS_STUDY, "std_" },
 		{ IDS_PARTICIPATION, "prt_" }, { IDS_TRANSACTION, "txn_" },
 		{ IDS_ACCOUNT, "acc_" }, { IDS_EVENT, "evt_" }, { IDS_WEBHOOK, "whk_" },
+		{ IDS_CASHOUT, "cot_" },
 		{ IDS__MAX, NULL },
 		{ (enum ids_kind)-1, NULL },
 	};

@@ -16,6 +16,7 @@
 #define REV	LEDGER_P_PLATFORM_REVENUE
 #define BON	LEDGER_P_PLATFORM_BONUS
 #define EXT	LEDGER_P_EXTERNAL
+#define CSH	LEDGER_P_PLATFORM_CASHOUTS
 #define AV	LEDGER_SUB_AVAILABLE
 #define FR	LEDGER_SUB_FROZEN
 #define NO	LEDGER_SUB_NONE
@@ -54,10 +55,10 @@ static const struct row build_rows[] = {
 	/* approve: reward to agent, fee to revenue */
 	{ { LEDGER_EV_APPROVE, 500, 50, 0, 0, 0 }, ARPS_OK,
 	  3, { { R, FR, -550 }, { A, AV, 500 }, { REV, NO, 50 } },
-	  1, { { TXN_EARNING, A, 500 } } },
+	  2, { { TXN_EARNING, A, 500 }, { TXN_STUDY_PAYMENT, R, -550 } } },
 	{ { LEDGER_EV_APPROVE, 1, 0, 0, 0, 0 }, ARPS_OK,
 	  2, { { R, FR, -1 }, { A, AV, 1 } },
-	  1, { { TXN_EARNING, A, 1 } } },
+	  2, { { TXN_EARNING, A, 1 }, { TXN_STUDY_PAYMENT, R, -1 } } },
 	{ { LEDGER_EV_APPROVE, MAX, 1, 0, 0, 0 }, ARPS_E_OVERFLOW,
 	  0, { { 0 } }, 0, { { 0 } } },
 	/* reject: reward + fee back */
@@ -97,6 +98,21 @@ static const struct row build_rows[] = {
 	  2, { { W, AV, -700 }, { EXT, NO, 700 } },
 	  1, { { TXN_EXTERNAL_CASHOUT, W, -700 } } },
 	{ { LEDGER_EV_CASHOUT, 0, 0, 0, 701, 700 }, ARPS_E_INSUFFICIENT_FUNDS,
+	  0, { { 0 } }, 0, { { 0 } } },
+	/* cash-out requests: held in platform:cashouts, then paid or returned */
+	{ { LEDGER_EV_CASHOUT_REQUEST, 0, 0, 0, 700, 700 }, ARPS_OK,
+	  2, { { W, AV, -700 }, { CSH, NO, 700 } },
+	  1, { { TXN_CASHOUT_REQUEST, W, -700 } } },
+	{ { LEDGER_EV_CASHOUT_REQUEST, 0, 0, 0, 701, 700 }, ARPS_E_INSUFFICIENT_FUNDS,
+	  0, { { 0 } }, 0, { { 0 } } },
+	{ { LEDGER_EV_CASHOUT_REQUEST, 0, 0, 0, 0, 700 }, ARPS_E_VALIDATION,
+	  0, { { 0 } }, 0, { { 0 } } },
+	{ { LEDGER_EV_CASHOUT_PAID, 0, 0, 0, 700, 0 }, ARPS_OK,
+	  2, { { CSH, NO, -700 }, { EXT, NO, 700 } }, 0, { { 0 } } },
+	{ { LEDGER_EV_CASHOUT_REFUSE, 0, 0, 0, 700, 0 }, ARPS_OK,
+	  2, { { CSH, NO, -700 }, { W, AV, 700 } },
+	  1, { { TXN_CASHOUT_REFUND, W, 700 } } },
+	{ { LEDGER_EV_CASHOUT_REFUSE, 0, 0, 0, 0, 0 }, ARPS_E_VALIDATION,
 	  0, { { 0 } }, 0, { { 0 } } },
 	{ { LEDGER_EV_CASHOUT, 0, 0, 0, 0, 700 }, ARPS_E_VALIDATION,
 	  0, { { 0 } }, 0, { { 0 } } },
@@ -181,6 +197,7 @@ test_study_life(void **state)
 		{ { LEDGER_EV_COMPLETE, 500, 50, 0, 0, 0 }, 0 },
 	};
 	int64_t			 bal[N] = { 10000, 0, 0, 0 }, want;
+	int64_t			 rows_av = 10000, rows_total = 10000; /* a top-up row before */
 	struct ledger_entry	 e;
 	size_t			 i, j;
 
@@ -188,6 +205,14 @@ test_study_life(void **state)
 	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		assert_int_equal(ledger_build(&steps[i].in, &e), ARPS_OK);
 		assert_true(ledger_balanced(&e));
+		/* the researcher's rows reconcile its balances (issue 37) */
+		for (j = 0; j < e.ntxn; j++)
+			if (e.txn[j].party == R) {
+				if (ledger_txn_moves_available(e.txn[j].type))
+					rows_av += e.txn[j].amount;
+				if (ledger_txn_moves_total(e.txn[j].type))
+					rows_total += e.txn[j].amount;
+			}
 		for (j = 0; j < e.nposting; j++) {
 			const struct ledger_posting *p = &e.posting[j];
 
@@ -201,6 +226,8 @@ test_study_life(void **state)
 		assert_int_equal(ledger_expected_frozen(500, 50,
 		    steps[i].unsettled, &want), ARPS_OK);
 		assert_int_equal(bal[RF], want);
+		assert_int_equal(rows_av, bal[RA]);
+		assert_int_equal(rows_total, bal[RA] + bal[RF]);
 	}
 	assert_int_equal(bal[RA], 10000 - 2 * 550);
 	assert_int_equal(bal[RF], 0);
@@ -280,15 +307,16 @@ test_names(void **state)
 {
 	static const char *const types[TXN__MAX] = {
 		"signup_bonus", "study_freeze", "platform_fee", "study_unfreeze",
-		"earning", "refund", "manual_topup", "external_cashout", "bonus_payment",
-		"bonus",
+		"earning", "refund", "manual_topup", "external_cashout", "study_payment",
+		"cashout_request", "cashout_refund", "bonus_payment", "bonus",
 	};
 	static const char *const bad[] = {
 		"", "Earning", "earning ", "payout", "cashout", "stripe_cashout",
 	};
 	static const char *const events[LEDGER_EV__MAX] = {
 		"none", "create_study", "approve", "reject", "refund_unused",
-		"complete", "claim_bonus", "topup", "cashout", "bonus",
+		"complete", "claim_bonus", "topup", "cashout", "bonus", "cashout_request",
+		"cashout_paid", "cashout_refuse",
 	};
 	static const struct {
 		const char	*name;
@@ -296,7 +324,7 @@ test_names(void **state)
 	} parties[LEDGER_P__MAX] = {
 		{ "researcher", true }, { "agent", true }, { "wallet", true },
 		{ "platform:revenue", false }, { "platform:bonus", false },
-		{ "external", false },
+		{ "external", false }, { "platform:cashouts", false },
 	};
 	enum ledger_txn_type	 t;
 	size_t			 i;

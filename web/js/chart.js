@@ -43,9 +43,6 @@ export function balanceChart(points, title, width = 640) {
 	return svg;
 }
 
-// The available balance after each transaction, walked back from today's
-// available balance (newest first in, oldest first out). platform_fee only
-// states the fee share of a freeze and moves nothing (design.md §4).
 // Draw into holder at its width, and again when that width changes.
 export function responsiveChart(holder, draw) {
 	let drawn = 0;
@@ -59,11 +56,15 @@ export function responsiveChart(holder, draw) {
 	new ResizeObserver(paint).observe(holder);
 }
 
+// The available balance after each transaction, walked back from today's
+// available balance (newest first in, oldest first out). platform_fee and
+// study_payment move nothing of the available balance: the fee share of a
+// freeze, an approval paid from the frozen budget (api.md §9).
 export function balanceSeries(available, txns) {
 	const pts = [];
 	let v = available;
 	for (const t of txns) {
-		if (t.type === 'platform_fee') continue;
+		if (t.type === 'platform_fee' || t.type === 'study_payment') continue;
 		pts.push({ t: new Date(t.created_at), v });
 		v -= t.amount_cents;
 	}

@@ -8,7 +8,8 @@ import { usd } from './money.js';
 import { balanceChart, balanceSeries, responsiveChart } from './chart.js';
 
 const TYPES = ['signup_bonus', 'study_freeze', 'platform_fee', 'study_unfreeze', 'earning', 'refund',
-	'manual_topup', 'external_cashout'];
+	'manual_topup', 'external_cashout', 'study_payment', 'cashout_request', 'cashout_refund',
+	'bonus_payment', 'bonus'];
 
 export async function walletView(root) {
 	root.append(h('h1', {}, 'Wallet'));
