@@ -396,6 +396,7 @@ tools_list_agent(void **state)
 		"list_available_studies", "accept_study", "get_study", "complete_study",
 		"withdraw_study", "list_history", "get_wallet_balance", "list_wallet_transactions",
 		"rotate_api_key", "new_claim_code", "get_reputation", "list_events",
+		"list_messages", "read_message", "reply_message",
 	};
 	struct json_object *t, *p;
 	struct test_agent a;
@@ -458,7 +459,7 @@ tools_list_researcher(void **state)
 		"stop_study", "list_participants", "approve_participant", "reject_participant",
 		"get_account", "get_wallet_balance", "list_wallet_transactions",
 		"claim_agent", "replace_agent_api_key", "list_events", "review_participants",
-		"pay_bonuses", "list_bonuses",
+		"pay_bonuses", "list_bonuses", "send_message", "list_thread",
 	};
 	static const char *const required[] = {
 		"title", "description", "study_url", "reward_per_participant", "max_participants",
