@@ -533,6 +533,10 @@ tool_annotations_and_schemas(void **state)
 		{ "get_account", 1, 0, 1 },		{ "claim_agent", 0, 0, 1 },
 		{ "replace_agent_api_key", 0, 1, 0 },	{ "get_wallet_balance", 1, 0, 1 },
 		{ "list_wallet_transactions", 1, 0, 1 }, { "list_events", 1, 0, 1 },
+		{ "review_participants", 0, 1, 1 },	{ "pay_bonuses", 0, 0, 0 },
+		{ "list_bonuses", 1, 0, 1 },		{ "list_messages", 1, 0, 1 },
+		{ "read_message", 0, 0, 1 },		{ "reply_message", 0, 0, 0 },
+		{ "send_message", 0, 0, 0 },		{ "list_thread", 1, 0, 1 },
 	};
 	struct json_object *t, *o, *any;
 	struct test_agent a;
