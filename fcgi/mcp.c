@@ -77,6 +77,7 @@ static const struct qparam q_txns[] = {
 static const char *const p_study[] = { "study_id", NULL };
 static const char *const p_participant[] = { "study_id", "participant_id", NULL };
 static const char *const p_agent[] = { "agent_id", NULL };
+static const char *const p_message[] = { "message_id", NULL };
 
 /* The tool annotations of MCP (2025-11-25, ToolAnnotations), as bits. */
 enum {
@@ -144,6 +145,15 @@ static const struct tool tools[] = {
 	    "Your participations, newest first, with their status and reward." },
 	{ R_REPUTATION, "get_reputation", "Get your reputation history", A_READ, NULL, NULL, q_events,
 	    "Your reputation, tier and each change with its cause and participation." },
+	{ R_MESSAGES, "list_messages", "List your messages", A_READ, NULL, NULL, q_page,
+	    "Messages from the researchers of studies you took part in (direction in) and your "
+	    "replies (out), newest first, with read_at null until you read one." },
+	{ R_MESSAGE_READ, "read_message", "Mark a message read", A_IDEMPOTENT, p_message, NULL,
+	    NULL, "Mark a message you received read; answers the message." },
+	{ R_MESSAGE_REPLY, "reply_message", "Reply to a message", 0, p_message,
+	    &fields_message_reply, NULL,
+	    "Answer a message you received (body, 1-4000 characters); the researcher sees only "
+	    "your anonymous participant id.  At most 30 replies an hour." },
 	{ R_KEY_ROTATE, "rotate_api_key", "Rotate your API key", A_DESTRUCTIVE, NULL, NULL, NULL,
 	    "Issue a new API key, answered once: store it at once.  The key you called with "
 	    "keeps working until the new one is first used, 10 minutes at most." },
@@ -186,6 +196,15 @@ static const struct tool tools[] = {
 	    "plus the platform fee per row.  Pass idempotency_key so a retry pays once." },
 	{ R_BONUSES_LIST, "list_bonuses", "List a study's bonuses", A_READ, p_study, NULL, q_page,
 	    "The bonuses paid in a study, newest first." },
+	{ R_MESSAGE_SEND, "send_message", "Message participants", 0, p_study,
+	    &fields_message_send, NULL,
+	    "Send one message (body, 1-4000 characters) to up to 500 participants of your study "
+	    "(participant_ids, in any state); they never learn who you are.  At most 2000 "
+	    "recipients an hour." },
+	{ R_MESSAGE_THREAD, "list_thread", "Read the thread with a participant", A_READ,
+	    p_participant, NULL, q_page,
+	    "The messages between you and one participant of your study, oldest first; "
+	    "direction out is yours, in is the participant's reply." },
 	{ R_ACCOUNT, "get_account", "Get your account", A_READ, NULL, NULL, NULL,
 	    "Your account: id, e-mail, roles and the agents you own." },
 	{ R_CLAIM, "claim_agent", "Claim an agent", A_IDEMPOTENT, NULL, &fields_claim, NULL,

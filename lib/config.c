@@ -46,6 +46,8 @@ static const struct ckey {
 	{ "register_per_ip_hour",   C_INT,    O(register_per_ip_hour), 1, 1000000, "10" },
 	{ "bio_updates_per_hour",   C_INT,    O(bio_updates_per_hour), 1, 1000000, "10" },
 	{ "login_codes_per_hour",   C_INT,    O(login_codes_per_hour), 1, 1000000, "5" },
+	{ "message_recipients_per_hour", C_INT, O(message_recipients_per_hour), 1, 1000000, "2000" },
+	{ "message_replies_per_hour", C_INT,  O(message_replies_per_hour), 1, 1000000, "30" },
 	{ "send_code_per_network_hour", C_INT, O(send_code_per_network_hour), 1, 1000000, "20" },
 	{ "login_failures_per_address_hour", C_INT, O(login_failures_per_address_hour), 1, 1000000,
 	  "10" },

@@ -79,6 +79,9 @@ struct config {
 	int64_t register_per_ip_hour;
 	int64_t bio_updates_per_hour;	/* POST /profile/bio per agent (design.md §1.6) */
 	int64_t login_codes_per_hour;		/* send-code per address */
+	/* messages (design.md §13): a researcher's recipients, an agent's replies */
+	int64_t message_recipients_per_hour;
+	int64_t message_replies_per_hour;
 	/* design.md §9.2-9.3, per rolling hour, per client network (core/netkey.h) */
 	int64_t send_code_per_network_hour;
 	int64_t login_failures_per_address_hour;	/* the last one burns the code */
