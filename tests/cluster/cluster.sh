@@ -16,8 +16,8 @@
 # once by the sweeps (both hosts' ran, never overlapping), every event due a
 # webhook received, and the figures.  The database users come from
 # arps-admin setup-db with db_app_hosts naming the cluster's network.
-# Needs root (ip netns), mariadb-server, galera-4, nginx, rsync.  Stops by
-# itself; removes its namespaces and files.  Traffic stays in the
+# Needs root (ip netns), mariadb-server, galera-4, nginx, rsync, curl, jq.
+# Stops by itself; removes its namespaces and files.  Traffic stays in the
 # namespaces (the root namespace reaches only the nodes' unix sockets).
 # Env: ARPS_CLUSTER_SECONDS (workload seconds per phase, default 25),
 # ARPS_CLUSTER_CLIENTS (default 4), ARPS_CLUSTER_KEEP=1 keeps the files.
@@ -34,7 +34,7 @@ START=$(date +%s)
 say() { printf 'cluster: %s\n' "$*" >&2; }
 fail() { say "FAILED: $*"; exit 1; }
 [ "$(id -u)" = 0 ] || { say "needs root (network namespaces)"; exit 77; }
-for b in ip mariadbd mariadb-install-db nginx rsync curl; do
+for b in ip mariadbd mariadb-install-db nginx rsync curl jq; do
 	command -v $b >/dev/null || { say "needs $b"; exit 77; }
 done
 [ -f /usr/lib/galera/libgalera_smm.so ] || { say "needs galera-4"; exit 77; }
