@@ -33,6 +33,7 @@ struct config_idp {
 };
 
 #define CONFIG_DB_NODES 8	/* the most database nodes db_nodes may name */
+#define CONFIG_APP_HOSTS 8	/* the most host patterns db_app_hosts may name */
 
 struct config {
 	char path[CONFIG_STR];		/* the file this came from */
@@ -60,6 +61,13 @@ struct config {
 		char host[128];
 		int port;
 	} db_node[CONFIG_DB_NODES];
+	/* design.md §16: db_app_hosts = PATTERN,...: the MariaDB host
+	 * patterns (an address, a name, 10.0.0.% or ADDR/MASK) that
+	 * arps-admin setup-db creates arps_app and arps_migrate for, besides
+	 * localhost; empty: localhost only */
+	char db_app_hosts[CONFIG_STR];
+	size_t napp_host;
+	char app_host[CONFIG_APP_HOSTS][64];
 	char migrations_dir[CONFIG_STR];
 	/* secrets: 32 bytes each, given as 64 hex characters */
 	unsigned char pepper[32];	/* keyed hash of API keys, tokens, codes */
