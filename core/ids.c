@@ -26,6 +26,8 @@ static const char *const prefixes[IDS__MAX] = {
 	[IDS_ACCOUNT] = "acc_",
 	[IDS_EVENT] = "evt_",
 	[IDS_WEBHOOK] = "whk_",
+	[IDS_BONUS] = "bon_",
+	[IDS_MESSAGE] = "msg_",
 };
 
 /* Largest prime below 62^6: checksum values fit six base62 digits. */
@@ -321,4 +323,24 @@ anon_id_valid(const char *s)
 {
 	return s != NULL && strncmp(s, ANON_PREFIX, 5) == 0 &&
 	    all_in(s + 5, 2 * ANON_RAW_LEN, hexdig) && s[ANON_LEN] == '\0';
+}
+
+void
+pseudonym_format(const uint8_t raw[ANON_RAW_LEN], char out[PSN_BUFSZ])
+{
+	size_t	 i;
+
+	memcpy(out, PSN_PREFIX, 4);
+	for (i = 0; i < ANON_RAW_LEN; i++) {
+		out[4 + 2 * i] = hexdig[raw[i] >> 4];
+		out[5 + 2 * i] = hexdig[raw[i] & 15];
+	}
+	out[PSN_LEN] = '\0';
+}
+
+bool
+pseudonym_valid(const char *s)
+{
+	return s != NULL && strncmp(s, PSN_PREFIX, 4) == 0 &&
+	    all_in(s + 4, 2 * ANON_RAW_LEN, hexdig) && s[PSN_LEN] == '\0';
 }

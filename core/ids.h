@@ -29,6 +29,8 @@ enum ids_kind {
 	IDS_ACCOUNT,		/* acc_ */
 	IDS_EVENT,		/* evt_ */
 	IDS_WEBHOOK,		/* whk_ */
+	IDS_BONUS,		/* bon_ */
+	IDS_MESSAGE,		/* msg_ */
 	IDS__MAX
 };
 
@@ -60,6 +62,11 @@ enum ids_kind {
 #define ANON_RAW_LEN	8	/* bytes of HMAC the caller passes */
 #define ANON_LEN	(5 + 2 * ANON_RAW_LEN)	/* 21 */
 #define ANON_BUFSZ	(ANON_LEN + 1)
+
+/* A researcher's pseudonym of an agent (design.md §13): psn_ + 16 hex. */
+#define PSN_PREFIX	"psn_"
+#define PSN_LEN		(4 + 2 * ANON_RAW_LEN)	/* 20 */
+#define PSN_BUFSZ	(PSN_LEN + 1)
 
 /* Prefix of a kind ("agt_", ...); NULL for an invalid kind. Static storage. */
 const char	*ids_prefix(enum ids_kind kind);
@@ -108,5 +115,9 @@ bool		 login_code_valid(const char *s);
 void		 anon_id_format(const uint8_t raw[ANON_RAW_LEN], char out[ANON_BUFSZ]);
 /* True when s is anon_ + 16 lowercase hex chars. */
 bool		 anon_id_valid(const char *s);
+/* Write psn_ + 16 lowercase hex of raw[8] (the caller's HMAC prefix) to out. */
+void		 pseudonym_format(const uint8_t raw[ANON_RAW_LEN], char out[PSN_BUFSZ]);
+/* True when s is psn_ + 16 lowercase hex chars. */
+bool		 pseudonym_valid(const char *s);
 
 #endif

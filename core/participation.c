@@ -125,6 +125,18 @@ NAMES_AT_FN(part_state_name, enum part_state, NAMES_FIELD(statetab, PART__MAX, n
 
 NAMES_FIND_FN(part_state_from_name, enum part_state, NAMES_FIELD(statetab, PART__MAX, name))
 
+static const char *const catnames[PART_CAT__MAX] = {
+	[PART_CAT_NO_CODE] = "no_code",
+	[PART_CAT_FAILED_CHECK] = "failed_check",
+	[PART_CAT_LOW_EFFORT] = "low_effort",
+	[PART_CAT_INCOMPLETE] = "incomplete",
+	[PART_CAT_OTHER] = "other",
+};
+
+NAMES_AT_FN(part_reject_cat_name, enum part_reject_cat, NAMES_OF(catnames, PART_CAT__MAX))
+
+NAMES_FIND_FN(part_reject_cat_from_name, enum part_reject_cat, NAMES_OF(catnames, PART_CAT__MAX))
+
 NAMES_AT_FN(part_event_name, enum part_event, NAMES_OF(evnames, PART_EV__MAX))
 
 /* now >= t + delta without overflow. */

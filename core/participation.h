@@ -42,6 +42,18 @@ enum part_event {
 	PART_EV__MAX
 };
 
+/* Why a researcher rejected a submission (design.md §13), shown to the agent. */
+enum part_reject_cat {
+	PART_CAT_NO_CODE,
+	PART_CAT_FAILED_CHECK,
+	PART_CAT_LOW_EFFORT,
+	PART_CAT_INCOMPLETE,
+	PART_CAT_OTHER,
+	PART_CAT__MAX
+};
+#define PART_CAT_NAMES	"no_code, failed_check, low_effort, incomplete, other"
+#define PART_CAT_BUFSZ	16
+
 struct part_result {
 	enum part_state		 to;		/* new state (== from if unchanged) */
 	bool			 changed;	/* to != from: persist it */
@@ -74,6 +86,10 @@ bool		 part_is_final(enum part_state s);
 const char	*part_state_name(enum part_state s);
 /* State from its API name; false if unknown. */
 bool		 part_state_from_name(const char *name, enum part_state *s);
+/* Rejection category name ("no_code", ...); NULL if invalid. */
+const char	*part_reject_cat_name(enum part_reject_cat c);
+/* Category from its API name (exact); false if unknown. */
+bool		 part_reject_cat_from_name(const char *name, enum part_reject_cat *c);
 /* Event name ("open", "complete", ...); NULL if invalid. */
 const char	*part_event_name(enum part_event ev);
 /* True when a participation accepted at accepted_at has timed out at now

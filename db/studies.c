@@ -29,6 +29,7 @@
 	X(STUDY_C_SPENT,		"s.spent_cents") \
 	X(STUDY_C_REFUNDED,		"s.refunded_cents") \
 	X(STUDY_C_REFUNDED_SLOTS,	"s.refunded_slots") \
+	X(STUDY_C_BONUS,		"s.bonus_cents") \
 	X(STUDY_C_CREATED_AT,		"s.created_at") \
 	X(STUDY_C_CLOSED_AT,		"COALESCE(s.closed_at, 0)") \
 	L(STUDY_C_COMPLETED_AT,		"COALESCE(s.completed_at, 0)")
@@ -65,7 +66,8 @@ enum study_col {
 	X(PART_C_SUBMITTED_AT,		"COALESCE(p.submitted_at, 0)") \
 	X(PART_C_REVIEWED_AT,		"COALESCE(p.reviewed_at, 0)") \
 	X(PART_C_ENDED_AT,		"COALESCE(p.ended_at, 0)") \
-	L(PART_C_REASON,		"p.reason")
+	X(PART_C_REASON,		"p.reason") \
+	L(PART_C_CATEGORY,		"p.reject_category")
 enum part_col {
 	DB_COLS_ENUM(PART_COLUMNS)
 	PART_C_REPUTATION,	/* the agent's (participant lists) */
@@ -166,7 +168,8 @@ static const char q_part_ins[] =
 static const char q_part_set[] =
     "UPDATE participations SET status = ?, started_at = COALESCE(started_at, ?),"
     " submitted_at = COALESCE(?, submitted_at), reviewed_at = COALESCE(?, reviewed_at),"
-    " ended_at = COALESCE(?, ended_at), reason = COALESCE(?, reason) WHERE id = ?";
+    " ended_at = COALESCE(?, ended_at), reason = COALESCE(?, reason),"
+    " reject_category = COALESCE(?, reject_category) WHERE id = ?";
 
 /* --- row mapping --- */
 
@@ -247,6 +250,7 @@ study_row(const struct dbres *res, size_t row, int counts, struct study *s)
 	s->spent = dbres_i64(res, row, STUDY_C_SPENT);
 	s->refunded = dbres_i64(res, row, STUDY_C_REFUNDED);
 	s->refunded_slots = dbres_i64(res, row, STUDY_C_REFUNDED_SLOTS);
+	s->bonus = dbres_i64(res, row, STUDY_C_BONUS);
 	s->created_at = dbres_i64(res, row, STUDY_C_CREATED_AT);
 	s->closed_at = dbres_i64(res, row, STUDY_C_CLOSED_AT);
 	s->completed_at = dbres_i64(res, row, STUDY_C_COMPLETED_AT);
@@ -291,6 +295,7 @@ part_row(const struct dbres *res, size_t row, void *out)
 	p->reviewed_at = dbres_i64(res, row, PART_C_REVIEWED_AT);
 	p->ended_at = dbres_i64(res, row, PART_C_ENDED_AT);
 	p->reason = dbres_dup(res, row, PART_C_REASON, &ok);
+	dbres_copy(p->category, sizeof p->category, res, row, PART_C_CATEGORY);
 	p->reputation = (int)dbres_i64(res, row, PART_C_REPUTATION);
 	p->title = dbres_dup(res, row, PART_C_TITLE, &ok);
 	p->reward = dbres_i64(res, row, PART_C_REWARD);
@@ -691,8 +696,9 @@ p_time(int64_t t)
 
 enum db_rc
 db_participation_state_set(struct db *db, const char *id, enum part_state to, int64_t started,
-    int64_t submitted, int64_t reviewed, int64_t ended, const char *reason)
+    int64_t submitted, int64_t reviewed, int64_t ended, const char *reason, const char *category)
 {
 	return DB_Q(db, q_part_set, NULL, NULL, P_STR(part_state_name(to)), p_time(started),
-	    p_time(submitted), p_time(reviewed), p_time(ended), P_STR(reason), P_STR(id));
+	    p_time(submitted), p_time(reviewed), p_time(ended), P_STR(reason), P_STR(category),
+	    P_STR(id));
 }

@@ -35,6 +35,7 @@ struct study {
 	enum study_state	 state;
 	int64_t			 occupied;	/* slots held (study_occupied) */
 	int64_t			 frozen, spent, refunded, refunded_slots;
+	int64_t			 bonus;		/* bonuses paid (amounts, no fees) */
 	int64_t			 created_at, closed_at, completed_at; /* 0: not yet */
 	struct study_counts	 counts;	/* participations by state */
 };
@@ -60,6 +61,7 @@ struct participation {
 	int64_t			 accepted_at, started_at, submitted_at;
 	int64_t			 reviewed_at, ended_at;		/* 0: not yet */
 	char			*reason;	/* NULL when none */
+	char			 category[PART_CAT_BUFSZ];	/* rejection category, "" when none */
 	/* Joined by the lists that say so. */
 	int			 reputation;	/* the agent's: participant lists */
 	char			*title;		/* the study's: history */
@@ -153,9 +155,10 @@ enum db_rc db_study_state_set(struct db *, const char *id, enum study_state to, 
 enum db_rc db_participation_insert(struct db *, const char *id, const char *study_id,
     const char *agent_id, const char *participant_id, int64_t accepted_at);
 /* status = to; started_at = started only while NULL; submitted_at,
- * reviewed_at, ended_at and reason set to the values given, where a time
- * <= 0 or a NULL reason keeps the column. */
+ * reviewed_at, ended_at, reason and the rejection category set to the
+ * values given, where a time <= 0 or a NULL string keeps the column. */
 enum db_rc db_participation_state_set(struct db *, const char *id, enum part_state to,
-    int64_t started, int64_t submitted, int64_t reviewed, int64_t ended, const char *reason);
+    int64_t started, int64_t submitted, int64_t reviewed, int64_t ended, const char *reason,
+    const char *category);
 
 #endif

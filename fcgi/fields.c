@@ -11,22 +11,27 @@ reply_invalid(struct req *r, const char *name, const char *why)
 	return reply_err(r, ARPS_E_VALIDATION, "%s: %s", name, why);
 }
 
-enum h_rc
-decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *out,
-    unsigned *present)
+/* Decode the object body by the table; prefix ("" for a body) goes
+ * before each field's name in a refusal. */
+static enum h_rc
+decode_obj(struct req *r, struct json_object *body, const char *prefix,
+    const struct field *fields, size_t n, void *out, unsigned *present)
 {
-	struct json_object *body, *v;
+	struct json_object *v;
 	size_t i, len, nchars;
 	const char *s;
+	char fname[96];
 	int64_t t;
 
 	*present = 0;
-	if (req_json_or_reply(r) != H_OK)
-		return H_REPLIED;
-	body = r->json;
 	for (i = 0; i < n; i++) {
 		const struct field *f = &fields[i];
 		char *dst = (char *)out + f->off;
+		struct field fl = *f;
+
+		snprintf(fname, sizeof fname, "%s%s", prefix, f->name);
+		fl.name = fname;
+		f = &fl;
 
 		if (!json_object_object_get_ex(body, f->name, &v) ||
 		    (v == NULL && (f->flags & F_NULLABLE))) {
@@ -36,6 +41,19 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 		}
 		if (v == NULL)
 			return reply_invalid(r, f->name, "must not be null");
+		if (f->type == F_ARRAY) {
+			if (!json_object_is_type(v, json_type_array))
+				return reply_invalid(r, f->name, "must be an array");
+			len = json_object_array_length(v);
+			if ((int64_t)len < f->min || (int64_t)len > f->max) {
+				reply_err(r, ARPS_E_VALIDATION, "%s: must have %lld to %lld items",
+				    f->name, (long long)f->min, (long long)f->max);
+				return H_REPLIED;
+			}
+			memcpy(dst, &v, sizeof v);
+			*present |= FIELD_BIT(i);
+			continue;
+		}
 		if (f->type == F_INT) {
 			if (!json_object_is_type(v, json_type_int))
 				return reply_invalid(r, f->name, "must be an integer");
@@ -97,11 +115,53 @@ decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *
 			*present |= FIELD_BIT(i);
 			continue;
 		case F_INT:
+		case F_ARRAY:
 			break;
 		}
 		memcpy(dst, &s, sizeof s);
 		*present |= FIELD_BIT(i);
 	}
+	return H_OK;
+}
+
+enum h_rc
+decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *out,
+    unsigned *present)
+{
+	*present = 0;
+	if (req_json_or_reply(r) != H_OK)
+		return H_REPLIED;
+	return decode_obj(r, r->json, "", fields, n, out, present);
+}
+
+enum h_rc
+decode_item_or_reply(struct req *r, struct json_object *obj, const char *array, size_t i,
+    const struct field *fields, size_t n, void *out, unsigned *present)
+{
+	char prefix[64];
+
+	*present = 0;
+	snprintf(prefix, sizeof prefix, "%s[%zu].", array, i);
+	if (!json_object_is_type(obj, json_type_object))
+		return reply_err(r, ARPS_E_VALIDATION, "%s[%zu]: must be an object", array, i);
+	return decode_obj(r, obj, prefix, fields, n, out, present);
+}
+
+enum h_rc
+decode_item_str_or_reply(struct req *r, struct json_object *arr, const char *array, size_t i,
+    size_t max, const char **s)
+{
+	struct json_object *v = json_object_array_get_idx(arr, i);
+	size_t len, nchars;
+
+	if (v == NULL || !json_object_is_type(v, json_type_string))
+		return reply_err(r, ARPS_E_VALIDATION, "%s[%zu]: must be a string", array, i);
+	*s = json_object_get_string(v);
+	len = (size_t)json_object_get_string_len(v);
+	if (len == 0 || memchr(*s, '\0', len) != NULL || !val_utf8(*s, len, &nchars) ||
+	    nchars > max || val_text(*s, len, 1, max, 0) != 0)
+		return reply_err(r, ARPS_E_VALIDATION,
+		    "%s[%zu]: must be 1 to %zu characters of one line", array, i, max);
 	return H_OK;
 }
 

@@ -20,6 +20,10 @@ enum ftype {
 	F_TIME,		/* ISO 8601 string -> int64 unix seconds */
 	F_URL,		/* http(s) URL string */
 	F_EMAIL,	/* e-mail address string */
+	F_ARRAY,	/* array of min..max items -> struct json_object * (borrowed);
+			 * its items are decoded by the handler (decode_item_or_reply,
+			 * decode_item_str_or_reply); fcgi/mcp.c's array_items names
+			 * the item table of its schema */
 };
 
 #define F_REQUIRED	0x1
@@ -30,7 +34,8 @@ struct field {
 	enum ftype type;
 	unsigned flags;
 	int64_t min, max;
-	size_t off;		/* offsetof the destination: const char * or int64_t */
+	size_t off;		/* offsetof the destination: const char *, int64_t or
+				 * struct json_object * (F_ARRAY) */
 };
 
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
@@ -65,6 +70,17 @@ struct field_list {
  */
 enum h_rc decode_body_or_reply(struct req *r, const struct field *fields, size_t n, void *out,
     unsigned *present);
+/*
+ * The same for one item of an F_ARRAY field: obj must be an object,
+ * decoded by the item table; a refusal's detail names the item as
+ * "<array>[<i>].<field>: ..." (design.md §13's row-indexed details).
+ */
+enum h_rc decode_item_or_reply(struct req *r, struct json_object *obj, const char *array,
+    size_t i, const struct field *fields, size_t n, void *out, unsigned *present);
+/* Item i of an F_ARRAY of strings: *s the string (1..max code points, no
+ * control character), or a 422 "<array>[<i>]: ..." answered. */
+enum h_rc decode_item_str_or_reply(struct req *r, struct json_object *arr, const char *array,
+    size_t i, size_t max, const char **s);
 
 /* `limit` and `cursor` query parameters of a list (design.md §6.15);
  * answers 422 and returns H_REPLIED on a bad value.  cursor is 0 when

@@ -53,6 +53,7 @@ void rate_bucket_hashed(const struct req *r, const char *kind, const char *subje
 struct field_list;
 extern const struct field_list fields_me_patch, fields_bio;	/* fcgi/agents.c */
 extern const struct field_list fields_study, fields_review;	/* fcgi/studies.c */
+extern const struct field_list fields_reject, fields_bulk_review; /* fcgi/studies.c */
 extern const struct field_list fields_claim;			/* fcgi/account.c */
 extern const struct field_list fields_complete;		/* fcgi/participation.c */
 
@@ -86,6 +87,7 @@ enum h_rc h_study_stop(struct req *);
 enum h_rc h_participants(struct req *);
 enum h_rc h_participant_approve(struct req *);
 enum h_rc h_participant_reject(struct req *);
+enum h_rc h_participants_review(struct req *);
 /* fcgi/participation.c: agent side */
 enum h_rc h_available(struct req *);
 enum h_rc h_accept(struct req *);

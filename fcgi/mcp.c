@@ -145,8 +145,12 @@ static const struct tool tools[] = {
 	    "A study's participants by anonymous participant_id, newest first." },
 	{ R_PARTICIPANT_APPROVE, "approve_participant", p_participant, &fields_review, NULL,
 	    "Approve a submitted participation: pays the reward to the participant." },
-	{ R_PARTICIPANT_REJECT, "reject_participant", p_participant, &fields_review, NULL,
+	{ R_PARTICIPANT_REJECT, "reject_participant", p_participant, &fields_reject, NULL,
 	    "Reject a submitted participation: refunds the reward to you." },
+	{ R_PARTICIPANTS_REVIEW, "review_participants", p_study, &fields_bulk_review, NULL,
+	    "Approve or reject up to 500 submitted participants at once (action, "
+	    "participant_ids, reason: required to reject, category); each row is reviewed "
+	    "on its own and answers its outcome." },
 	{ R_ACCOUNT, "get_account", NULL, NULL, NULL,
 	    "Your account: id, e-mail, roles and the agents you own." },
 	{ R_CLAIM, "claim_agent", NULL, &fields_claim, NULL,
@@ -213,6 +217,26 @@ jtype(const char *type, int nullable)
 	return a;
 }
 
+/* The items of the F_ARRAY body fields whose items are objects: the
+ * tables their handlers decode each item with (an array not named here
+ * holds strings). */
+static const struct {
+	const char *name;
+	const struct field_list *items;
+} array_items[] = {
+};
+
+static const struct field_list *
+array_items_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof array_items / sizeof array_items[0]; i++)
+		if (strcmp(array_items[i].name, name) == 0)
+			return array_items[i].items;
+	return NULL;
+}
+
 /* The JSON Schema of one body field, from the same row the handler decodes with. */
 static struct json_object *
 field_schema(const struct field *f)
@@ -224,6 +248,34 @@ field_schema(const struct field *f)
 		jput(s, "type", jtype("integer", nullable));
 		jput(s, "minimum", json_object_new_int64(f->min));
 		jput(s, "maximum", json_object_new_int64(f->max));
+		return s;
+	}
+	if (f->type == F_ARRAY) {
+		struct json_object *it = json_object_new_object(), *props, *req;
+		size_t i;
+
+		jput(s, "type", jtype("array", nullable));
+		jput(s, "minItems", json_object_new_int64(f->min));
+		jput(s, "maxItems", json_object_new_int64(f->max));
+		const struct field_list *items = array_items_of(f->name);
+
+		if (items == NULL) {
+			jput(it, "type", json_object_new_string("string"));
+			jput(it, "minLength", json_object_new_int(1));
+		} else {
+			props = json_object_new_object();
+			req = json_object_new_array();
+			for (i = 0; i < items->n; i++) {
+				jput(props, items->f[i].name, field_schema(&items->f[i]));
+				if (items->f[i].flags & F_REQUIRED)
+					json_object_array_add(req,
+					    json_object_new_string(items->f[i].name));
+			}
+			jput(it, "type", json_object_new_string("object"));
+			jput(it, "properties", props);
+			jput(it, "required", req);
+		}
+		jput(s, "items", it);
 		return s;
 	}
 	jput(s, "type", jtype("string", nullable));
@@ -255,6 +307,7 @@ field_schema(const struct field *f)
 		jput(s, "description", json_object_new_string("an RFC 3339 timestamp"));
 		break;
 	case F_INT:
+	case F_ARRAY:
 		break;
 	}
 	return s;

@@ -437,6 +437,7 @@ h_history(struct req *r)
 		jadd_time(it, "submitted_at", v[i].submitted_at);
 		jadd_time(it, "reviewed_at", v[i].reviewed_at);
 		jadd_str(it, "reason", v[i].reason);
+		jadd_str(it, "category", v[i].category[0] != '\0' ? v[i].category : NULL);
 		json_object_array_add(arr, it);
 	}
 	db_participations_free(v, n);

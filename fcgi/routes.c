@@ -50,6 +50,9 @@ const struct route routes[R__MAX] = {
 				    h_participant_approve, ROLE_RESEARCHER, 0 },
 	[R_PARTICIPANT_REJECT] = { "POST", "/api/v1/studies/{}/participants/{}/reject", AUTH_BEARER,
 				    h_participant_reject, ROLE_RESEARCHER, 0 },
+	/* researcher tools (design.md §13) */
+	[R_PARTICIPANTS_REVIEW] = { "POST", "/api/v1/studies/{}/participants/review", AUTH_BEARER,
+				    h_participants_review, ROLE_RESEARCHER, 0 },
 	/* wallet */
 	[R_WALLET_BALANCE] =	{ "GET",   "/api/v1/wallet/balance", AUTH_EITHER, h_wallet_balance,
 				    0, 0 },

@@ -15,6 +15,7 @@
 #include "fcgi/fields.h"
 #include "fcgi/handlers.h"
 #include "lib/config.h"
+#include "lib/secret.h"
 
 /* --- answer shapes --- */
 
@@ -127,19 +128,24 @@ study_agent_json(const struct study *s, const struct participation *p)
 	return o;
 }
 
-/* A participant item (design.md §6.14). */
+/* A participant item (design.md §6.14) of one of the caller's studies,
+ * with the agent's pseudonym for this researcher (design.md §13). */
 static struct json_object *
-participant_json(const struct participation *p)
+participant_json(const struct req *r, const struct participation *p)
 {
 	struct json_object *o = json_object_new_object();
+	char psn[PSN_BUFSZ];
 
+	secret_pseudonym(r->cfg, r->who.id, p->agent_id, psn);
 	jadd_str(o, "participant_id", p->participant_id);
+	jadd_str(o, "pseudonym", psn);
 	jadd_str(o, "status", part_state_name(p->state));
 	jadd_time(o, "accepted_at", p->accepted_at);
 	jadd_time(o, "submitted_at", p->submitted_at);
 	jadd_time(o, "reviewed_at", p->reviewed_at);
 	jadd_str(o, "tier", rep_tier_name(rep_tier_of(p->reputation)));
 	jadd_str(o, "reason", p->reason);
+	jadd_str(o, "category", p->category[0] != '\0' ? p->category : NULL);
 	return o;
 }
 
@@ -440,7 +446,7 @@ h_participants(struct req *r)
 		return reply_list_db(r, rc);
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++)
-		json_object_array_add(arr, participant_json(&v[i]));
+		json_object_array_add(arr, participant_json(r, &v[i]));
 	db_participations_free(v, n);
 	return reply_page(r, "participants", arr, next);
 }
@@ -448,7 +454,7 @@ h_participants(struct req *r)
 /* --- POST /studies/{id}/participants/{pid}/approve | reject --- */
 
 struct review_in {
-	const char *reason;
+	const char *reason, *category;
 };
 
 static const struct field review_fields[] = {
@@ -456,66 +462,69 @@ static const struct field review_fields[] = {
 	    offsetof(struct review_in, reason) },
 };
 const struct field_list fields_review = FIELD_LIST(review_fields);
+/* reject: the reason and its category (design.md §13) */
+static const struct field reject_fields[] = {
+	{ "reason", F_TEXT, F_NULLABLE, VAL_REASON_MIN, VAL_REASON_MAX,
+	    offsetof(struct review_in, reason) },
+	{ "category", F_NAME, F_NULLABLE, 1, PART_CAT_BUFSZ - 1,
+	    offsetof(struct review_in, category) },
+};
+const struct field_list fields_reject = FIELD_LIST(reject_fields);
+
+/* A category given must be one of core/participation.h's; else 422. */
+static enum h_rc
+category_or_reply(struct req *r, const char *field, const char *category)
+{
+	if (category == NULL || part_reject_cat_from_name(category, NULL))
+		return H_OK;
+	return reply_err(r, ARPS_E_VALIDATION, "%s: must be one of " PART_CAT_NAMES, field);
+}
 
 struct review_ctx {
-	const char *study_id, *pid, *reason;
+	const char *study_id, *pid, *reason, *category;
 	enum part_event ev;
 };
+
+/* The answer of a refused review (the single endpoint's, and a bulk
+ * row's error): its code and detail. */
+static enum arps_err
+review_refusal(const struct settle_out *so, const char *study_id, const char *pid, char *detail,
+    size_t n)
+{
+	if (so->outcome == ARPS_E_NOT_FOUND && so->no_participant)
+		snprintf(detail, n, "no such participant in this study: %.40s", pid);
+	else if (so->outcome == ARPS_E_NOT_FOUND)
+		snprintf(detail, n, "no such study: %.40s", study_id);
+	else if (so->outcome == ARPS_E_INVALID_STATE)
+		snprintf(detail, n, "only a submitted participation can be reviewed; this one is %s",
+		    part_state_name(so->p.state) ? part_state_name(so->p.state) : "not submitted");
+	else
+		snprintf(detail, n, "cannot review this participant");
+	return so->outcome;
+}
 
 static enum db_rc
 review_tx(struct req *r, void *arg)
 {
 	struct review_ctx *c = arg;
 	struct settle_out so;
-	struct participation p;
-	enum part_state was;
-	struct study s;
+	char detail[160];
+	enum arps_err e;
 	enum db_rc rc;
-	int took;
 
-	/* The locks of a settle in their order (txn/lifecycle.c), each row
-	 * read once: the study row (not its counts), then the participation,
-	 * by one statement.  Another researcher's study: 404 as none. */
-	memset(&so, 0, sizeof so);
-	rc = db_study_part_by_anon_lock(r->db, c->study_id, c->pid, &s, &so.p, &took);
-	if (rc == DB_NOTFOUND || (rc == DB_OK && strcmp(s.researcher_id, r->who.id) != 0)) {
+	rc = txn_review(r->db, c->study_id, r->who.id, c->pid, c->ev, c->reason, c->category, r->now,
+	    &so);
+	if (rc != DB_OK) {
 		db_participation_clear(&so.p);
-		db_study_clear(&s);
-		reply_no_study(r, c->study_id);
+		return rc;
+	}
+	if (so.outcome != ARPS_OK) {
+		e = review_refusal(&so, c->study_id, c->pid, detail, sizeof detail);
+		db_participation_clear(&so.p);
+		reply_err(r, e, "%s", detail);
 		return DB_ROLLBACK;
 	}
-	if (rc != DB_OK)
-		return rc;	/* nothing kept */
-	if (!took) {
-		db_study_clear(&s);
-		reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s", c->pid);
-		return DB_ROLLBACK;
-	}
-	rc = txn_participation_settle_locked(r->db, &s, c->ev, c->reason, r->now, &so);
-	was = so.p.state;
-	db_study_clear(&s);
-	if (rc != DB_OK || so.outcome != ARPS_OK) {
-		db_participation_clear(&so.p);
-		if (rc != DB_OK)
-			return rc;
-		if (so.outcome == ARPS_E_INVALID_STATE)
-			reply_err(r, ARPS_E_INVALID_STATE,
-			    "only a submitted participation can be reviewed; this one is %s",
-			    part_state_name(was) ? part_state_name(was) : "not submitted");
-		else
-			reply_err(r, so.outcome, "cannot review this participant");
-		return DB_ROLLBACK;
-	}
-	/* The row as the settle left it, with the agent's score read under
-	 * its lock (the tier shown); else read again. */
-	if (!so.rep_known) {
-		rc = db_participation_by_anon(r->db, c->study_id, c->pid, &p);
-		db_participation_clear(&so.p);
-		if (rc != DB_OK)
-			return rc == DB_NOTFOUND ? DB_ERR : rc;
-		so.p = p;
-	}
-	reply_json(r, 200, participant_json(&so.p));
+	reply_json(r, 200, participant_json(r, &so.p));
 	db_participation_clear(&so.p);
 	return DB_OK;
 }
@@ -527,11 +536,16 @@ review(struct req *r, enum part_event ev)
 	struct review_ctx c;
 	unsigned present;
 
-	if (decode_body_or_reply(r, review_fields, NFIELDS(review_fields), &in, &present) != H_OK)
+	if (ev == PART_EV_REJECT ?
+	    decode_body_or_reply(r, reject_fields, NFIELDS(reject_fields), &in, &present) != H_OK :
+	    decode_body_or_reply(r, review_fields, NFIELDS(review_fields), &in, &present) != H_OK)
+		return H_REPLIED;
+	if (category_or_reply(r, "category", in.category) != H_OK)
 		return H_REPLIED;
 	c.study_id = r->params[0];
 	c.pid = r->params[1];
 	c.reason = in.reason;
+	c.category = in.category;
 	c.ev = ev;
 	if (!ids_valid(IDS_STUDY, c.study_id))
 		return reply_no_study(r, c.study_id);
@@ -543,3 +557,164 @@ review(struct req *r, enum part_event ev)
 
 HANDLER_EVENT(h_participant_approve, review, PART_EV_APPROVE)
 HANDLER_EVENT(h_participant_reject, review, PART_EV_REJECT)
+
+/* --- POST /studies/{id}/participants/review (design.md §13) --- */
+
+#define BULK_MAX	500	/* participant ids of one request */
+
+struct bulk_in {
+	const char *action, *reason, *category;
+	struct json_object *ids;
+};
+
+#define BULK_FIELDS(X) \
+	X(bulk_in, BULK_F_ACTION, "action", F_NAME, F_REQUIRED, 1, 16, action) \
+	X(bulk_in, BULK_F_IDS, "participant_ids", F_ARRAY, F_REQUIRED, 1, BULK_MAX, ids) \
+	X(bulk_in, BULK_F_REASON, "reason", F_TEXT, F_NULLABLE, VAL_REASON_MIN, VAL_REASON_MAX, \
+	    reason) \
+	X(bulk_in, BULK_F_CATEGORY, "category", F_NAME, F_NULLABLE, 1, PART_CAT_BUFSZ - 1, \
+	    category)
+
+enum { BULK_FIELDS(FIELD_INDEX) };
+static const struct field bulk_fields[] = { BULK_FIELDS(FIELD_ROW) };
+const struct field_list fields_bulk_review = FIELD_LIST(bulk_fields);
+
+struct bulk_row {
+	const char *study_id, *owner, *pid, *reason, *category;
+	enum part_event ev;
+	int64_t now;
+	struct settle_out so;
+};
+
+/* One row: its own transaction, the single review's (txn_review). */
+static enum db_rc
+bulk_row_tx(struct db *db, void *arg)
+{
+	struct bulk_row *b = arg;
+	enum db_rc rc;
+
+	db_participation_clear(&b->so.p);	/* a retried transaction starts afresh */
+	rc = txn_review(db, b->study_id, b->owner, b->pid, b->ev, b->reason, b->category, b->now,
+	    &b->so);
+	if (rc == DB_OK && b->so.outcome != ARPS_OK)
+		return DB_ROLLBACK;	/* nothing written: nothing to keep */
+	return rc;
+}
+
+/* {detail, error_code, status} */
+static struct json_object *
+error_json(enum arps_err e, const char *detail)
+{
+	struct json_object *o = json_object_new_object();
+
+	jadd_str(o, "detail", detail);
+	jadd_str(o, "error_code", arps_err_code(e));
+	jadd_int(o, "status", arps_err_status(e));
+	return o;
+}
+
+/*
+ * Each row is reviewed as the single endpoint would, in a transaction of
+ * its own, so one refused row (not submitted, unknown) leaves the others
+ * to go through; the answer is stored for the Idempotency-Key after the
+ * rows (idem_end), so a retry replays it whole.
+ */
+enum h_rc
+h_participants_review(struct req *r)
+{
+	const char *study_id = r->params[0];
+	struct json_object *o, *arr, *it;
+	struct bulk_in in;
+	struct bulk_row b;
+	struct study s;
+	unsigned present;
+	enum part_event ev;
+	int64_t ok = 0, failed = 0;
+	char detail[160];
+	size_t i, n;
+	enum db_rc rc;
+
+	memset(&in, 0, sizeof in);
+	if (decode_body_or_reply(r, bulk_fields, NFIELDS(bulk_fields), &in, &present) != H_OK)
+		return H_REPLIED;
+	if (strcmp(in.action, "approve") == 0)
+		ev = PART_EV_APPROVE;
+	else if (strcmp(in.action, "reject") == 0)
+		ev = PART_EV_REJECT;
+	else
+		return reply_err(r, ARPS_E_VALIDATION, "action: must be approve or reject");
+	if (ev == PART_EV_REJECT && in.reason == NULL)
+		return reply_err(r, ARPS_E_VALIDATION, "reason: is required to reject");
+	if (ev == PART_EV_APPROVE && in.category != NULL)
+		return reply_err(r, ARPS_E_VALIDATION, "category: only a rejection has one");
+	if (category_or_reply(r, "category", in.category) != H_OK)
+		return H_REPLIED;
+	n = json_object_array_length(in.ids);
+	for (i = 0; i < n; i++) {
+		const char *pid;
+
+		if (decode_item_str_or_reply(r, in.ids, "participant_ids", i, 63, &pid) != H_OK)
+			return H_REPLIED;
+	}
+	/* The study first: another researcher's is 404 as a whole. */
+	if (!ids_valid(IDS_STUDY, study_id))
+		return reply_no_study(r, study_id);
+	if ((rc = db_study_get_row(r->db, study_id, 0, &s)) == DB_NOTFOUND)
+		return reply_no_study(r, study_id);
+	if (rc != DB_OK)
+		return reply_db(r, rc);
+	if (strcmp(s.researcher_id, r->who.id) != 0) {
+		db_study_clear(&s);
+		return reply_no_study(r, study_id);
+	}
+	db_study_clear(&s);
+	arr = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		const char *pid = json_object_get_string(json_object_array_get_idx(in.ids, i));
+
+		memset(&b, 0, sizeof b);
+		b.study_id = study_id;
+		b.owner = r->who.id;
+		b.pid = pid;
+		b.reason = in.reason;
+		b.category = in.category;
+		b.ev = ev;
+		b.now = r->now;
+		it = json_object_new_object();
+		jadd_str(it, "participant_id", pid);
+		if (!anon_id_valid(pid)) {
+			b.so.outcome = ARPS_E_NOT_FOUND;
+			b.so.no_participant = 1;
+			rc = DB_ROLLBACK;
+		} else
+			rc = db_tx(r->db, bulk_row_tx, &b);
+		if (rc == DB_OK) {
+			jadd_str(it, "status", part_state_name(b.so.p.state));
+			json_object_object_add(it, "error", NULL);
+			ok++;
+		} else {
+			enum arps_err e;
+
+			if (rc == DB_ROLLBACK && b.so.outcome != ARPS_OK)
+				e = review_refusal(&b.so, study_id, pid, detail, sizeof detail);
+			else {
+				e = rc == DB_GONE ? ARPS_E_UNAVAILABLE : ARPS_E_INTERNAL;
+				snprintf(detail, sizeof detail, "this row could not be reviewed; "
+				    "retry it");
+			}
+			/* the status as it stays; null for no participant of this study */
+			jadd_str(it, "status", b.so.p.id[0] != '\0' && !b.so.no_participant ?
+			    part_state_name(b.so.p.state) : NULL);
+			json_object_object_add(it, "error", error_json(e, detail));
+			failed++;
+		}
+		db_participation_clear(&b.so.p);
+		json_object_array_add(arr, it);
+	}
+	o = json_object_new_object();
+	jadd_str(o, "action", in.action);
+	json_object_object_add(o, "results", arr);
+	jadd_int(o, "succeeded", ok);
+	jadd_int(o, "failed", failed);
+	return reply_json(r, 200, o);
+}

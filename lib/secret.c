@@ -46,3 +46,19 @@ secret_anon_id(const struct config *cfg, const char *study_id, const char *agent
 	crypto_auth_hmacsha256_final(&st, mac);
 	anon_id_format(mac, out);
 }
+
+void
+secret_pseudonym(const struct config *cfg, const char *account_id, const char *agent_id,
+    char out[PSN_BUFSZ])
+{
+	crypto_auth_hmacsha256_state st;
+	unsigned char mac[crypto_auth_hmacsha256_BYTES];
+
+	crypto_auth_hmacsha256_init(&st, cfg->id_secret, sizeof cfg->id_secret);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)"psn/", 4);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)account_id, strlen(account_id));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)"/", 1);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)agent_id, strlen(agent_id));
+	crypto_auth_hmacsha256_final(&st, mac);
+	pseudonym_format(mac, out);
+}

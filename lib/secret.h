@@ -30,4 +30,9 @@ void secret_hash(const struct config *cfg, const char *purpose, const char *s, s
 void secret_anon_id(const struct config *cfg, const char *study_id, const char *agent_id,
     char out[ANON_BUFSZ]);
 
+/* psn_ + 16 hex of HMAC-SHA256(id_secret, "psn/" account_id "/" agent_id):
+ * one researcher's stable name for an agent (design.md §13). */
+void secret_pseudonym(const struct config *cfg, const char *account_id, const char *agent_id,
+    char out[PSN_BUFSZ]);
+
 #endif

@@ -265,7 +265,14 @@ part_events(struct db *db, const struct study *s, const struct participation *p,
 	enum event_type t = pr->changed ? part_event_type(pr->to) : EV__MAX;
 	enum db_rc rc;
 
-	if (t != EV__MAX && (rc = db_event(db, p->agent_id, t, now,
+	/* a rejection says its category when the researcher gave one */
+	if (t == EV_PART_REJECTED && p->category[0] != '\0') {
+		if ((rc = db_event(db, p->agent_id, t, now,
+		    "{\"study_id\":\"%s\",\"participation_id\":\"%s\",\"status\":\"%s\","
+		    "\"category\":\"%s\"}", p->study_id, p->id, part_state_name(pr->to),
+		    p->category)) != DB_OK)
+			return rc;
+	} else if (t != EV__MAX && (rc = db_event(db, p->agent_id, t, now,
 	    "{\"study_id\":\"%s\",\"participation_id\":\"%s\",\"status\":\"%s\"}",
 	    p->study_id, p->id, part_state_name(pr->to))) != DB_OK)
 		return rc;
@@ -289,7 +296,8 @@ part_events(struct db *db, const struct study *s, const struct participation *p,
  */
 static enum db_rc
 apply_part(struct db *db, struct study *s, struct participation *p,
-    const struct part_result *pr, const char *reason, int64_t now, int *rep_delta)
+    const struct part_result *pr, const char *reason, const char *category, int64_t now,
+    int *rep_delta)
 {
 	int64_t started = 0, submitted = 0, reviewed = 0, ended = 0, slot;
 	int rep_from;
@@ -337,8 +345,10 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 		break;
 	}
 	if ((rc = db_participation_state_set(db, p->id, pr->to, started, submitted, reviewed, ended,
-	    reason)) != DB_OK)
+	    reason, category)) != DB_OK)
 		return rc;
+	if (category != NULL)
+		snprintf(p->category, sizeof p->category, "%s", category);
 	p->state = pr->to;
 	if (started && p->started_at == 0)
 		p->started_at = started;
@@ -624,7 +634,7 @@ txn_participation_agent_event(struct db *db, const char *study_id, const char *a
 			*outcome = verdict;
 			goto out;
 		}
-		if ((rc = apply_part(db, &s, p, &pr, NULL, now, &delta)) != DB_OK)
+		if ((rc = apply_part(db, &s, p, &pr, NULL, NULL, now, &delta)) != DB_OK)
 			goto out;
 		*outcome = ev == PART_EV_OPEN ? ARPS_OK : ARPS_E_TIMED_OUT;
 		goto out;
@@ -659,7 +669,7 @@ txn_participation_agent_event(struct db *db, const char *study_id, const char *a
 		*outcome = verdict;
 		goto out;
 	}
-	if ((rc = apply_part(db, &s, p, &pr, NULL, now, &delta)) == DB_OK)
+	if ((rc = apply_part(db, &s, p, &pr, NULL, NULL, now, &delta)) == DB_OK)
 		*outcome = ARPS_OK;
 out:
 	if (s_out != NULL)
@@ -699,7 +709,7 @@ txn_participation_settle(struct db *db, const char *prt_id, const char *owner,
 			rc = DB_ERR;
 		goto out;
 	}
-	rc = txn_participation_settle_locked(db, &s, ev, reason, now, out);
+	rc = txn_participation_settle_locked(db, &s, ev, reason, NULL, now, out);
 out:
 	db_study_clear(&s);
 	return rc;
@@ -707,7 +717,7 @@ out:
 
 enum db_rc
 txn_participation_settle_locked(struct db *db, struct study *s, enum part_event ev,
-    const char *reason, int64_t now, struct settle_out *out)
+    const char *reason, const char *category, int64_t now, struct settle_out *out)
 {
 	struct part_result pr;
 	enum arps_err verdict;
@@ -725,11 +735,60 @@ txn_participation_settle_locked(struct db *db, struct study *s, enum part_event 
 		out->outcome = verdict;
 		return DB_OK;
 	}
-	if ((rc = apply_part(db, s, &out->p, &pr, reason, now, &out->rep_delta)) != DB_OK)
+	if ((rc = apply_part(db, s, &out->p, &pr, reason, category, now, &out->rep_delta)) != DB_OK)
 		return rc;
 	out->money = pr.money;
 	out->study_state = s->state;
 	out->rep_known = rep_reads_agent(pr.rep);
 	out->outcome = ARPS_OK;
+	return DB_OK;
+}
+
+enum db_rc
+txn_review(struct db *db, const char *study_id, const char *owner, const char *participant_id,
+    enum part_event ev, const char *reason, const char *category, int64_t now,
+    struct settle_out *out)
+{
+	struct participation p;
+	struct study s;
+	enum db_rc rc;
+	int took;
+
+	memset(out, 0, sizeof *out);
+	out->outcome = ARPS_E_INTERNAL;
+	if (ev != PART_EV_APPROVE && ev != PART_EV_REJECT)
+		return DB_ERR;
+	if (ev != PART_EV_REJECT)
+		category = NULL;
+	/* The locks of a settle in their order, each row read once: the
+	 * study row (not its counts), then the participation, by one
+	 * statement.  Another researcher's study: as none. */
+	rc = db_study_part_by_anon_lock(db, study_id, participant_id, &s, &out->p, &took);
+	if (rc == DB_NOTFOUND || (rc == DB_OK && strcmp(s.researcher_id, owner) != 0)) {
+		db_participation_clear(&out->p);
+		db_study_clear(&s);
+		out->outcome = ARPS_E_NOT_FOUND;
+		return DB_OK;
+	}
+	if (rc != DB_OK)
+		return rc;	/* nothing kept */
+	if (!took) {
+		db_study_clear(&s);
+		out->outcome = ARPS_E_NOT_FOUND;
+		out->no_participant = 1;
+		return DB_OK;
+	}
+	rc = txn_participation_settle_locked(db, &s, ev, reason, category, now, out);
+	db_study_clear(&s);
+	if (rc != DB_OK || out->outcome != ARPS_OK || out->rep_known)
+		return rc;
+	/* The row as the settle left it, with the agent's score (the tier
+	 * shown), when the settle did not read it under its lock. */
+	rc = db_participation_by_anon(db, study_id, participant_id, &p);
+	if (rc != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	db_participation_clear(&out->p);
+	out->p = p;
+	out->rep_known = 1;
 	return DB_OK;
 }

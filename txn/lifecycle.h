@@ -42,6 +42,8 @@ struct settle_out {
 	int			 rep_known;	/* p.reputation is the agent's score after it */
 	enum ledger_event	 money;		/* money booked (NONE if none) */
 	enum study_state	 study_state;	/* the study's state after */
+	int			 no_participant; /* txn_review's ARPS_E_NOT_FOUND: the study
+						   is the caller's, the participant not */
 };
 
 /*
@@ -130,6 +132,22 @@ enum db_rc txn_participation_settle(struct db *, const char *prt_id, const char 
  * nothing is read again.  *s is updated; out->p is taken over (caller
  * clears it). */
 enum db_rc txn_participation_settle_locked(struct db *, struct study *s, enum part_event ev,
-    const char *reason, int64_t now, struct settle_out *out);
+    const char *reason, const char *category, int64_t now, struct settle_out *out);
+
+/*
+ * A researcher's review of one participant of its study (design.md §6.14,
+ * design.md §13), the single endpoint's and each row of the bulk one: ev is
+ * PART_EV_APPROVE or PART_EV_REJECT; reason and category (a name of
+ * core/participation.h, REJECT only) may be NULL.  Locks the study and the
+ * participation by one statement (db_study_part_by_anon_lock), then
+ * settles as txn_participation_settle_locked.  out->outcome: ARPS_OK
+ * (out->p the row after it, with the agent's reputation), ARPS_E_NOT_FOUND
+ * (no such study of owner; or, with out->no_participant, no such
+ * participant in it), ARPS_E_INVALID_STATE (not submitted: out->p as it
+ * is).  Writes nothing on a refusal.  Caller clears out->p.
+ */
+enum db_rc txn_review(struct db *, const char *study_id, const char *owner,
+    const char *participant_id, enum part_event ev, const char *reason, const char *category,
+    int64_t now, struct settle_out *out);
 
 #endif

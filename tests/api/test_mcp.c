@@ -456,7 +456,7 @@ tools_list_researcher(void **state)
 		"create_study", "list_studies", "get_study", "pause_study", "resume_study",
 		"stop_study", "list_participants", "approve_participant", "reject_participant",
 		"get_account", "get_wallet_balance", "list_wallet_transactions",
-		"claim_agent", "replace_agent_api_key", "list_events",
+		"claim_agent", "replace_agent_api_key", "list_events", "review_participants",
 	};
 	static const char *const required[] = {
 		"title", "description", "study_url", "reward_per_participant", "max_participants",
@@ -496,6 +496,13 @@ tools_list_researcher(void **state)
 	assert_true(arr_has(jget(t, "inputSchema.required"), "study_id"));
 	assert_true(arr_has(jget(t, "inputSchema.required"), "participant_id"));
 	assert_non_null(jget(t, "inputSchema.properties.reason"));
+	/* design.md §13: the bulk review's ids are an array of 1-500 */
+	t = tool_def(&r, "review_participants");
+	assert_string_equal(json_object_get_string(
+	    jget(t, "inputSchema.properties.participant_ids.type")), "array");
+	assert_int_equal(json_object_get_int(
+	    jget(t, "inputSchema.properties.participant_ids.maxItems")), 500);
+	assert_true(arr_has(jget(t, "inputSchema.required"), "action"));
 	resp_free(&r);
 }
 

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "core/errors.h"
@@ -195,11 +196,47 @@ test_due(void **state)
 	}
 }
 
+/* Rejection categories (design.md §13): each name both ways, others refused. */
+static void
+test_reject_categories(void **state)
+{
+	static const struct {
+		const char		*name;
+		bool			 ok;
+		enum part_reject_cat	 c;
+	} crows[] = {
+		{ "no_code", true, PART_CAT_NO_CODE },
+		{ "failed_check", true, PART_CAT_FAILED_CHECK },
+		{ "low_effort", true, PART_CAT_LOW_EFFORT },
+		{ "incomplete", true, PART_CAT_INCOMPLETE },
+		{ "other", true, PART_CAT_OTHER },
+		{ "Other", false, PART_CAT__MAX },
+		{ "", false, PART_CAT__MAX },
+		{ "no_code ", false, PART_CAT__MAX },
+		{ "spam", false, PART_CAT__MAX },
+	};
+	enum part_reject_cat	 c;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(crows) / sizeof(crows[0]); i++) {
+		c = PART_CAT__MAX;
+		assert_int_equal(part_reject_cat_from_name(crows[i].name, &c), crows[i].ok);
+		assert_int_equal(c, crows[i].c);
+		if (crows[i].ok)
+			assert_string_equal(part_reject_cat_name(c), crows[i].name);
+		assert_true(strlen(crows[i].name) < PART_CAT_BUFSZ);
+	}
+	assert_false(part_reject_cat_from_name(NULL, &c));
+	assert_null(part_reject_cat_name(PART_CAT__MAX));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_pair),
+		cmocka_unit_test(test_reject_categories),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_predicates_names),
 		cmocka_unit_test(test_due),
