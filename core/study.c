@@ -162,6 +162,13 @@ r_claimed(const struct accept_facts *f)
 	return f->agent_claimed;
 }
 
+/* A researcher's own agent would be paid by its own study (issue 37). */
+static bool
+r_not_own_study(const struct accept_facts *f)
+{
+	return !f->own_study;
+}
+
 static bool
 r_not_suspended(const struct accept_facts *f)
 {
@@ -203,6 +210,7 @@ static const struct {
 	enum arps_err	 err;
 } accept_rules[] = {
 	{ r_claimed,		ARPS_E_AGENT_NOT_CLAIMED },
+	{ r_not_own_study,	ARPS_E_OWN_STUDY },
 	{ r_not_suspended,	ARPS_E_AGENT_SUSPENDED },
 	{ r_no_active,		ARPS_E_ACTIVE_PARTICIPATION },
 	{ r_not_participated,	ARPS_E_ALREADY_PARTICIPATED },

@@ -98,10 +98,12 @@ struct accept_facts {
 	int64_t			 now;
 	int64_t			 max_participants;
 	int64_t			 occupied;	/* study_occupied() */
+	bool			 own_study;	/* the agent's owner is the study's researcher */
 };
 
 /*
- * Check, in order: claimed (ARPS_E_AGENT_NOT_CLAIMED), not suspended by
+ * Check, in order: claimed (ARPS_E_AGENT_NOT_CLAIMED), not claimed by the
+ * study's own researcher (ARPS_E_OWN_STUDY), not suspended by
  * status or tier (ARPS_E_AGENT_SUSPENDED), no active participation
  * (ARPS_E_ACTIVE_PARTICIPATION), not already in this study
  * (ARPS_E_ALREADY_PARTICIPATED), study active (ARPS_E_STUDY_NOT_ACTIVE),

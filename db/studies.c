@@ -96,14 +96,16 @@ static const char q_study_many[] =
     "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
     Q4 ", " Q4 ", " Q4 ", " Q4 ")";
 #define STUDY_MANY_BATCH 32
-/* db_study_open_for: 30 ids, the time and the agent (32 parameters). */
+/* db_study_open_for: 30 ids, the time and the agent twice (33 parameters);
+ * not a study of the agent's own owner (OWN_STUDY, design.md §6.7). */
 static const char q_study_open_for[] =
     "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
     Q4 ", " Q4 ", " Q4 ", ?, ?)"
     " AND s.status = 'active' AND s.occupied < s.max_participants"
     " AND (s.deadline IS NULL OR s.deadline > ?)"
     " AND NOT EXISTS (SELECT 1 FROM participations p WHERE p.study_id = s.id"
-    " AND p.agent_id = ?)";
+    " AND p.agent_id = ?)"
+    " AND NOT EXISTS (SELECT 1 FROM agents g WHERE g.id = ? AND g.account_id = s.researcher_id)";
 #define STUDY_OPEN_BATCH DB_MATCH_RECHECK
 _Static_assert(DB_MATCH_RECHECK == 30, "q_study_open_for has 30 id placeholders");
 
@@ -237,6 +239,7 @@ study_row(const struct dbres *res, size_t row, int counts, struct study *s)
 	s->study_url = dbres_dup(res, row, STUDY_C_STUDY_URL, &ok);
 	s->criteria = dbres_dup(res, row, STUDY_C_CRITERIA, &ok);
 	s->completion_code = dbres_dup(res, row, STUDY_C_COMPLETION_CODE, &ok);
+	s->needs_code = !dbres_isnull(res, row, STUDY_C_COMPLETION_CODE);
 	s->reward = dbres_i64(res, row, STUDY_C_REWARD);
 	s->fee = dbres_i64(res, row, STUDY_C_FEE);
 	s->max_participants = dbres_i64(res, row, STUDY_C_MAX_PARTICIPANTS);
@@ -429,7 +432,7 @@ enum db_rc
 db_study_open_for(struct db *db, const char *agent_id, int64_t now, const char *const *ids,
     size_t n, struct study *out, int *found)
 {
-	struct dbp p[STUDY_OPEN_BATCH + 2];
+	struct dbp p[STUDY_OPEN_BATCH + 3];
 	struct dbres *res = NULL;
 	struct study s;
 	size_t at, m, i, j;
@@ -443,7 +446,8 @@ db_study_open_for(struct db *db, const char *agent_id, int64_t now, const char *
 			p[i] = i < m ? P_STR(ids[at + i]) : P_NULL;
 		p[STUDY_OPEN_BATCH] = P_I64(now);
 		p[STUDY_OPEN_BATCH + 1] = P_STR(agent_id);
-		if ((rc = db_exec(db, q_study_open_for, p, STUDY_OPEN_BATCH + 2, &res, NULL)) != DB_OK)
+		p[STUDY_OPEN_BATCH + 2] = P_STR(agent_id);
+		if ((rc = db_exec(db, q_study_open_for, p, STUDY_OPEN_BATCH + 3, &res, NULL)) != DB_OK)
 			break;
 		for (i = 0; i < res->nrows && rc == DB_OK; i++) {
 			if (study_row(res, i, 0, &s) != 0) {

@@ -28,6 +28,8 @@ struct study {
 	char			 researcher_id[IDS_BUFSZ];
 	char			*title, *description, *study_url, *criteria;
 	char			*completion_code;	/* NULL when none */
+	int			 needs_code;	/* completion_code != NULL (kept
+						   where the code is not) */
 	int64_t			 reward, fee;		/* cents per participant */
 	int64_t			 max_participants, duration_minutes;
 	int			 has_deadline;

@@ -19,6 +19,10 @@
 #include "lib/config.h"
 
 #define ENDPOINT_MAX	96
+/* When an agent with nothing open to it should poll again: the
+ * polling.recommended of complete (design.md §6.20); a study.matched
+ * event or webhook tells sooner (docs/api.md §7.5). */
+#define CHECK_LATER_SECONDS	300
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
 
@@ -40,6 +44,8 @@ static const struct {
 	{ ARPS_E_NOT_FOUND, "no such study", false },
 	{ ARPS_E_AGENT_NOT_CLAIMED,
 	  "the agent must be claimed by its owner first (POST /auth/claim)", false },
+	{ ARPS_E_OWN_STUDY, "the agent's owner is this study's researcher: an agent cannot "
+	  "take part in (and be paid by) its owner's own study", false },
 	{ ARPS_E_AGENT_SUSPENDED, "the agent is suspended (by an administrator, or a "
 	  "reputation under 30) and cannot take part in studies; an active participation "
 	  "can still be withdrawn", false },
@@ -54,6 +60,8 @@ static const struct {
 	/* the timeout, applied by this call or the sweep before it */
 	{ ARPS_E_TIMED_OUT, "the participation timed out: no submission within "
 	  STR(PART_TIMEOUT_HOURS) " hours of accepting", true },
+	{ ARPS_E_CODE_REQUIRED, "completion_code: this study requires the completion code the "
+	  "study shows at its end; send it (no reputation change)", false },
 	/* the -5 stands (design.md §5) */
 	{ ARPS_E_INVALID_SUBMISSION,
 	  "the completion code does not match: reputation -5; fix it and submit again "
@@ -225,6 +233,8 @@ h_available(struct req *r)
 		jb_time(pb, s->has_deadline ? s->deadline : 0);
 		jb_raw(pb, ",\"study_url\":");
 		jb_str(pb, s->study_url);
+		jb_raw(pb, s->needs_code ? ",\"requires_completion_code\":true" :
+		    ",\"requires_completion_code\":false");
 		jb_raw(pb, ",\"match\":{\"similarity\":");
 		jb_double(pb, top[i].similarity);
 		jb_raw(pb, ",\"tier_weight\":");
@@ -237,9 +247,16 @@ h_available(struct req *r)
 	if (best != NULL) {
 		endpoint(ep, "POST", best, "accept");
 		jadd_action(next, "accept", ep, "Accept the best match; one active study at a time.");
-	} else
+	} else {
+		struct json_object *act;
+
 		jadd_action(next, "check_later", "GET /studies/available",
-		    "No study is open to you right now; check again later.");
+		    "No study is open to you right now; check again after retry_after_seconds "
+		    "(at retry_at), or sooner on a study.matched event.");
+		act = json_object_array_get_idx(next, json_object_array_length(next) - 1);
+		jadd_int(act, "retry_after_seconds", CHECK_LATER_SECONDS);
+		jadd_time(act, "retry_at", r->now + CHECK_LATER_SECONDS);
+	}
 	if (n > (size_t)(cursor + limit)) {	/* ranked beyond this page */
 		jb_raw(pb, "],\"next_cursor\":\"");
 		jb_int(pb, cursor + limit);

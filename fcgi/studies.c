@@ -104,6 +104,8 @@ study_agent_json(const struct study *s, const struct participation *p)
 	struct json_object *o = study_common(s), *po;
 
 	jadd_int(o, "spots_remaining", spots_left(s));
+	json_object_object_add(o, "requires_completion_code",
+	    json_object_new_boolean(s->needs_code != 0));
 	jadd_time(o, "created_at", s->created_at);
 	if (p == NULL) {
 		json_object_object_add(o, "participation", NULL);

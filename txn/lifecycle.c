@@ -554,6 +554,7 @@ txn_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 	f.now = now;
 	f.max_participants = s->max_participants;
 	f.occupied = s->occupied;
+	f.own_study = f.agent_claimed && strcmp(a.account_id, s->researcher_id) == 0;
 	if ((verdict = study_accept_check(&f)) != ARPS_OK) {
 		*outcome = verdict;
 		return DB_OK;
@@ -659,6 +660,12 @@ txn_participation_agent_event(struct db *db, const char *study_id, const char *a
 	verdict = part_transition(p->state, ev, code_ok != 0, &pr);
 	if (verdict == ARPS_E_NO_ACTIVE_PARTICIPATION && p->state == PART_TIMED_OUT)
 		verdict = ARPS_E_TIMED_OUT;	/* timed out before: say so */
+	/* No code at all where the study has one is a malformed call, not a
+	 * wrong guess: refused without the -5, nothing written (design.md §5.1). */
+	if (verdict == ARPS_E_INVALID_SUBMISSION && code == NULL) {
+		*outcome = ARPS_E_CODE_REQUIRED;
+		goto out;
+	}
 	if (verdict == ARPS_E_INVALID_SUBMISSION) {
 		if ((rc = apply_rep(db, agent_id, pr.rep, &delta, &from, NULL)) == DB_OK)
 			rc = rep_event(db, p, pr.rep, from, delta, now);

@@ -99,7 +99,8 @@ enum db_rc txn_study_accept(struct db *, const struct config *, const char *stud
  * PART_EV_COMPLETE (code: the body's completion_code, NULL when absent)
  * or PART_EV_WITHDRAW (the slot reopens).  Outcomes: ARPS_OK,
  * ARPS_E_NOT_FOUND (no such study), ARPS_E_NO_ACTIVE_PARTICIPATION,
- * ARPS_E_INVALID_SUBMISSION (code mismatch: reputation -5 IS written,
+ * ARPS_E_CODE_REQUIRED (the study has a code and code is NULL: nothing
+ * written), ARPS_E_INVALID_SUBMISSION (code mismatch: reputation -5 IS written,
  * participation unchanged; the caller must commit).  After a change the
  * study moves to awaiting_review when it became full (STUDY_EV_FULL).
  * *p gets the participation after the event when found; *s_out (may be

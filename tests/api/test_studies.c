@@ -351,13 +351,24 @@ participate_approve(void **state)
 	assert_int_equal(r.status, 200);
 	assert_string_equal(jgets(&r, "participation.status"), "in_progress");
 	assert_string_equal(jgets(&r, "participation.participation_id"), prt);
+	assert_true(json_object_get_boolean(jget(r.json, "requires_completion_code")));
+	assert_null(jget(r.json, "completion_code"));
 	resp_free(&r);
+	/* no code at all: 422 COMPLETION_CODE_REQUIRED, no reputation change,
+	 * the participation still open (docs/api.md §7.5) */
+	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 422, "COMPLETION_CODE_REQUIRED");
+	resp_free(&r);
+	r = post_as(a.hdr, "{\"completion_code\":null}", "/api/v1/studies/%s/complete", s);
+	assert_error(&r, 422, "COMPLETION_CODE_REQUIRED");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&a), 50);
 	/* a wrong completion code: 422, -5, participation unchanged */
 	r = post_as(a.hdr, "{\"completion_code\":\"WRONG\"}", "/api/v1/studies/%s/complete", s);
 	assert_error(&r, 422, "INVALID_SUBMISSION");
 	resp_free(&r);
 	assert_int_equal(reputation_of(&a), 45);
-	r = post_as(a.hdr, NULL, "/api/v1/studies/%s/complete", s);	/* no code at all */
+	r = post_as(a.hdr, "{\"completion_code\":\"WRONG2\"}", "/api/v1/studies/%s/complete", s);
 	assert_error(&r, 422, "INVALID_SUBMISSION");
 	resp_free(&r);
 	assert_int_equal(reputation_of(&a), 40);
@@ -586,7 +597,7 @@ static void
 accept_refusals(void **state)
 {
 	struct test_user u, ou, ou2, ou3;
-	struct test_agent a, b, c, unclaimed;
+	struct test_agent a, b, c, unclaimed, mine;
 	char s1[IDS_BUFSZ], s2[IDS_BUFSZ], s3[IDS_BUFSZ];
 	struct resp r;
 
@@ -611,6 +622,15 @@ accept_refusals(void **state)
 	resp_free(&r);
 	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/accept", s1);
 	assert_error(&r, 401, "UNAUTHORIZED");
+	resp_free(&r);
+	/* the researcher's own agent cannot take part in its studies */
+	agent_new(&mine, "own");
+	agent_claim(&mine, &u);
+	r = post_as(mine.hdr, NULL, "/api/v1/studies/%s/accept", s1);
+	assert_error(&r, 403, "OWN_STUDY");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s1);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 1);
 	resp_free(&r);
 
 	assert_int_equal(study_post(a.hdr, s1, "accept", NULL), 200);
@@ -686,7 +706,7 @@ static void
 available_list(void **state)
 {
 	struct test_user u, ou, ou2;
-	struct test_agent a, pri, fresh;
+	struct test_agent a, pri, fresh, mine;
 	char s[IDS_BUFSZ], old[IDS_BUFSZ], want[128];
 	struct json_object *v;
 	struct resp r;
@@ -700,13 +720,21 @@ available_list(void **state)
 	agent_set_reputation(pri.id, 85);
 	study_new(&u, old, 100, 3, NULL);
 	study_backdate(old, 16 * 60);	/* past the first-access window */
-	study_new(&u, s, 120, 3, NULL);
+	study_new(&u, s, 120, 3, "K3Y");
 	/* bios equal to study_new's criteria: the best match (centred, about
 	 * 0.91 rather than 1: docs/api.md §11), ties newest first */
 	agent_bio_ready(&a, "Adults who write software every day");
 	agent_bio_ready(&pri, "Adults who write software every day");
+	agent_new(&mine, "own");	/* the researcher's own agent */
+	agent_claim(&mine, &u);
+	agent_bio_ready(&mine, "Adults who write software every day");
 	embedding_ready(old);
 	embedding_ready(s);
+	/* its owner's studies are not listed to it (accept would be OWN_STUDY) */
+	r = get_as(mine.hdr, "/api/v1/studies/available?limit=100");
+	assert_int_equal(r.status, 200);
+	assert_false(has_study(&r, old, NULL));
+	resp_free(&r);
 
 	/* unclaimed: nothing, and a hint */
 	r = get_as(fresh.hdr, "/api/v1/studies/available");
@@ -731,7 +759,24 @@ available_list(void **state)
 	assert_string_equal(json_object_get_string(jget(v, "study_url")),
 	    "https://survey.example.org/s/1");
 	assert_null(jget(v, "screening_criteria"));
+	assert_true(json_object_is_type(jget(v, "requires_completion_code"), json_type_boolean));
+	assert_false(json_object_get_boolean(jget(v, "requires_completion_code")));
 	assert_string_equal(jgets(&r, "nextActions.0.action"), "accept");
+	resp_free(&r);
+	/* past the ranking's end: nothing, and check_later says when
+	 * (docs/api.md §7.5) */
+	r = get_as(a.hdr, "/api/v1/studies/available?cursor=1000");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(json_object_array_length(jget(r.json, "studies")), 0);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "check_later");
+	assert_int_equal(jgeti(&r, "nextActions.0.retry_after_seconds"), 300);
+	{
+		int64_t when = 0;
+
+		assert_int_equal(timefmt_parse(jgets(&r, "nextActions.0.retry_at"),
+		    strlen(jgets(&r, "nextActions.0.retry_at")), &when), 0);
+		assert_true(when >= (int64_t)time(NULL) + 290 && when <= (int64_t)time(NULL) + 310);
+	}
 	resp_free(&r);
 	/* a priority agent sees it at once, first (newest) */
 	r = get_as(pri.hdr, "/api/v1/studies/available");
@@ -739,6 +784,8 @@ available_list(void **state)
 	assert_true(has_study(&r, s, &at));
 	assert_string_equal(jgets(&r, "studies.0.id"), s);
 	assert_true(json_object_get_double(jget(r.json, "studies.0.match_score")) > 0.9);
+	assert_true(json_object_get_boolean(jget(r.json, "studies.0.requires_completion_code")));
+	assert_null(jget(r.json, "studies.0.completion_code"));
 	snprintf(want, sizeof want, "POST /studies/%s/accept", s);
 	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), want);
 	resp_free(&r);

@@ -198,7 +198,7 @@ test_deadline_names(void **state)
 
 /* A fact set that passes; each row breaks some facts. */
 static const struct accept_facts good = {
-	true, false, 50, false, false, STUDY_ACTIVE, true, 2000, 1000, 10, 9,
+	true, false, 50, false, false, STUDY_ACTIVE, true, 2000, 1000, 10, 9, false,
 };
 
 enum brk {
@@ -207,6 +207,7 @@ enum brk {
 	B_REVIEW = 1 << 6, B_COMPLETED = 1 << 7, B_DEADLINE = 1 << 8,
 	B_FULL = 1 << 9, B_REP30 = 1 << 10, B_NODEADLINE = 1 << 11,
 	B_REP0 = 1 << 12, B_DEADLINE_NOW = 1 << 13, B_OVERFULL = 1 << 14,
+	B_OWN = 1 << 15,
 };
 
 static void
@@ -222,6 +223,9 @@ test_accept(void **state)
 		{ B_UNCLAIMED, ARPS_E_AGENT_NOT_CLAIMED },
 		{ B_UNCLAIMED | B_STATUS_SUSP | B_ACTIVE | B_FULL,
 		    ARPS_E_AGENT_NOT_CLAIMED },
+		{ B_OWN, ARPS_E_OWN_STUDY },
+		{ B_OWN | B_STATUS_SUSP | B_ACTIVE | B_FULL, ARPS_E_OWN_STUDY },
+		{ B_OWN | B_UNCLAIMED, ARPS_E_AGENT_NOT_CLAIMED },
 		{ B_STATUS_SUSP, ARPS_E_AGENT_SUSPENDED },
 		{ B_REP29, ARPS_E_AGENT_SUSPENDED },
 		{ B_REP0, ARPS_E_AGENT_SUSPENDED },
@@ -264,6 +268,7 @@ test_accept(void **state)
 		if (b & B_NODEADLINE) { f.has_deadline = false; f.now = 9999; }
 		if (b & B_FULL) f.occupied = 10;
 		if (b & B_OVERFULL) f.occupied = 12;
+		if (b & B_OWN) f.own_study = true;
 		assert_int_equal(study_accept_check(&f), arows[i].rc);
 	}
 	assert_int_equal(study_accept_check(NULL), ARPS_E_INTERNAL);
@@ -288,6 +293,8 @@ test_error_mapping(void **state)
 		{ ARPS_E_INVALID_STATE, 409, "INVALID_STATE" },
 		{ ARPS_E_NO_ACTIVE_PARTICIPATION, 409, "NO_ACTIVE_PARTICIPATION" },
 		{ ARPS_E_INVALID_SUBMISSION, 422, "INVALID_SUBMISSION" },
+		{ ARPS_E_CODE_REQUIRED, 422, "COMPLETION_CODE_REQUIRED" },
+		{ ARPS_E_OWN_STUDY, 403, "OWN_STUDY" },
 		{ ARPS_E_INSUFFICIENT_SC, 402, "INSUFFICIENT_SC" },
 		{ ARPS_E_INSUFFICIENT_FUNDS, 402, "INSUFFICIENT_FUNDS" },
 		{ ARPS_E_VALIDATION, 422, "VALIDATION_ERROR" },
