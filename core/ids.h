@@ -31,6 +31,7 @@ enum ids_kind {
 	IDS_WEBHOOK,		/* whk_ */
 	IDS_BONUS,		/* bon_ */
 	IDS_MESSAGE,		/* msg_ */
+	IDS_GROUP,		/* grp_ */
 	IDS__MAX
 };
 

@@ -17,6 +17,9 @@ enum amt {
 	AMT_TOTAL,	/* slots * (reward + fee) */
 	AMT_FEE_TOTAL,	/* slots * fee */
 	AMT_AMOUNT,	/* in->amount */
+	AMT_AMOUNT_FEE,	/* in->amount_fee */
+	AMT_AMOUNT_TOTAL, /* amount + amount_fee */
+	AMT_SLOT_REST,	/* reward + fee - amount - amount_fee */
 };
 
 enum check {
@@ -24,6 +27,9 @@ enum check {
 	CHK_SC,		/* available >= TOTAL else INSUFFICIENT_SC */
 	CHK_FUNDS,	/* amount > 0, available >= amount else INSUFFICIENT_FUNDS */
 	CHK_POSITIVE,	/* amount > 0 */
+	CHK_SCREEN,	/* amount <= reward, amount_fee <= fee */
+	CHK_SCREEN_AV,	/* CHK_SCREEN, available >= amount + amount_fee else
+			   INSUFFICIENT_FUNDS */
 };
 
 struct prow {
@@ -84,6 +90,18 @@ static const struct {
 	[LEDGER_EV_CASHOUT] = { "cashout", CHK_FUNDS, 2, 1,
 	    { { W, AV, -1, AMT_AMOUNT }, { EXT, NO, +1, AMT_AMOUNT } },
 	    { { TXN_EXTERNAL_CASHOUT, W, -1, AMT_AMOUNT } } },
+	/* the slot's frozen budget pays, the same sum is frozen again from
+	 * available: the two frozen postings cancel and are not written */
+	[LEDGER_EV_SCREEN_OUT] = { "screen_out", CHK_SCREEN_AV, 3, 2,
+	    { { R, AV, -1, AMT_AMOUNT_TOTAL }, { A, AV, +1, AMT_AMOUNT },
+	      { REV, NO, +1, AMT_AMOUNT_FEE } },
+	    { { TXN_EARNING, A, +1, AMT_AMOUNT },
+	      { TXN_STUDY_FREEZE, R, -1, AMT_AMOUNT_TOTAL } } },
+	[LEDGER_EV_SCREEN_OUT_SHRINK] = { "screen_out_shrink", CHK_SCREEN, 4, 2,
+	    { { R, FR, -1, AMT_SLOT }, { A, AV, +1, AMT_AMOUNT },
+	      { REV, NO, +1, AMT_AMOUNT_FEE }, { R, AV, +1, AMT_SLOT_REST } },
+	    { { TXN_EARNING, A, +1, AMT_AMOUNT },
+	      { TXN_REFUND, R, +1, AMT_SLOT_REST } } },
 };
 
 static const struct {
@@ -130,6 +148,11 @@ amount_of(enum amt a, const struct ledger_in *in, int64_t *v)
 	case AMT_AMOUNT:
 		*v = in->amount;
 		return ARPS_OK;
+	case AMT_AMOUNT_FEE:
+		*v = in->amount_fee;
+		return ARPS_OK;
+	case AMT_AMOUNT_TOTAL:
+		return money_add(in->amount, in->amount_fee, v);
 	default:
 		break;
 	}
@@ -138,6 +161,13 @@ amount_of(enum amt a, const struct ledger_in *in, int64_t *v)
 	if (a == AMT_SLOT) {
 		*v = slot;
 		return ARPS_OK;
+	}
+	if (a == AMT_SLOT_REST) {
+		int64_t paid;
+
+		if ((rc = money_add(in->amount, in->amount_fee, &paid)) != ARPS_OK)
+			return rc;
+		return money_sub(slot, paid, v);
 	}
 	return money_mul(in->slots, slot, v);
 }
@@ -156,7 +186,7 @@ ledger_build(const struct ledger_in *in, struct ledger_entry *out)
 	if (in == NULL || (unsigned)in->ev >= LEDGER_EV__MAX)
 		return ARPS_E_VALIDATION;
 	if (in->reward < 0 || in->fee < 0 || in->slots < 0 || in->amount < 0 ||
-	    in->available < 0)
+	    in->available < 0 || in->amount_fee < 0)
 		return ARPS_E_VALIDATION;
 	memset(&e, 0, sizeof(e));
 
@@ -176,6 +206,14 @@ ledger_build(const struct ledger_in *in, struct ledger_entry *out)
 	case CHK_POSITIVE:
 		if (in->amount == 0)
 			return ARPS_E_VALIDATION;
+		break;
+	case CHK_SCREEN:
+	case CHK_SCREEN_AV:
+		if (in->amount > in->reward || in->amount_fee > in->fee)
+			return ARPS_E_VALIDATION;
+		if (rules[in->ev].check == CHK_SCREEN_AV &&
+		    in->available - in->amount < in->amount_fee)
+			return ARPS_E_INSUFFICIENT_FUNDS;
 		break;
 	default:
 		break;

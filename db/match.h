@@ -40,6 +40,8 @@ struct match_row {
 	int64_t	 occupied, max_participants;	/* slots held, and of the study */
 	int64_t	 vtag;		/* CRC32 of the vector's model tag: another one, after a
 				 * model change, replaces the vector (design.md §15) */
+	int	 elig;		/* the study has eligibility rules (design.md §14):
+				 * a listing asks the database for this one */
 };
 
 /* One row of the change sequence (008_study_changes.sql) with the study's

@@ -54,6 +54,9 @@ struct field_list;
 extern const struct field_list fields_me_patch, fields_bio;	/* fcgi/agents.c */
 extern const struct field_list fields_study, fields_review;	/* fcgi/studies.c */
 extern const struct field_list fields_reject, fields_bulk_review; /* fcgi/studies.c */
+extern const struct field_list fields_code;			/* fcgi/studies.c */
+extern const struct field_list fields_group, fields_group_patch;	/* fcgi/groups.c */
+extern const struct field_list fields_members, fields_member;	/* fcgi/groups.c */
 extern const struct field_list fields_claim;			/* fcgi/account.c */
 extern const struct field_list fields_complete;		/* fcgi/participation.c */
 
@@ -88,6 +91,15 @@ enum h_rc h_participants(struct req *);
 enum h_rc h_participant_approve(struct req *);
 enum h_rc h_participant_reject(struct req *);
 enum h_rc h_participants_review(struct req *);
+/* fcgi/groups.c (design.md §14) */
+enum h_rc h_group_create(struct req *);
+enum h_rc h_group_list(struct req *);
+enum h_rc h_group_get(struct req *);
+enum h_rc h_group_patch(struct req *);
+enum h_rc h_group_delete(struct req *);
+enum h_rc h_group_members_add(struct req *);
+enum h_rc h_group_members_list(struct req *);
+enum h_rc h_group_member_delete(struct req *);
 /* fcgi/participation.c: agent side */
 enum h_rc h_available(struct req *);
 enum h_rc h_accept(struct req *);

@@ -154,6 +154,9 @@ enum route_id {
 	R_PARTICIPANT_APPROVE, R_PARTICIPANT_REJECT,
 	/* researcher tools (design.md §13) */
 	R_PARTICIPANTS_REVIEW,
+	/* participant groups (design.md §14) */
+	R_GROUP_CREATE, R_GROUP_LIST, R_GROUP_GET, R_GROUP_PATCH, R_GROUP_DELETE,
+	R_GROUP_MEMBERS_ADD, R_GROUP_MEMBERS_LIST, R_GROUP_MEMBER_DELETE,
 	/* wallet */
 	R_WALLET_BALANCE, R_WALLET_TRANSACTIONS,
 	/* events and webhooks */

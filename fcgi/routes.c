@@ -53,6 +53,23 @@ const struct route routes[R__MAX] = {
 	/* researcher tools (design.md §13) */
 	[R_PARTICIPANTS_REVIEW] = { "POST", "/api/v1/studies/{}/participants/review", AUTH_BEARER,
 				    h_participants_review, ROLE_RESEARCHER, 0 },
+	/* participant groups (design.md §14) */
+	[R_GROUP_CREATE] =	{ "POST",  "/api/v1/groups", AUTH_BEARER, h_group_create,
+				    ROLE_RESEARCHER, 0 },
+	[R_GROUP_LIST] =	{ "GET",   "/api/v1/groups", AUTH_BEARER, h_group_list,
+				    ROLE_RESEARCHER, 0 },
+	[R_GROUP_GET] =		{ "GET",   "/api/v1/groups/{}", AUTH_BEARER, h_group_get,
+				    ROLE_RESEARCHER, 0 },
+	[R_GROUP_PATCH] =	{ "PATCH", "/api/v1/groups/{}", AUTH_BEARER, h_group_patch,
+				    ROLE_RESEARCHER, 0 },
+	[R_GROUP_DELETE] =	{ "DELETE", "/api/v1/groups/{}", AUTH_BEARER, h_group_delete,
+				    ROLE_RESEARCHER, 0 },
+	[R_GROUP_MEMBERS_ADD] =	{ "POST",  "/api/v1/groups/{}/members", AUTH_BEARER,
+				    h_group_members_add, ROLE_RESEARCHER, 0 },
+	[R_GROUP_MEMBERS_LIST] = { "GET",  "/api/v1/groups/{}/members", AUTH_BEARER,
+				    h_group_members_list, ROLE_RESEARCHER, 0 },
+	[R_GROUP_MEMBER_DELETE] = { "DELETE", "/api/v1/groups/{}/members/{}", AUTH_BEARER,
+				    h_group_member_delete, ROLE_RESEARCHER, 0 },
 	/* wallet */
 	[R_WALLET_BALANCE] =	{ "GET",   "/api/v1/wallet/balance", AUTH_EITHER, h_wallet_balance,
 				    0, 0 },

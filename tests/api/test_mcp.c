@@ -457,6 +457,8 @@ tools_list_researcher(void **state)
 		"stop_study", "list_participants", "approve_participant", "reject_participant",
 		"get_account", "get_wallet_balance", "list_wallet_transactions",
 		"claim_agent", "replace_agent_api_key", "list_events", "review_participants",
+		"create_group", "list_groups", "get_group", "update_group", "delete_group",
+		"add_group_members", "list_group_members", "remove_group_member",
 	};
 	static const char *const required[] = {
 		"title", "description", "study_url", "reward_per_participant", "max_participants",
