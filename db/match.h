@@ -34,14 +34,15 @@ enum db_bio_state {
 /* An open study as the per-worker index keeps it (match/index.c). */
 struct match_row {
 	char	 id[IDS_BUFSZ];
+	unsigned char elig;	/* the study has eligibility rules (design.md §14): a
+				 * listing asks the database for this one; in the
+				 * padding after id, so the row is no larger */
 	int64_t	 seq;		/* studies.seq: ties of equal score, newest first */
 	int64_t	 created_at;
 	int64_t	 deadline;	/* 0: none */
 	int64_t	 occupied, max_participants;	/* slots held, and of the study */
 	int64_t	 vtag;		/* CRC32 of the vector's model tag: another one, after a
 				 * model change, replaces the vector (design.md §15) */
-	int	 elig;		/* the study has eligibility rules (design.md §14):
-				 * a listing asks the database for this one */
 };
 
 /* One row of the change sequence (008_study_changes.sql) with the study's
