@@ -58,6 +58,9 @@ extern const struct field_list fields_me_patch, fields_bio;	/* fcgi/agents.c */
 extern const struct field_list fields_study, fields_review;	/* fcgi/studies.c */
 extern const struct field_list fields_reject, fields_bulk_review; /* fcgi/studies.c */
 extern const struct field_list fields_study_patch;		/* fcgi/studies.c */
+extern const struct field_list fields_code;			/* fcgi/studies.c */
+extern const struct field_list fields_group, fields_group_patch;	/* fcgi/groups.c */
+extern const struct field_list fields_members, fields_member;	/* fcgi/groups.c */
 extern const struct field_list fields_claim;			/* fcgi/account.c */
 extern const struct field_list fields_bonuses, fields_bonus_item; /* fcgi/bonuses.c */
 extern const struct field_list fields_message_send, fields_message_reply; /* fcgi/messages.c */
@@ -104,6 +107,15 @@ enum h_rc h_message_thread(struct req *);
 enum h_rc h_messages_list(struct req *);
 enum h_rc h_message_read(struct req *);
 enum h_rc h_message_reply(struct req *);
+/* fcgi/groups.c (design.md §14) */
+enum h_rc h_group_create(struct req *);
+enum h_rc h_group_list(struct req *);
+enum h_rc h_group_get(struct req *);
+enum h_rc h_group_patch(struct req *);
+enum h_rc h_group_delete(struct req *);
+enum h_rc h_group_members_add(struct req *);
+enum h_rc h_group_members_list(struct req *);
+enum h_rc h_group_member_delete(struct req *);
 /* fcgi/participation.c: agent side */
 enum h_rc h_available(struct req *);
 enum h_rc h_accept(struct req *);

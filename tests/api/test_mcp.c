@@ -461,6 +461,8 @@ tools_list_researcher(void **state)
 		"get_account", "get_wallet_balance", "list_wallet_transactions",
 		"claim_agent", "replace_agent_api_key", "list_events", "review_participants",
 		"pay_bonuses", "list_bonuses", "send_message", "list_thread",
+		"create_group", "list_groups", "get_group", "update_group", "delete_group",
+		"add_group_members", "list_group_members", "remove_group_member",
 	};
 	static const char *const required[] = {
 		"title", "description", "study_url", "reward_per_participant", "max_participants",
@@ -539,6 +541,10 @@ tool_annotations_and_schemas(void **state)
 		{ "list_bonuses", 1, 0, 1 },		{ "list_messages", 1, 0, 1 },
 		{ "read_message", 0, 0, 1 },		{ "reply_message", 0, 0, 0 },
 		{ "send_message", 0, 0, 0 },		{ "list_thread", 1, 0, 1 },
+		{ "create_group", 0, 0, 0 },		{ "list_groups", 1, 0, 1 },
+		{ "get_group", 1, 0, 1 },		{ "update_group", 0, 1, 1 },
+		{ "delete_group", 0, 1, 1 },		{ "add_group_members", 0, 0, 1 },
+		{ "list_group_members", 1, 0, 1 },	{ "remove_group_member", 0, 1, 1 },
 	};
 	struct json_object *t, *o, *any;
 	struct test_agent a;
