@@ -931,12 +931,14 @@ bulk_row_tx(struct db *db, void *arg)
 	return rc;
 }
 
-/* {detail, error_code, status} */
+/* {detail, error_code, status}; detail sanitized as reply_err's is: a
+ * quoted id cut at a byte count may end inside a UTF-8 sequence. */
 static struct json_object *
-error_json(enum arps_err e, const char *detail)
+error_json(enum arps_err e, char *detail)
 {
 	struct json_object *o = json_object_new_object();
 
+	val_utf8_sanitize(detail);
 	jadd_str(o, "detail", detail);
 	jadd_str(o, "error_code", arps_err_code(e));
 	jadd_int(o, "status", arps_err_status(e));
