@@ -10,7 +10,8 @@
 
 struct trans {
 	bool			 ok;	/* allowed */
-	bool			 guard;	/* COMPLETE: code must match */
+	bool			 guard;	/* COMPLETE: code must match; WITHDRAW from
+					 * submitted: a return was requested */
 	enum part_state		 to;
 	enum rep_event		 rep;
 	enum ledger_event	 money;
@@ -41,6 +42,8 @@ static const struct trans table[PART__MAX][PART_EV__MAX] = {
 		 * (ledger.h: SCREEN_OUT, or SCREEN_OUT_SHRINK when the
 		 * researcher cannot fund the freed slot again) */
 		[PART_EV_SCREEN_OUT] =   T(PART_SCREENED_OUT, REP_EV_NONE, LEDGER_EV_SCREEN_OUT),
+		/* only when the researcher asked for the return (design.md §14) */
+		[PART_EV_WITHDRAW] =     G(PART_WITHDRAWN, REP_EV_WITHDRAW, LEDGER_EV_NONE),
 	},
 };
 
@@ -98,6 +101,8 @@ part_transition(enum part_state from, enum part_event ev, bool code_ok,
 		return ARPS_E_INTERNAL;
 	t = &table[from][ev];
 	if (!t->ok)
+		return refuse[ev];
+	if (t->guard && !code_ok && ev != PART_EV_COMPLETE)
 		return refuse[ev];
 	if (t->guard && !code_ok) {
 		out->rep = REP_EV_INVALID;

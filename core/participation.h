@@ -65,8 +65,9 @@ struct part_result {
 
 /*
  * Apply ev to a participation in state `from`.  code_ok is the guard of
- * COMPLETE (false: the study has a completion_code and the body's differs;
- * ignored by other events).  Returns:
+ * COMPLETE (false: the study has a completion_code and the body's differs)
+ * and of WITHDRAW from submitted (false: no return was requested, refused
+ * as not active); ignored by other events.  Returns:
  *  ARPS_OK: *out holds the transition (OPEN on in_progress is a no-op OK);
  *  ARPS_E_INVALID_SUBMISSION: code mismatch; *out = {from, unchanged,
  *    REP_EV_INVALID, NONE}: the caller still applies the -5;

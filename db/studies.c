@@ -72,7 +72,8 @@ enum study_col {
 	X(PART_C_ENDED_AT,		"COALESCE(p.ended_at, 0)") \
 	X(PART_C_REASON,		"p.reason") \
 	X(PART_C_CATEGORY,		"p.reject_category") \
-	L(PART_C_RETURN_AT,		"COALESCE(p.return_requested_at, 0)")
+	X(PART_C_RETURN_AT,		"COALESCE(p.return_requested_at, 0)") \
+	L(PART_C_RETURN_REASON,		"p.return_reason")
 enum part_col {
 	DB_COLS_ENUM(PART_COLUMNS)
 	PART_C_REPUTATION,	/* the agent's (participant lists) */
@@ -192,6 +193,8 @@ static const char q_study_shrink[] =
     " AND max_participants > occupied";
 static const char q_study_occ_dec[] =
     "UPDATE studies SET occupied = occupied - 1 WHERE id = ? AND occupied > 0";
+static const char q_part_return[] =
+    "UPDATE participations SET return_requested_at = ?, return_reason = ? WHERE id = ?";
 static const char q_study_patch[] =
     "UPDATE studies SET title = COALESCE(?, title), description = COALESCE(?, description),"
     " deadline = COALESCE(?, deadline), max_participants = COALESCE(?, max_participants)"
@@ -232,6 +235,7 @@ db_participation_clear(struct participation *p)
 	if (p == NULL)
 		return;
 	free(p->reason);
+	free(p->return_reason);
 	free(p->title);
 	memset(p, 0, sizeof *p);
 }
@@ -342,6 +346,7 @@ part_row(const struct dbres *res, size_t row, void *out)
 	p->reason = dbres_dup(res, row, PART_C_REASON, &ok);
 	dbres_copy(p->category, sizeof p->category, res, row, PART_C_CATEGORY);
 	p->return_requested_at = dbres_i64(res, row, PART_C_RETURN_AT);
+	p->return_reason = dbres_dup(res, row, PART_C_RETURN_REASON, &ok);
 	p->reputation = (int)dbres_i64(res, row, PART_C_REPUTATION);
 	p->title = dbres_dup(res, row, PART_C_TITLE, &ok);
 	p->reward = dbres_i64(res, row, PART_C_REWARD);
@@ -784,6 +789,12 @@ db_participation_state_set(struct db *db, const char *id, enum part_state to, in
 	return DB_Q(db, q_part_set, NULL, NULL, P_STR(part_state_name(to)), p_time(started),
 	    p_time(submitted), p_time(reviewed), p_time(ended), P_STR(reason), P_STR(category),
 	    P_STR(id));
+}
+
+enum db_rc
+db_participation_return(struct db *db, const char *id, const char *reason, int64_t now)
+{
+	return DB_Q(db, q_part_return, NULL, NULL, P_I64(now), P_STR(reason), P_STR(id));
 }
 
 enum db_rc

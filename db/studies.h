@@ -46,13 +46,17 @@ struct study {
 };
 
 /* What PATCH /studies/{id} changes: NULL / 0 for a field not given. */
+struct study_elig;
 struct study_patch {
 	const char		*title, *description;
 	int			 has_deadline;
 	int64_t			 deadline;
 	int64_t			 max_participants;	/* 0: unchanged */
+	const struct study_elig	*elig;		/* NULL: unchanged (design.md §14) */
 };
 
+/* Record a return request on participation id (design.md §14). */
+enum db_rc db_participation_return(struct db *, const char *id, const char *reason, int64_t now);
 /* Write the given fields of a patch to study id (no money).  Returns
  * enum db_rc. */
 enum db_rc db_study_patch(struct db *, const char *id, const struct study_patch *p);
@@ -100,6 +104,7 @@ struct participation {
 	char			*reason;	/* NULL when none */
 	char			 category[PART_CAT_BUFSZ];	/* rejection category, "" when none */
 	int64_t			 return_requested_at;	/* 0: none (design.md §14) */
+	char			*return_reason;	/* NULL when none */
 	/* Joined by the lists that say so. */
 	int			 reputation;	/* the agent's: participant lists */
 	char			*title;		/* the study's: history */

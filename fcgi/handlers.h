@@ -58,6 +58,7 @@ extern const struct field_list fields_me_patch, fields_bio;	/* fcgi/agents.c */
 extern const struct field_list fields_study, fields_review;	/* fcgi/studies.c */
 extern const struct field_list fields_reject, fields_bulk_review; /* fcgi/studies.c */
 extern const struct field_list fields_study_patch;		/* fcgi/studies.c */
+extern const struct field_list fields_study_clone, fields_return; /* fcgi/studies.c */
 extern const struct field_list fields_code;			/* fcgi/studies.c */
 extern const struct field_list fields_group, fields_group_patch;	/* fcgi/groups.c */
 extern const struct field_list fields_members, fields_member;	/* fcgi/groups.c */
@@ -97,6 +98,8 @@ enum h_rc h_study_stop(struct req *);
 enum h_rc h_participants(struct req *);
 enum h_rc h_participant_approve(struct req *);
 enum h_rc h_participant_reject(struct req *);
+enum h_rc h_participant_return(struct req *);
+enum h_rc h_study_clone(struct req *);
 enum h_rc h_participants_review(struct req *);
 /* fcgi/bonuses.c (design.md §13) */
 enum h_rc h_bonuses_pay(struct req *);

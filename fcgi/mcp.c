@@ -188,6 +188,15 @@ static const struct tool tools[] = {
 	{ R_PARTICIPANT_REJECT, "reject_participant", "Reject a participant",
 	    A_DESTRUCTIVE | A_IDEMPOTENT, p_participant, &fields_reject, NULL,
 	    "Reject a submitted participation: refunds the reward to you." },
+	{ R_STUDY_CLONE, "clone_study", "Clone a study", 0, p_study, &fields_study_clone, NULL,
+	    "Create and publish a new study from one of yours: any create field given "
+	    "overrides the source's; funded as a create.  Unless you give eligibility, the "
+	    "source's participants are excluded (eligibility.exclude_studies)." },
+	{ R_PARTICIPANT_RETURN, "request_return", "Ask a participant to return a study",
+	    A_IDEMPOTENT, p_participant, &fields_return, NULL,
+	    "Ask the agent of an accepted, in_progress or submitted participation to withdraw "
+	    "(reason, 1-1000 characters): it gets an event and a nextActions entry; the "
+	    "withdrawal costs it nothing." },
 	{ R_PARTICIPANTS_REVIEW, "review_participants", "Review participants in bulk",
 	    A_DESTRUCTIVE | A_IDEMPOTENT, p_study, &fields_bulk_review, NULL,
 	    "Approve or reject up to 500 submitted participants at once (action, "

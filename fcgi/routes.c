@@ -52,6 +52,11 @@ const struct route routes[R__MAX] = {
 				    h_participant_approve, ROLE_RESEARCHER, 0 },
 	[R_PARTICIPANT_REJECT] = { "POST", "/api/v1/studies/{}/participants/{}/reject", AUTH_BEARER,
 				    h_participant_reject, ROLE_RESEARCHER, 0 },
+	/* who may take part (design.md §14) */
+	[R_STUDY_CLONE] =	{ "POST",  "/api/v1/studies/{}/clone", AUTH_BEARER, h_study_clone,
+				    ROLE_RESEARCHER, 0 },
+	[R_PARTICIPANT_RETURN] = { "POST", "/api/v1/studies/{}/participants/{}/request-return",
+				    AUTH_BEARER, h_participant_return, ROLE_RESEARCHER, 0 },
 	/* researcher tools (design.md §13) */
 	[R_PARTICIPANTS_REVIEW] = { "POST", "/api/v1/studies/{}/participants/review", AUTH_BEARER,
 				    h_participants_review, ROLE_RESEARCHER, 0 },

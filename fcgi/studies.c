@@ -177,7 +177,22 @@ study_agent_json(const struct study *s, const struct participation *p)
 		jadd_str(po, "study_url", url);
 		free(url);
 	}
+	jadd_time(po, "return_requested_at", p->return_requested_at);
 	json_object_object_add(o, "participation", po);
+	/* the researcher asked for the study back (design.md §14): withdraw,
+	 * at no cost */
+	if (p->return_requested_at != 0 && (part_is_active(p->state) ||
+	    p->state == PART_SUBMITTED)) {
+		struct json_object *next = json_object_new_array();
+		char ep[96], desc[1200];
+
+		snprintf(ep, sizeof ep, "%s /studies/%s/%s", "POST", s->id, "withdraw");
+		snprintf(desc, sizeof desc, "The researcher asks you to return this study (%s): "
+		    "withdraw; it costs no reputation.", p->return_reason != NULL ?
+		    p->return_reason : "no reason given");
+		jadd_action(next, "withdraw", ep, desc);
+		json_object_object_add(o, "nextActions", next);
+	}
 	return o;
 }
 
@@ -199,6 +214,7 @@ participant_json(const struct req *r, const struct participation *p)
 	jadd_str(o, "tier", rep_tier_name(rep_tier_of(p->reputation)));
 	jadd_str(o, "reason", p->reason);
 	jadd_str(o, "category", p->category[0] != '\0' ? p->category : NULL);
+	jadd_time(o, "return_requested_at", p->return_requested_at);
 	return o;
 }
 
@@ -421,7 +437,7 @@ create_tx(struct req *r, void *arg)
  * txn_study_create; a refusal answered.  Shared by create and clone. */
 static enum h_rc
 study_new_or_reply(struct req *r, const struct study_in *in, unsigned present,
-    struct create_ctx *c)
+    const struct study_codes *src_codes, struct create_ctx *c)
 {
 	struct study_new *sn = &c->sn;
 	enum arps_err plan_rc;
@@ -438,7 +454,14 @@ study_new_or_reply(struct req *r, const struct study_in *in, unsigned present,
 		return reply_err(r, ARPS_E_VALIDATION,
 		    "max_participants: the budget max_participants x (reward + fee) exceeds the "
 		    "per-study limit of %lld cents", (long long)r->cfg->max_study_budget_cents);
-	if (codes_or_reply(r, in->code, in->codes, &c->codes) != H_OK ||
+	/* a clone keeps its source's codes unless the body gives its own */
+	if (src_codes != NULL && !FIELD_GIVEN(present, STUDY_F_CODE) &&
+	    !FIELD_GIVEN(present, STUDY_F_CODES))
+		c->codes = *src_codes;
+	else if (codes_or_reply(r, in->code, in->codes, &c->codes) != H_OK)
+		return H_REPLIED;
+	/* a clone's eligibility is set by its caller unless the body gives one */
+	if ((src_codes == NULL || FIELD_GIVEN(present, STUDY_F_ELIG)) &&
 	    elig_or_reply(r, in->elig, &c->elig) != H_OK)
 		return H_REPLIED;
 	if (money_fee(in->screen_out, (int)r->cfg->fee_bps, &sn->screen_out_fee) != ARPS_OK)
@@ -469,10 +492,102 @@ h_study_create(struct req *r)
 	if (decode_body_or_reply(r, study_fields, NFIELDS(study_fields), &in, &present) != H_OK)
 		return H_REPLIED;
 	memset(&c, 0, sizeof c);
-	if (study_new_or_reply(r, &in, present, &c) != H_OK)
+	if (study_new_or_reply(r, &in, present, NULL, &c) != H_OK)
 		return H_REPLIED;
 	/* The criteria wait in the embedding queue (arps-embed). */
 	return req_tx(r, create_tx, &c);
+}
+
+/* --- POST /studies/{id}/clone (design.md §14) --- */
+
+/* The create fields, none required: what the body leaves out is the
+ * source's. */
+#define CLONE_ROW(st, id, name, type, flags, min, max, member) \
+	{ name, type, (flags) & ~(unsigned)F_REQUIRED, min, max, offsetof(struct st, member) },
+static const struct field clone_fields[] = { STUDY_FIELDS(CLONE_ROW) };
+const struct field_list fields_study_clone = FIELD_LIST(clone_fields);
+
+/*
+ * A new study from one of the caller's: the body's create fields over the
+ * source's (a deadline already past is not carried over), funded as a
+ * create; its eligibility is the source's with the source added to
+ * exclude_studies, unless the body gives eligibility.  Another
+ * researcher's study is 404.
+ */
+enum h_rc
+h_study_clone(struct req *r)
+{
+	const char *id = r->params[0];
+	struct study_in in;
+	struct study_codes codes;
+	struct create_ctx c;
+	struct study s;
+	unsigned present;
+	size_t i, n;
+	enum h_rc hrc = H_REPLIED;
+	enum db_rc rc;
+
+	memset(&in, 0, sizeof in);
+	if (decode_body_or_reply(r, clone_fields, NFIELDS(clone_fields), &in, &present) != H_OK)
+		return H_REPLIED;
+	if (!ids_valid(IDS_STUDY, id))
+		return reply_no_study(r, id);
+	if ((rc = db_study_get_row(r->db, id, 0, &s)) == DB_NOTFOUND)
+		return reply_no_study(r, id);
+	if (rc != DB_OK)
+		return reply_db(r, rc);
+	memset(&c, 0, sizeof c);
+	memset(&codes, 0, sizeof codes);
+	if (strcmp(s.researcher_id, r->who.id) != 0) {
+		reply_no_study(r, id);
+		goto out;
+	}
+#define FROM_SOURCE(f, member, v) \
+	do { if (!FIELD_GIVEN(present, f)) { in.member = (v); present |= FIELD_BIT(f); } } while (0)
+	FROM_SOURCE(STUDY_F_TITLE, title, s.title);
+	FROM_SOURCE(STUDY_F_DESCRIPTION, description, s.description);
+	FROM_SOURCE(STUDY_F_URL, study_url, s.study_url);
+	FROM_SOURCE(STUDY_F_REWARD, reward, s.reward);
+	FROM_SOURCE(STUDY_F_MAX, max, s.max_participants);
+	FROM_SOURCE(STUDY_F_CRITERIA, criteria, s.criteria);
+	FROM_SOURCE(STUDY_F_DURATION, duration, s.duration_minutes);
+	FROM_SOURCE(STUDY_F_SCREEN_OUT, screen_out, s.screen_out);
+	if (s.has_deadline && s.deadline > r->now)
+		FROM_SOURCE(STUDY_F_DEADLINE, deadline, s.deadline);
+#undef FROM_SOURCE
+	if (in.max <= 0) {	/* a source every screen-out shrank to no place */
+		reply_err(r, ARPS_E_VALIDATION, "max_participants: the source has no place left; "
+		    "give max_participants");
+		goto out;
+	}
+	if (s.needs_code && (rc = db_study_codes_get(r->db, s.id, &codes)) != DB_OK) {
+		reply_db(r, rc);
+		goto out;
+	}
+	if (study_new_or_reply(r, &in, present, &codes, &c) != H_OK)
+		goto out;
+	if (!FIELD_GIVEN(present, STUDY_F_ELIG)) {
+		if (s.eligibility && (rc = db_study_elig_get(r->db, s.id, &c.elig)) != DB_OK) {
+			reply_db(r, rc);
+			goto out;
+		}
+		n = c.elig.n[ELIG_EXCLUDE_STUDY];
+		for (i = 0; i < n && strcmp(c.elig.ids[ELIG_EXCLUDE_STUDY][i], s.id) != 0; i++)
+			;
+		if (i == n) {
+			if (n >= ELIG_LIST_MAX) {
+				reply_err(r, ARPS_E_VALIDATION, "eligibility.exclude_studies: the "
+				    "source's list is full (%d); give eligibility", ELIG_LIST_MAX);
+				goto out;
+			}
+			snprintf(c.elig.ids[ELIG_EXCLUDE_STUDY][n], IDS_BUFSZ, "%s", s.id);
+			c.elig.n[ELIG_EXCLUDE_STUDY]++;
+		}
+	}
+	hrc = req_tx(r, create_tx, &c);
+out:
+	db_study_clear(&s);
+	return hrc;
 }
 
 /* --- GET /studies --- */
@@ -615,6 +730,7 @@ h_study_get(struct req *r)
 struct patch_in {
 	const char *title, *description;
 	int64_t max, deadline;
+	struct json_object *elig;
 };
 
 #define PATCH_FIELDS(X) \
@@ -624,7 +740,8 @@ struct patch_in {
 	    VAL_STUDY_DESC_MAX, description) \
 	X(patch_in, PATCH_F_DEADLINE, "deadline", F_TIME, 0, 0, 0, deadline) \
 	X(patch_in, PATCH_F_MAX, "max_participants", F_INT, 0, VAL_MAX_PARTICIPANTS_MIN, \
-	    VAL_MAX_PARTICIPANTS_MAX, max)
+	    VAL_MAX_PARTICIPANTS_MAX, max) \
+	X(patch_in, PATCH_F_ELIG, "eligibility", F_OBJECT, 0, 0, 0, elig)
 
 enum { PATCH_FIELDS(FIELD_INDEX) };
 static const struct field patch_fields[] = { PATCH_FIELDS(FIELD_ROW) };
@@ -633,6 +750,7 @@ const struct field_list fields_study_patch = FIELD_LIST(patch_fields);
 struct patch_ctx {
 	const char *study_id;
 	struct study_patch p;
+	struct study_elig elig;
 };
 
 static enum db_rc
@@ -653,6 +771,8 @@ patch_tx(struct req *r, void *arg)
 	if (outcome != ARPS_OK) {
 		if (outcome == ARPS_E_NOT_FOUND)
 			reply_no_study(r, c->study_id);
+		else if (outcome == ARPS_E_INVALID_STATE && why != NULL)
+			reply_err(r, outcome, "%s; this one is %s", why, study_state_name(s.state));
 		else if (outcome == ARPS_E_INVALID_STATE)
 			reply_err(r, outcome, "cannot change a study that is %s",
 			    study_state_name(s.state));
@@ -667,9 +787,9 @@ patch_tx(struct req *r, void *arg)
 	db_study_clear(&s);
 	if ((rc = db_study_get(r->db, c->study_id, 0, &s)) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
-	reply_json(r, 200, study_researcher_json(&s));
+	rc = reply_study(r, 200, &s) == H_OK ? DB_OK : DB_ERR;
 	db_study_clear(&s);
-	return DB_OK;
+	return rc;
 }
 
 /* What a researcher may still change after publishing (docs/api.md §7.4). */
@@ -685,10 +805,16 @@ h_study_patch(struct req *r)
 		return H_REPLIED;
 	if (present == 0)
 		return reply_err(r, ARPS_E_VALIDATION, "body: give at least one of title, "
-		    "description, deadline, max_participants");
+		    "description, deadline, max_participants, eligibility");
 	if (!ids_valid(IDS_STUDY, r->params[0]))
 		return reply_no_study(r, r->params[0]);
 	memset(&c, 0, sizeof c);
+	/* checked as on create; applied only while paused (txn_study_update) */
+	if (FIELD_GIVEN(present, PATCH_F_ELIG)) {
+		if (elig_or_reply(r, in.elig, &c.elig) != H_OK)
+			return H_REPLIED;
+		c.p.elig = &c.elig;
+	}
 	c.study_id = r->params[0];
 	c.p.title = FIELD_GIVEN(present, PATCH_F_TITLE) ? in.title : NULL;
 	c.p.description = FIELD_GIVEN(present, PATCH_F_DESCRIPTION) ? in.description : NULL;
@@ -887,6 +1013,68 @@ review(struct req *r, enum part_event ev)
 
 HANDLER_EVENT(h_participant_approve, review, PART_EV_APPROVE)
 HANDLER_EVENT(h_participant_reject, review, PART_EV_REJECT)
+
+/* --- POST /studies/{id}/participants/{pid}/request-return (design.md §14) --- */
+
+struct return_in {
+	const char *reason;
+};
+
+static const struct field return_fields[] = {
+	{ "reason", F_TEXT, F_REQUIRED, 1, VAL_REASON_MAX, offsetof(struct return_in, reason) },
+};
+const struct field_list fields_return = FIELD_LIST(return_fields);
+
+struct return_ctx {
+	const char *study_id, *pid, *reason;
+};
+
+static enum db_rc
+return_tx(struct req *r, void *arg)
+{
+	struct return_ctx *c = arg;
+	struct settle_out so;
+	enum db_rc rc;
+
+	rc = txn_return_request(r->db, c->study_id, r->who.id, c->pid, c->reason, r->now, &so);
+	if (rc == DB_OK && so.outcome != ARPS_OK) {
+		if (so.outcome == ARPS_E_INVALID_STATE)
+			reply_err(r, so.outcome, "only an accepted, in_progress or submitted "
+			    "participation can be asked to return; this one is %s",
+			    part_state_name(so.p.state));
+		else if (so.no_participant)
+			reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s",
+			    c->pid);
+		else
+			reply_no_study(r, c->study_id);
+		rc = DB_ROLLBACK;
+	} else if (rc == DB_OK)
+		reply_json(r, 200, participant_json(r, &so.p));
+	db_participation_clear(&so.p);
+	return rc;
+}
+
+/* Ask the agent of one participant to return the study: an event and a
+ * nextActions entry on its study detail. */
+enum h_rc
+h_participant_return(struct req *r)
+{
+	struct return_in in = { 0 };
+	struct return_ctx c;
+	unsigned present;
+
+	if (decode_body_or_reply(r, return_fields, NFIELDS(return_fields), &in, &present) != H_OK)
+		return H_REPLIED;
+	c.study_id = r->params[0];
+	c.pid = r->params[1];
+	c.reason = in.reason;
+	if (!ids_valid(IDS_STUDY, c.study_id))
+		return reply_no_study(r, c.study_id);
+	if (!anon_id_valid(c.pid))
+		return reply_err(r, ARPS_E_NOT_FOUND, "no such participant in this study: %.40s",
+		    c.pid);
+	return req_tx(r, return_tx, &c);
+}
 
 /* --- POST /studies/{id}/participants/review (design.md §13) --- */
 

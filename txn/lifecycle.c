@@ -802,7 +802,10 @@ txn_participation_agent_event(struct db *db, const struct config *cfg, const cha
 			goto out;
 		rc = DB_OK;
 	}
-	code_ok = !s.needs_code || has_row;
+	/* the guard: the code's row; a submitted participation is withdrawn
+	 * only on the researcher's request (design.md §14) */
+	code_ok = ev == PART_EV_WITHDRAW ? p->return_requested_at != 0 :
+	    !s.needs_code || has_row;
 	verdict = part_transition(p->state, ev, code_ok != 0, &pr);
 	if (verdict == ARPS_E_NO_ACTIVE_PARTICIPATION && p->state == PART_TIMED_OUT)
 		verdict = ARPS_E_TIMED_OUT;	/* timed out before: say so */
@@ -985,6 +988,61 @@ txn_cashout_request(struct db *db, const char *account_id, const char *wallet_id
 }
 
 enum db_rc
+txn_return_request(struct db *db, const char *study_id, const char *owner,
+    const char *participant_id, const char *reason, int64_t now, struct settle_out *out)
+{
+	struct participation p;
+	struct study s;
+	char *js = NULL;
+	size_t n;
+	enum db_rc rc;
+	int took;
+
+	memset(out, 0, sizeof *out);
+	out->outcome = ARPS_E_INTERNAL;
+	/* the locks of a review, in its order */
+	rc = db_study_part_by_anon_lock(db, study_id, participant_id, &s, &out->p, &took);
+	if (rc == DB_NOTFOUND || (rc == DB_OK && strcmp(s.researcher_id, owner) != 0)) {
+		db_participation_clear(&out->p);
+		db_study_clear(&s);
+		out->outcome = ARPS_E_NOT_FOUND;
+		return DB_OK;
+	}
+	if (rc != DB_OK)
+		return rc;
+	db_study_clear(&s);
+	if (!took) {
+		out->outcome = ARPS_E_NOT_FOUND;
+		out->no_participant = 1;
+		return DB_OK;
+	}
+	if (!part_is_active(out->p.state) && out->p.state != PART_SUBMITTED) {
+		out->outcome = ARPS_E_INVALID_STATE;
+		return DB_OK;
+	}
+	n = strlen(reason) * 6 + 3;
+	if ((js = malloc(n)) == NULL || !event_json_str(reason, js, n)) {
+		free(js);
+		return DB_ERR;
+	}
+	if ((rc = db_participation_return(db, out->p.id, reason, now)) == DB_OK)
+		rc = db_event(db, out->p.agent_id, EV_PART_RETURN_REQUESTED, now,
+		    "{\"study_id\":\"%s\",\"participation_id\":\"%s\",\"reason\":%s}",
+		    out->p.study_id, out->p.id, js);
+	free(js);
+	if (rc != DB_OK)
+		return rc;
+	/* the row as it is now, with the agent's score (the tier shown) */
+	if ((rc = db_participation_by_anon(db, study_id, participant_id, &p)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	db_participation_clear(&out->p);
+	out->p = p;
+	out->rep_known = 1;
+	out->outcome = ARPS_OK;
+	return DB_OK;
+}
+
+enum db_rc
 txn_study_update(struct db *db, const char *study_id, const char *owner,
     const struct study_patch *p, int64_t max_budget, int64_t now, struct study *after,
     const char **why, enum arps_err *outcome)
@@ -1007,6 +1065,12 @@ txn_study_update(struct db *db, const char *study_id, const char *owner,
 	if (rc != DB_OK)
 		return rc;
 	if (after->state != STUDY_ACTIVE && after->state != STUDY_PAUSED) {
+		*outcome = ARPS_E_INVALID_STATE;
+		return DB_OK;
+	}
+	/* who may take part changes only while no one can accept (design.md §14) */
+	if (p->elig != NULL && after->state != STUDY_PAUSED) {
+		*why = "eligibility: can be changed only while the study is paused";
 		*outcome = ARPS_E_INVALID_STATE;
 		return DB_OK;
 	}
@@ -1054,9 +1118,12 @@ txn_study_update(struct db *db, const char *study_id, const char *owner,
 	}
 	if ((rc = db_study_patch(db, after->id, p)) != DB_OK)
 		return rc;
-	snprintf(changed, sizeof changed, "%s%s%s%s", p->title ? ",\"title\"" : "",
+	if (p->elig != NULL && (rc = db_study_elig_set(db, after->id, p->elig)) != DB_OK)
+		return rc;
+	snprintf(changed, sizeof changed, "%s%s%s%s%s", p->title ? ",\"title\"" : "",
 	    p->description ? ",\"description\"" : "", p->has_deadline ? ",\"deadline\"" : "",
-	    p->max_participants > 0 ? ",\"max_participants\"" : "");
+	    p->max_participants > 0 ? ",\"max_participants\"" : "",
+	    p->elig != NULL ? ",\"eligibility\"" : "");
 	if ((rc = db_event(db, after->researcher_id, EV_STUDY_UPDATED, now,
 	    "{\"study_id\":\"%s\",\"changed\":[%s]}", after->id,
 	    changed[0] ? changed + 1 : "")) != DB_OK)

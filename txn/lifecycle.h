@@ -157,13 +157,26 @@ enum db_rc txn_review(struct db *, const char *study_id, const char *owner,
     int64_t now, struct settle_out *out);
 
 /*
+ * A researcher asks the agent of one participant of its study to return
+ * it (design.md §14): locks as txn_review; only accepted, in_progress or
+ * submitted (else ARPS_E_INVALID_STATE); records reason and the time and
+ * queues participation.return_requested {study_id, participation_id,
+ * reason} for the agent.  A later withdrawal costs nothing, and is open
+ * to a submitted participation (txn_participation_agent_event).
+ * out->outcome as txn_review's; caller clears out->p.
+ */
+enum db_rc txn_return_request(struct db *, const char *study_id, const char *owner,
+    const char *participant_id, const char *reason, int64_t now, struct settle_out *out);
+
+/*
  * PATCH /studies/{id} by owner: lock the study; only active or paused
  * (ARPS_E_INVALID_STATE), owner's (ARPS_E_NOT_FOUND); a deadline only later
  * than now and than the current one, max_participants only more, within
  * max_budget (ARPS_E_VALIDATION, *why names the field); more places freeze
  * (new - old) x (reward + fee) from the available balance as a create does
- * (ARPS_E_INSUFFICIENT_SC: nothing written); then the fields and one
- * study.updated event {study_id, changed}.  *after (caller clears) is the
+ * (ARPS_E_INSUFFICIENT_SC: nothing written); eligibility (p->elig) only
+ * while paused (ARPS_E_INVALID_STATE, *why says so); then the fields and
+ * one study.updated event {study_id, changed}.  *after (caller clears) is the
  * row after, or as read on a refusal.
  */
 enum db_rc txn_study_update(struct db *, const char *study_id, const char *owner,

@@ -409,6 +409,245 @@ screen_out_unfunded(void **state)
 	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
 }
 
+/* The newest event of type t in the credential's feed: its data as JSON
+ * text into out ("" when none). */
+static void
+last_event(const char *hdr, const char *type, char *out, size_t n)
+{
+	struct json_object *arr, *it, *v;
+	struct resp r;
+	size_t i, len;
+
+	out[0] = '\0';
+	r = get_as(hdr, "/api/v1/events?limit=200");
+	assert_int_equal(r.status, 200);
+	arr = jget(r.json, "events");
+	len = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; i < len; i++) {
+		it = json_object_array_get_idx(arr, i);
+		if ((v = jget(it, "type")) != NULL && strcmp(json_object_get_string(v), type) == 0 &&
+		    (v = jget(it, "data")) != NULL)
+			snprintf(out, n, "%s", json_object_to_json_string_ext(v,
+			    JSON_C_TO_STRING_PLAIN));
+	}
+	resp_free(&r);
+}
+
+/* --- clone --- */
+
+static void
+clone_study(void **state)
+{
+	struct test_user u, other, poor, owner;
+	struct test_agent ag, ag2;
+	char s1[IDS_BUFSZ], c1[IDS_BUFSZ], c2[IDS_BUFSZ], sp[IDS_BUFSZ], body[256];
+	long long ra0, rf0, ra, rf;
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 20000);
+	researcher(&other, 10000);
+	agent_claimed(&ag, &owner, "cl1");
+	agent_claimed(&ag2, &owner, "cl2");
+	study_new(&u, s1, 100, 3, "ABCD1");
+	assert_int_equal(study_post(ag.hdr, s1, "accept", NULL), 200);
+	assert_int_equal(study_post(ag.hdr, s1, "complete", "{\"completion_code\":\"ABCD1\"}"),
+	    200);
+	/* overrides apply, the rest is the source's, the source excluded */
+	balance_of(u.hdr, &ra0, &rf0);
+	r = post_as(u.hdr, "{\"title\":\"Wave three\",\"max_participants\":2}",
+	    "/api/v1/studies/%s/clone", s1);
+	assert_int_equal(r.status, 201);
+	snprintf(c1, sizeof c1, "%s", jgets(&r, "id"));
+	assert_string_not_equal(c1, s1);
+	assert_string_equal(jgets(&r, "title"), "Wave three");
+	assert_int_equal(jgeti(&r, "max_participants"), 2);
+	assert_string_equal(jgets(&r, "description"), "A short survey.");
+	assert_int_equal(jgeti(&r, "reward_per_participant"), 100);
+	assert_string_equal(jgets(&r, "status"), "active");
+	assert_string_equal(jgets(&r, "completion_codes.0.code"), "ABCD1");
+	assert_string_equal(jgets(&r, "eligibility.exclude_studies.0"), s1);
+	assert_int_equal(jgeti(&r, "funding.frozen_cents"), 220);
+	resp_free(&r);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(ra, ra0 - 220);	/* funded as a create: 2 x (100 + 10) */
+	/* the source's participant neither sees, opens nor accepts it */
+	assert_int_equal(status_of(get_as(ag.hdr, "/api/v1/studies/%s", c1)), 404);
+	assert_int_equal(study_post(ag.hdr, c1, "accept", NULL), 404);
+	assert_int_equal(status_of(get_as(ag2.hdr, "/api/v1/studies/%s", c1)), 200);
+	assert_int_equal(study_post(ag2.hdr, c1, "accept", NULL), 200);
+	/* a body that sets eligibility itself: the source is not excluded */
+	r = post_as(u.hdr, "{\"eligibility\":{}}", "/api/v1/studies/%s/clone", s1);
+	assert_int_equal(r.status, 201);
+	snprintf(c2, sizeof c2, "%s", jgets(&r, "id"));
+	assert_null(jget(r.json, "eligibility.exclude_studies.0"));
+	resp_free(&r);
+	assert_int_equal(study_post(ag.hdr, c2, "accept", NULL), 200);
+	/* a bad override: 422, nothing moved */
+	balance_of(u.hdr, &ra0, &rf0);
+	assert_int_equal(status_of(post_as(u.hdr, "{\"reward_per_participant\":0}",
+	    "/api/v1/studies/%s/clone", s1)), 422);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(ra, ra0);
+	/* another researcher's study, an unknown one: 404 */
+	r = post_as(other.hdr, "{}", "/api/v1/studies/%s/clone", s1);
+	assert_int_equal(r.status, 404);
+	assert_string_equal(jgets(&r, "error_code"), "NOT_FOUND");
+	resp_free(&r);
+	assert_int_equal(status_of(post_as(u.hdr, "{}",
+	    "/api/v1/studies/std_AAAAAAAAAAAAAAAA/clone")), 404);
+	/* not enough money: 402, nothing written */
+	researcher(&poor, 110);
+	study_new(&poor, sp, 100, 1, NULL);
+	r = post_as(poor.hdr, "{}", "/api/v1/studies/%s/clone", sp);
+	assert_int_equal(r.status, 402);
+	assert_string_equal(jgets(&r, "error_code"), "INSUFFICIENT_SC");
+	resp_free(&r);
+	r = get_as(poor.hdr, "/api/v1/studies");
+	assert_null(jget(r.json, "studies.1"));
+	resp_free(&r);
+	snprintf(body, sizeof body, "{\"max_participants\":1}");
+	assert_int_equal(status_of(post_as(poor.hdr, body, "/api/v1/studies/%s/clone", sp)), 402);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+/* --- return requests --- */
+
+static void
+return_request(void **state)
+{
+	struct test_user u, other, owner;
+	struct test_agent ag, ag2;
+	char s[IDS_BUFSZ], pid[32], pid2[32], ev[2048], want[256];
+	long long rep0, ra0, rf0, ra, rf;
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 20000);
+	researcher(&other, 10000);
+	agent_claimed(&ag, &owner, "rr1");
+	agent_claimed(&ag2, &owner, "rr2");
+	study_new(&u, s, 100, 2, NULL);
+	assert_int_equal(study_post(ag.hdr, s, "accept", NULL), 200);
+	newest_participant(&u, s, pid);
+	/* no reason: 422; another researcher: 404; an unknown participant: 404 */
+	assert_int_equal(status_of(post_as(u.hdr, "{}",
+	    "/api/v1/studies/%s/participants/%s/request-return", s, pid)), 422);
+	assert_int_equal(status_of(post_as(other.hdr, "{\"reason\":\"x\"}",
+	    "/api/v1/studies/%s/participants/%s/request-return", s, pid)), 404);
+	assert_int_equal(status_of(post_as(u.hdr, "{\"reason\":\"x\"}",
+	    "/api/v1/studies/%s/participants/anon_000000000000/request-return", s)), 404);
+	/* no request yet: the detail has no nextActions */
+	r = get_as(ag.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(r.status, 200);
+	assert_null(jget(r.json, "nextActions"));
+	resp_free(&r);
+	r = post_as(u.hdr, "{\"reason\":\"The link was \\\"wrong\\\"\"}",
+	    "/api/v1/studies/%s/participants/%s/request-return", s, pid);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "participant_id"), pid);
+	assert_non_null(jget(r.json, "return_requested_at"));
+	assert_true(json_object_is_type(jget(r.json, "return_requested_at"), json_type_string));
+	resp_free(&r);
+	/* the agent is told: an event, a nextActions entry pointing at withdraw */
+	last_event(ag.hdr, "participation.return_requested", ev, sizeof ev);
+	snprintf(want, sizeof want, "\"study_id\":\"%s\"", s);
+	assert_non_null(strstr(ev, want));
+	assert_non_null(strstr(ev, "\"participation_id\":\"prt_"));
+	assert_non_null(strstr(ev, "\"reason\":\"The link was \\\"wrong\\\"\""));
+	r = get_as(ag.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "nextActions.0.action"), "withdraw");
+	snprintf(want, sizeof want, "POST /studies/%s/withdraw", s);
+	assert_string_equal(jgets(&r, "nextActions.0.endpoint"), want);
+	assert_non_null(strstr(jgets(&r, "nextActions.0.description"), "wrong"));
+	resp_free(&r);
+	/* the withdrawal costs nothing */
+	rep0 = reputation_of(&ag);
+	assert_int_equal(study_post(ag.hdr, s, "withdraw", NULL), 200);
+	assert_int_equal(reputation_of(&ag), rep0);
+	/* withdrawn: no longer asked */
+	r = post_as(u.hdr, "{\"reason\":\"again\"}",
+	    "/api/v1/studies/%s/participants/%s/request-return", s, pid);
+	assert_int_equal(r.status, 409);
+	assert_string_equal(jgets(&r, "error_code"), "INVALID_STATE");
+	resp_free(&r);
+	/* submitted: withdrawn only after a request, the slot freed */
+	assert_int_equal(study_post(ag2.hdr, s, "accept", NULL), 200);
+	assert_int_equal(study_post(ag2.hdr, s, "complete", NULL), 200);
+	newest_participant(&u, s, pid2);
+	assert_int_equal(study_post(ag2.hdr, s, "withdraw", NULL), 409);
+	balance_of(u.hdr, &ra0, &rf0);
+	assert_int_equal(status_of(post_as(u.hdr, "{\"reason\":\"Duplicate\"}",
+	    "/api/v1/studies/%s/participants/%s/request-return", s, pid2)), 200);
+	rep0 = reputation_of(&ag2);
+	r = post_as(ag2.hdr, NULL, "/api/v1/studies/%s/withdraw", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "status"), "withdrawn");
+	resp_free(&r);
+	assert_int_equal(reputation_of(&ag2), rep0);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(ra, ra0);		/* the slot stays funded, open again */
+	assert_int_equal(rf, rf0);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jgeti(&r, "stats.withdrawn"), 2);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 2);
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+/* --- eligibility changed while paused --- */
+
+static void
+eligibility_patch(void **state)
+{
+	struct test_user u, owner;
+	struct test_agent ag, ag2;
+	char g[IDS_BUFSZ], s1[IDS_BUFSZ], s2[IDS_BUFSZ], pid[32], body[256], path[96];
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 20000);
+	agent_claimed(&ag, &owner, "ep1");
+	agent_claimed(&ag2, &owner, "ep2");
+	group_new(&u, "Pilot", g);
+	study_new(&u, s1, 100, 2, NULL);
+	assert_int_equal(study_post(ag.hdr, s1, "accept", NULL), 200);
+	assert_int_equal(study_post(ag.hdr, s1, "complete", NULL), 200);
+	newest_participant(&u, s1, pid);
+	assert_int_equal(member_add(&u, g, s1, pid), 1);
+	study_new(&u, s2, 100, 2, NULL);
+	snprintf(path, sizeof path, "/api/v1/studies/%s", s2);
+	snprintf(body, sizeof body, "{\"eligibility\":{\"exclude_groups\":[\"%s\"]}}", g);
+	/* active: refused */
+	r = http_req("PATCH", path, body, HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 409);
+	assert_string_equal(jgets(&r, "error_code"), "INVALID_STATE");
+	resp_free(&r);
+	assert_int_equal(study_post(u.hdr, s2, "pause", NULL), 200);
+	/* validated as on create */
+	assert_int_equal(status_of(http_req("PATCH", path, "{\"eligibility\":{\"exclude_groups\":"
+	    "[\"grp_AAAAAAAAAAAAAAAA\"]}}", HDRS(u.hdr), NULL)), 422);
+	assert_int_equal(status_of(http_req("PATCH", path, "{\"eligibility\":{\"nope\":[]}}",
+	    HDRS(u.hdr), NULL)), 422);
+	r = http_req("PATCH", path, body, HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "eligibility.exclude_groups.0"), g);
+	resp_free(&r);
+	assert_int_equal(study_post(u.hdr, s2, "resume", NULL), 200);
+	assert_int_equal(status_of(get_as(ag.hdr, "/api/v1/studies/%s", s2)), 404);
+	assert_int_equal(study_post(ag.hdr, s2, "accept", NULL), 404);
+	assert_int_equal(status_of(get_as(ag2.hdr, "/api/v1/studies/%s", s2)), 200);
+	/* cleared while paused again: applies at once */
+	assert_int_equal(study_post(u.hdr, s2, "pause", NULL), 200);
+	r = http_req("PATCH", path, "{\"eligibility\":{}}", HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 200);
+	assert_null(jget(r.json, "eligibility.exclude_groups.0"));
+	resp_free(&r);
+	assert_int_equal(study_post(u.hdr, s2, "resume", NULL), 200);
+	assert_int_equal(study_post(ag.hdr, s2, "accept", NULL), 200);
+}
+
 int
 main(void)
 {
@@ -418,6 +657,9 @@ main(void)
 		cmocka_unit_test(eligibility_listing),
 		cmocka_unit_test(code_actions),
 		cmocka_unit_test(screen_out_unfunded),
+		cmocka_unit_test(clone_study),
+		cmocka_unit_test(return_request),
+		cmocka_unit_test(eligibility_patch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

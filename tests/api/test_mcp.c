@@ -463,6 +463,7 @@ tools_list_researcher(void **state)
 		"pay_bonuses", "list_bonuses", "send_message", "list_thread",
 		"create_group", "list_groups", "get_group", "update_group", "delete_group",
 		"add_group_members", "list_group_members", "remove_group_member",
+		"clone_study", "request_return",
 	};
 	static const char *const required[] = {
 		"title", "description", "study_url", "reward_per_participant", "max_participants",
@@ -545,6 +546,7 @@ tool_annotations_and_schemas(void **state)
 		{ "get_group", 1, 0, 1 },		{ "update_group", 0, 1, 1 },
 		{ "delete_group", 0, 1, 1 },		{ "add_group_members", 0, 0, 1 },
 		{ "list_group_members", 1, 0, 1 },	{ "remove_group_member", 0, 1, 1 },
+		{ "clone_study", 0, 0, 0 },		{ "request_return", 0, 0, 1 },
 	};
 	struct json_object *t, *o, *any;
 	struct test_agent a;

@@ -67,7 +67,7 @@ const hints = {
 	send_message: [0, 0, 0], list_thread: [1, 0, 1],
 	create_group: [0, 0, 0], list_groups: [1, 0, 1], get_group: [1, 0, 1], update_group: [0, 1, 1],
 	delete_group: [0, 1, 1], add_group_members: [0, 0, 1], list_group_members: [1, 0, 1],
-	remove_group_member: [0, 1, 1],
+	remove_group_member: [0, 1, 1], clone_study: [0, 0, 0], request_return: [0, 0, 1],
 };
 
 // tools/list: every tool with a title, its annotations and an object
