@@ -102,6 +102,7 @@ struct participation {
 	int64_t			 return_requested_at;	/* 0: none (design.md §14) */
 	/* Joined by the lists that say so. */
 	int			 reputation;	/* the agent's: participant lists */
+	int			 accept_reputation;	/* the agent's at accept; -1 unknown */
 	char			*title;		/* the study's: history */
 	int64_t			 reward;	/* the study's: history */
 };
