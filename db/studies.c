@@ -72,6 +72,7 @@ enum study_col {
 	X(PART_C_ENDED_AT,		"COALESCE(p.ended_at, 0)") \
 	X(PART_C_REASON,		"p.reason") \
 	X(PART_C_CATEGORY,		"p.reject_category") \
+	X(PART_C_ACCEPT_REP,		"COALESCE(p.accept_reputation, -1)") \
 	X(PART_C_RETURN_AT,		"COALESCE(p.return_requested_at, 0)") \
 	L(PART_C_RETURN_REASON,		"p.return_reason")
 enum part_col {
@@ -206,8 +207,9 @@ static const char q_study_state[] =
     "UPDATE studies SET status = ?, closed_at = COALESCE(closed_at, ?),"
     " completed_at = COALESCE(completed_at, ?) WHERE id = ?";
 static const char q_part_ins[] =
-    "INSERT INTO participations (id, study_id, agent_id, participant_id, status, accepted_at)"
-    " VALUES (?, ?, ?, ?, 'accepted', ?)";
+    "INSERT INTO participations (id, study_id, agent_id, participant_id, status, accepted_at,"
+    " accept_reputation) VALUES (?, ?, ?, ?, 'accepted', ?,"
+    " (SELECT reputation FROM agents WHERE id = ?))";
 static const char q_part_set[] =
     "UPDATE participations SET status = ?, started_at = COALESCE(started_at, ?),"
     " submitted_at = COALESCE(?, submitted_at), reviewed_at = COALESCE(?, reviewed_at),"
@@ -347,6 +349,7 @@ part_row(const struct dbres *res, size_t row, void *out)
 	dbres_copy(p->category, sizeof p->category, res, row, PART_C_CATEGORY);
 	p->return_requested_at = dbres_i64(res, row, PART_C_RETURN_AT);
 	p->return_reason = dbres_dup(res, row, PART_C_RETURN_REASON, &ok);
+	p->accept_reputation = (int)dbres_i64(res, row, PART_C_ACCEPT_REP);
 	p->reputation = (int)dbres_i64(res, row, PART_C_REPUTATION);
 	p->title = dbres_dup(res, row, PART_C_TITLE, &ok);
 	p->reward = dbres_i64(res, row, PART_C_REWARD);
@@ -772,7 +775,7 @@ db_participation_insert(struct db *db, const char *id, const char *study_id,
     const char *agent_id, const char *participant_id, int64_t accepted_at)
 {
 	return DB_Q(db, q_part_ins, NULL, NULL, P_STR(id), P_STR(study_id), P_STR(agent_id),
-	    P_STR(participant_id), P_I64(accepted_at));
+	    P_STR(participant_id), P_I64(accepted_at), P_STR(agent_id));
 }
 
 /* A time parameter, NULL when t <= 0 (keeps the column by COALESCE). */

@@ -107,6 +107,7 @@ struct participation {
 	char			*return_reason;	/* NULL when none */
 	/* Joined by the lists that say so. */
 	int			 reputation;	/* the agent's: participant lists */
+	int			 accept_reputation;	/* the agent's at accept; -1 unknown */
 	char			*title;		/* the study's: history */
 	int64_t			 reward;	/* the study's: history */
 };

@@ -211,7 +211,10 @@ participant_json(const struct req *r, const struct participation *p)
 	jadd_time(o, "accepted_at", p->accepted_at);
 	jadd_time(o, "submitted_at", p->submitted_at);
 	jadd_time(o, "reviewed_at", p->reviewed_at);
-	jadd_str(o, "tier", rep_tier_name(rep_tier_of(p->reputation)));
+	/* the tier it took part with (api.md §7.5); today's for a row older
+	 * than the record of it */
+	jadd_str(o, "tier", rep_tier_name(rep_tier_of(p->accept_reputation >= 0 ?
+	    p->accept_reputation : p->reputation)));
 	jadd_str(o, "reason", p->reason);
 	jadd_str(o, "category", p->category[0] != '\0' ? p->category : NULL);
 	jadd_time(o, "return_requested_at", p->return_requested_at);

@@ -419,9 +419,14 @@ participate_approve(void **state)
 	assert_error(&r, 422, "INVALID_SUBMISSION");
 	resp_free(&r);
 	assert_int_equal(reputation_of(&a), 40);
+	/* the tier it took part with (standard at 50), not today's (basic at 40:
+	 * issue 37, a reviewer judges the participation, not the agent now) */
 	r = get_as(u.hdr, "/api/v1/studies/%s/participants", s);
 	assert_string_equal(jgets(&r, "participants.0.status"), "in_progress");
-	assert_string_equal(jgets(&r, "participants.0.tier"), "basic");
+	assert_string_equal(jgets(&r, "participants.0.tier"), "standard");
+	resp_free(&r);
+	r = get_as(a.hdr, "/api/v1/agents/me");
+	assert_string_equal(jgets(&r, "tier"), "basic");
 	resp_free(&r);
 	/* approving before submission is a wrong state */
 	r = post_as(u.hdr, NULL, "/api/v1/studies/%s/participants/%s/approve", s, pid);
