@@ -80,6 +80,27 @@ async function takePart(agent, studyId) {
 	assert.equal(r.json.status, 'submitted');
 }
 
+// Agents that take part are claimed by another account: a researcher's own
+// agent cannot take part in its owner's study (OWN_STUDY). That account logs
+// in once, by an e-mail code, through the API.
+let otherToken = null;
+async function claimedElsewhere(name) {
+	if (!otherToken) {
+		const who = `owner-${crypto.randomBytes(5).toString('hex')}@example.org`;
+		const since = Date.now() - 1000;
+		const sent = await api('POST', '/auth/email/send-code', { body: { email: who } });
+		assert.equal(sent.status, 202, sent.text);
+		const code = await mailCode(who, since);
+		const r = await api('POST', '/auth/login', { body: { provider: 'email', email: who, code } });
+		assert.equal(r.status, 200, r.text);
+		otherToken = r.json.access_token;
+	}
+	const a = await registerAgent(name);
+	const r = await api('POST', '/auth/claim', { token: otherToken, body: { claim_code: a.claim } });
+	assert.equal(r.status, 200, r.text);
+	return a;
+}
+
 function admin(...args) {
 	return execFileSync(path.join(ROOT, 'build/arps-admin'), ['--config', CONFIG, ...args], { encoding: 'utf8' });
 }
@@ -156,6 +177,9 @@ function watch(p) {
 	});
 }
 watch(page);
+
+// Cents as the console writes them: 1234 -> "$12.34".
+const usdText = (c) => (c < 0 ? '−$' : '$') + Math.floor(Math.abs(c) / 100).toLocaleString('en-US') + '.' + String(Math.abs(c) % 100).padStart(2, '0');
 
 const email = `browser-${crypto.randomBytes(5).toString('hex')}@example.org`;
 const shot = (name) => page.screenshot({ path: path.join(SHOTS, name + '.png'), fullPage: true });
@@ -273,6 +297,16 @@ await test('top up with arps-admin: the wallet, its chart and transactions by ty
 async function fillStudy(v) {
 	for (const [k, val] of Object.entries(v)) await page.locator('#' + k).fill(String(val));
 }
+// The confirmation dialog of a money action: its text (spaces folded), then
+// the button named `button` pressed (Cancel or the action).
+async function confirmWith(button) {
+	const dialog = page.locator('#confirm');
+	await dialog.getByRole('button', { name: button, exact: true }).waitFor();
+	const text = (await dialog.textContent()).replace(/\s+/g, ' ');
+	await dialog.getByRole('button', { name: button, exact: true }).click();
+	await dialog.waitFor({ state: 'hidden' });
+	return text;
+}
 const STUDY = {
 	title: 'Sleep and shift work (browser)', description: 'A 15-minute survey about sleep.',
 	study_url: 'https://survey.example.org/s/1', reward_per_participant: 500, max_participants: 10,
@@ -361,12 +395,14 @@ await test('create a study: dollars to exact cents, every field error at once, t
 	expectedFailures.push(['/api/v1/studies', 422], ['/api/v1/studies', 402]);
 	await fillStudy({ ...FORM, study_url: 'https://10.1.2.3/s' });
 	await page.getByRole('button', { name: 'Create and fund study' }).click();
+	await confirmWith('Create and fund');
 	await page.locator('#study_url-error:not(:empty)').waitFor();
 	assert.match(await page.locator('#study_url-error').textContent(), /^Must name a public host/);
 	assert.equal(await page.locator('#title-error').textContent(), '', 'the old field errors are gone');
 	await fillStudy({ study_url: FORM.study_url, max_participants: 1000 });
 	await preview.locator('.warn').waitFor();
 	await page.getByRole('button', { name: 'Create and fund study' }).click();
+	assert.match(await confirmWith('Create and fund'), /\$5,500\.00 \(1,000 × \$5\.50, reward and fee\) is frozen/);
 	await page.locator('#create-msg .error').waitFor();
 	const over = await api('POST', '/studies', { token: state.token, body: { ...STUDY, max_participants: 1000 } });
 	assert.equal(over.status, 402);
@@ -377,7 +413,18 @@ await test('create a study: dollars to exact cents, every field error at once, t
 
 await test('create a study: a success message, the new study brought into view with its heading focused', async () => {
 	await page.locator('#max_participants').fill('10');
+	// Money moves: the console asks first, naming the amount; Cancel sends nothing.
+	const sent = await requestsDuring(async () => {
+		await page.getByRole('button', { name: 'Create and fund study' }).click();
+		assert.match(await confirmWith('Cancel'),
+			/Create "Sleep and shift work \(browser\)" and fund it\? \$55\.00 \(10 × \$5\.50, reward and fee\) is frozen from your available balance now/);
+		await page.waitForTimeout(200);
+	});
+	assert.ok(!sent.includes('POST /api/v1/studies'), 'cancel sends nothing: ' + sent);
 	await page.getByRole('button', { name: 'Create and fund study' }).click();
+	await page.locator('#confirm').getByRole('button', { name: 'Create and fund' }).waitFor();
+	await shot('06b-confirm-create');
+	await confirmWith('Create and fund');
 	const ok = page.locator('#create-msg .success[role=status]');
 	await ok.waitFor();
 	assert.match(await ok.textContent(), /^Study "Sleep and shift work \(browser\)" is created and open to agents; \$55\.00 is frozen from your wallet\. Open the study$/);
@@ -445,6 +492,103 @@ await test('the study page: the full detail, the title once, focus on its headin
 	await page.locator('#study-' + state.study).waitFor();
 });
 
+await test('edit a study: title, description, a later deadline, more places; errors at once; the extra cost confirmed', async () => {
+	// A study of its own ($1.00 reward, fee $0.10, 2 places, a deadline),
+	// stopped at the end: its money comes back, the later tests' sums hold.
+	const deadline = new Date(Date.now() + 2 * 86400e3).toISOString().replace(/\.\d+Z$/, 'Z');
+	const r = await api('POST', '/studies', { token: state.token, body: { ...STUDY, title: 'Edit me (browser)',
+		reward_per_participant: 100, max_participants: 2, deadline } });
+	assert.equal(r.status, 201, r.text);
+	const sid = r.json.id;
+	const avail0 = (await api('GET', '/wallet/balance', { token: state.token })).json.available_cents;
+	await page.goto(BASE + '/#/studies/' + sid);
+	await page.locator('h1#study-title', { hasText: 'Edit me (browser)' }).waitFor();
+	await page.locator('#edit-details summary').click();
+	assert.equal(await page.locator('#edit_title').inputValue(), 'Edit me (browser)');
+	assert.equal(await page.locator('#edit_max_participants').inputValue(), '2');
+	const preview = page.locator('#edit-cost');
+	await preview.locator('text=a new study pays 10% today').waitFor();
+	// Every error at once, beside its field, before any request.
+	const local = (ms) => page.evaluate((t) => {
+		const d = new Date(t), p = (n) => String(n).padStart(2, '0');
+		return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+	}, ms);
+	await page.locator('#edit_title').fill('');
+	await page.locator('#edit_deadline').fill(await local(Date.now() + 86400e3));
+	await page.locator('#edit_max_participants').fill('1');
+	let sent = await requestsDuring(async () => {
+		await page.getByRole('button', { name: 'Save changes' }).click();
+		await page.locator('#edit_max_participants-error:not(:empty)').waitFor();
+	});
+	assert.ok(!sent.some((x) => x.startsWith('PATCH')), 'no request for a form with errors: ' + sent);
+	assert.equal(await page.locator('.field[data-field=edit_title] #edit_title-error').textContent(), 'Required.');
+	assert.equal(await page.locator('.field[data-field=edit_deadline] #edit_deadline-error').textContent(), 'Only later than the current deadline.');
+	assert.match(await page.locator('.field[data-field=edit_max_participants] #edit_max_participants-error').textContent(),
+		/^At least 2: places can be added, never removed\.$/);
+	for (const f of ['edit_title', 'edit_deadline', 'edit_max_participants']) {
+		assert.equal(await page.locator('#' + f).getAttribute('aria-invalid'), 'true', f);
+	}
+	assert.equal(await page.locator('#edit_description-error').textContent(), '');
+	assert.equal(await page.locator('#edit-msg .error').textContent(), '3 fields need a change.');
+	await shot('07d-edit-errors');
+	// The API refuses what only it knows (the wallet cannot cover 10,000
+	// places, or the per-study cap): its detail is shown, nothing changes.
+	expectedFailures.push(['/api/v1/studies/' + sid, 402], ['/api/v1/studies/' + sid, 422]);
+	await page.locator('#edit_title').fill('Edited title (browser)');
+	await page.locator('#edit_deadline').fill(await local(Date.now() + 3 * 86400e3));
+	await page.locator('#edit_max_participants').fill('10000');
+	await preview.locator('.warn').waitFor();
+	await page.getByRole('button', { name: 'Save changes' }).click();
+	assert.match(await confirmWith('Add places and save'), /Add 9,998 places to "Edit me \(browser\)"\? \$10,997\.80 \(9,998 × \$1\.10, reward and fee\)/);
+	await page.locator('#edit-msg .error, #edit_max_participants-error:not(:empty)').first().waitFor();
+	assert.equal((await api('GET', '/studies/' + sid, { token: state.token })).json.max_participants, 2, 'nothing changed');
+	// Two more places: the extra cost shown, asked, Cancel changes nothing.
+	await page.locator('#edit_description').fill('A longer survey about sleep, now with a diary.');
+	await page.locator('#edit_max_participants').fill('4');
+	await preview.locator('dd', { hasText: '$2.20' }).waitFor();
+	assert.match(await preview.textContent(), /Places now2Added places2Per place \(reward \$1\.00 \+ fee \$0\.10\)\$1\.10Frozen now\$2\.20/);
+	await page.getByRole('button', { name: 'Save changes' }).click();
+	assert.match(await confirmWith('Cancel'), /Add 2 places to "Edit me \(browser\)"\? \$2\.20 \(2 × \$1\.10, reward and fee\) is frozen/);
+	assert.equal((await api('GET', '/studies/' + sid, { token: state.token })).json.max_participants, 2, 'cancel changes nothing');
+	// Confirmed: one PATCH with only the changed fields.
+	const bodies = [];
+	const on = (req) => { if (req.method() === 'PATCH') bodies.push(req.postDataJSON()); };
+	page.on('request', on);
+	await page.getByRole('button', { name: 'Save changes' }).click();
+	await page.locator('#confirm').getByRole('button', { name: 'Add places and save' }).waitFor();
+	await shot('07e-edit-confirm');
+	await confirmWith('Add places and save');
+	await page.locator('h1#study-title', { hasText: 'Edited title (browser)' }).waitFor();
+	page.off('request', on);
+	assert.equal(bodies.length, 1);
+	assert.deepEqual(Object.keys(bodies[0]).sort(), ['deadline', 'description', 'max_participants', 'title']);
+	assert.equal(bodies[0].max_participants, 4);
+	const detail = page.locator('#study-detail');
+	assert.equal((await detail.locator('[data-fact="Places"] dd').textContent()).trim(), '4: 0 taken, 4 left');
+	assert.equal(await page.locator('#study-description').textContent(), 'A longer survey about sleep, now with a diary.');
+	const st = (await api('GET', '/studies/' + sid, { token: state.token })).json;
+	assert.equal(st.title, 'Edited title (browser)');
+	assert.equal(st.max_participants, 4);
+	assert.equal(st.deadline, bodies[0].deadline);
+	assert.ok(Date.parse(st.deadline) > Date.parse(deadline), 'the deadline moved later');
+	assert.equal(await detail.locator('[data-fact="Deadline"] time').getAttribute('datetime'), st.deadline);
+	assert.equal((await api('GET', '/wallet/balance', { token: state.token })).json.available_cents, avail0 - 220);
+	await page.locator('#flash', { hasText: 'Saved: title, description, deadline, places. $2.20 frozen for 2 more places.' }).waitFor();
+	// The form shows the saved values; nothing to change now.
+	assert.equal(await page.locator('#edit_max_participants').inputValue(), '4');
+	await page.getByRole('button', { name: 'Save changes' }).click();
+	await page.locator('#edit-msg', { hasText: 'Nothing changed.' }).waitFor();
+	await shot('07f-edited');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('edit form');
+	await shot('phone-07f-edited');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	assert.equal((await api('POST', `/studies/${sid}/stop`, { token: state.token })).status, 200);
+	await page.reload();
+	await page.locator('#study-detail [data-fact="Status"]', { hasText: 'awaiting review' }).waitFor();
+	assert.equal(await page.locator('#study-edit').isHidden(), true, 'a stopped study has no edit form');
+});
+
 await test('the overview (the landing page): studies running, submissions waiting, the balance', async () => {
 	await page.goto(BASE + '/#/overview');
 	const card = (id) => page.locator(`#overview-${id} .stat-value`);
@@ -456,7 +600,8 @@ await test('the overview (the landing page): studies running, submissions waitin
 	assert.match(await page.locator('#overview-balance').textContent(), /\$55\.00 frozen in studies/);
 	assert.match(await page.locator('#running-list').textContent(), new RegExp(STUDY.title.replace(/[()]/g, '\\$&') + '.*active.*0 of 10 places taken'));
 	// An agent submits: one waits for review, linked to its study.
-	await takePart(state.agent, state.study);
+	state.taker = await claimedElsewhere('Dee');
+	await takePart(state.taker, state.study);
 	await page.goto(BASE + '/#/wallet');
 	await page.goto(BASE + '/#/overview');
 	await page.locator('#overview-waiting .stat-value', { hasText: '1' }).waitFor();
@@ -473,7 +618,7 @@ await test('the overview (the landing page): studies running, submissions waitin
 });
 
 await test('an agent takes part through the API; approve in the console; both wallets change', async () => {
-	const before = await api('GET', '/wallet/balance', { key: state.agent.key });
+	const before = await api('GET', '/wallet/balance', { key: state.taker.key });
 	assert.equal(before.json.available_cents, 100);
 	await page.goto(BASE + '/#/studies/' + state.study);
 	const row = page.locator('tbody tr[data-status=submitted]').first();
@@ -492,7 +637,7 @@ await test('an agent takes part through the API; approve in the console; both wa
 	await dialog.getByRole('button', { name: 'Cancel' }).click();
 	await page.waitForTimeout(300);
 	assert.equal(await page.locator('tbody tr[data-status=submitted]').count(), 1);
-	assert.equal((await api('GET', '/wallet/balance', { key: state.agent.key })).json.available_cents, 100, 'nothing paid');
+	assert.equal((await api('GET', '/wallet/balance', { key: state.taker.key })).json.available_cents, 100, 'nothing paid');
 	await row.locator('button[data-act=approve]').click();
 	await dialog.getByRole('button', { name: 'Approve' }).click();
 	const done = page.locator('tbody tr[data-status=approved]').first();
@@ -500,16 +645,17 @@ await test('an agent takes part through the API; approve in the console; both wa
 	assert.match(await done.textContent(), /approved.*Thank you.*Approved/);
 	await page.locator('#study-head', { hasText: 'Spent: $5.50' }).waitFor();
 	await shot('08-participants');
-	const after = await api('GET', '/wallet/balance', { key: state.agent.key });
+	const after = await api('GET', '/wallet/balance', { key: state.taker.key });
 	assert.equal(after.json.available_cents, 600, "the agent's wallet: bonus + reward");
-	// The owner sees the agent's wallet as the agent's GET /wallet/balance shows it.
+	// The owner sees its agent's wallet as the agent's GET /wallet/balance shows it.
+	const own = await api('GET', '/wallet/balance', { key: state.agent.key });
 	const acc = await api('GET', '/account', { token: state.token });
-	assert.deepEqual(acc.json.agents.find((a) => a.agent_id === state.agent.id).wallet, after.json);
+	assert.deepEqual(acc.json.agents.find((a) => a.agent_id === state.agent.id).wallet, own.json);
 	await page.goto(BASE + '/#/agents');
 	const agentRow = page.locator('#agent-' + state.agent.id);
-	await agentRow.locator('td.wallet-available', { hasText: '$6.00' }).waitFor();
+	await agentRow.locator('td.wallet-available', { hasText: '$1.00' }).waitFor();
 	assert.equal(await agentRow.locator('td.wallet-frozen').textContent(), '$0.00');
-	assert.equal(await agentRow.locator('td.wallet-total').textContent(), '$6.00');
+	assert.equal(await agentRow.locator('td.wallet-total').textContent(), '$1.00');
 	await shot('08b-agents-wallets');
 	await page.goto(BASE + '/#/wallet');
 	await page.locator('#balance-available .stat-value', { hasText: '$45.00' }).waitFor();
@@ -526,12 +672,8 @@ await test('an agent takes part through the API; approve in the console; both wa
 });
 
 await test('bulk review: reject every selected participant with a reason, each result shown; CSV export', async () => {
-	const more = [await registerAgent('Bo'), await registerAgent('Cy')];
-	for (const a of more) {
-		const r = await api('POST', '/auth/claim', { token: state.token, body: { claim_code: a.claim } });
-		assert.equal(r.status, 200, r.text);
-		await takePart(a, state.study);
-	}
+	const more = [await claimedElsewhere('Bo'), await claimedElsewhere('Cy')];
+	for (const a of more) await takePart(a, state.study);
 	await page.goto(BASE + '/#/studies/' + state.study);
 	await page.locator('tbody tr[data-status=submitted]').nth(1).waitFor();
 	await page.locator('#review-reason').fill('Answers were incomplete');
@@ -622,6 +764,68 @@ await test('rotate an agent key: shown once with a copy button; the old key stop
 	await page.reload();
 	await page.getByRole('heading', { name: 'Your agents' }).waitFor();
 	assert.equal(await page.locator('#new-api-key').count(), 0, 'the key is shown once');
+});
+
+await test('cash out: dollars to exact cents, errors beside the amount, a confirmation naming it, the requests with their state', async () => {
+	const before = (await api('GET', '/wallet/balance', { token: state.token })).json.available_cents;
+	await page.goto(BASE + '/#/wallet');
+	await page.getByRole('heading', { name: 'Cash out' }).waitFor();
+	await page.locator('#cashouts', { hasText: 'No cash-out requests yet.' }).waitFor();
+	const amount = page.locator('#cashout_amount');
+	const request = page.getByRole('button', { name: 'Request cash-out' });
+	// Bad amounts are refused beside the field, before any request.
+	const sent = await requestsDuring(async () => {
+		for (const [typed, re] of [['', /^Required\.$/], ['12.345', /dollar amount/], ['0', /^At least \$0\.01\.$/],
+			[String(Math.floor(before / 100) + 1), /^More than the available \$/]]) {
+			await amount.fill(typed);
+			await request.click();
+			await page.locator('#cashout_amount-error', { hasText: re }).waitFor();
+			assert.equal(await amount.getAttribute('aria-invalid'), 'true');
+		}
+	});
+	assert.ok(!sent.includes('POST /api/v1/wallet/cashouts'), 'no request: ' + sent);
+	await shot('16-cashout-error');
+	// The confirmation names the amount; Cancel sends nothing.
+	await amount.fill('0.29');
+	await request.click();
+	assert.match(await confirmWith('Cancel'), /Cash out \$0\.29\? \$0\.29 leaves the available balance of your wallet now/);
+	assert.equal((await api('GET', '/wallet/cashouts', { token: state.token })).json.cashouts.length, 0);
+	await amount.fill('12.34');
+	await request.click();
+	await page.locator('#confirm').getByRole('button', { name: 'Cash out $12.34' }).waitFor();
+	await shot('16b-confirm-cashout');
+	await confirmWith('Cash out $12.34');
+	await page.locator('#cashout-msg .success', { hasText: 'Cash-out of $12.34 requested; it is requested.' }).waitFor();
+	const list = (await api('GET', '/wallet/cashouts', { token: state.token })).json.cashouts;
+	assert.equal(list.length, 1);
+	assert.equal(list[0].amount_cents, 1234, 'exact cents');
+	assert.equal(list[0].status, 'requested');
+	const row = page.locator('#cashout-' + list[0].id);
+	await row.waitFor();
+	assert.match(await row.textContent(), /\$12\.34.*Your wallet.*requested/);
+	assert.equal((await api('GET', '/wallet/balance', { token: state.token })).json.available_cents, before - 1234);
+	await page.locator('#balance-available .stat-value', { hasText: usdText(before - 1234) }).waitFor();
+	await page.locator('table.tx tbody', { hasText: 'cashout request' }).waitFor();
+	// From a claimed agent's wallet: the agent is named, not its id.
+	const agentBal = (await api('GET', '/account', { token: state.token })).json.agents.find((a) => a.agent_id === state.agent.id).wallet;
+	await page.selectOption('#cashout_wallet', state.agent.id);
+	await amount.fill('1');
+	await request.click();
+	assert.match(await confirmWith('Cash out $1.00'), /of agent Ada the browser agent now/);
+	await page.locator('table.cashouts tbody tr').nth(1).waitFor();
+	assert.match(await page.locator('table.cashouts tbody tr').first().textContent(), /\$1\.00.*Agent Ada the browser agent.*requested/);
+	const agentAfter = (await api('GET', '/account', { token: state.token })).json.agents.find((a) => a.agent_id === state.agent.id).wallet;
+	assert.equal(agentAfter.available_cents, agentBal.available_cents - 100);
+	// The operator pays the first outside: its state and reference show.
+	admin('cashout-paid', list[0].id, 'BANK-REF-42');
+	await page.reload();
+	await row.locator('.badge', { hasText: 'paid' }).waitFor();
+	assert.match(await row.textContent(), /BANK-REF-42/);
+	await shot('16c-cashouts');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('cash-outs');
+	await shot('phone-16c-cashouts');
+	await page.setViewportSize({ width: 1280, height: 900 });
 });
 
 await test('a phone-sized screen (375 px) has no horizontal scroll on any view', async () => {

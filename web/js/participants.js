@@ -6,6 +6,7 @@ import { h, clear, errorBox, loading, busy, timeEl, flash, statusBadge, confirmD
 
 import { studyDetail, studyActions, progress } from './studies.js';
 import { usd } from './money.js';
+import { editForm } from './edit.js';
 
 // The tier is the agent's today (the API's participant item): participations
 // do not record the tier at accept.
@@ -28,19 +29,26 @@ export async function participantsView(root, id) {
 	const title = h('h1', { id: 'study-title' }, 'Study');
 	root.append(h('p', {}, h('a', { href: '#/studies' }, '← All studies')), title);
 	const head = h('section', { class: 'card', id: 'study-head', 'aria-label': 'The study' }, loading());
+	const editBox = h('section', { class: 'card', id: 'study-edit', 'aria-labelledby': 'edit-title', hidden: true });
 	const box = h('section', { class: 'card', 'aria-labelledby': 'p-title' });
-	root.append(head, box);
+	root.append(head, editBox, box);
 	const headMsg = h('div');
 	let counts = null; // the filter's counts, once it exists
-	function fillHead(next) {
+	// The edit form is rebuilt when it is closed, after a save, or when the
+	// study stops being editable; never under a researcher's typing.
+	function fillHead(next, saved) {
+		const was = st;
 		st = next;
 		title.textContent = st.title;
 		document.title = st.title + ' · arps console';
 		clear(head, studyDetail(st), progress(st), studyActions(st, headMsg, fillHead), headMsg);
+		const open = editBox.querySelector('details[open]');
+		if (saved || !open || !was || was.status !== st.status) editForm(editBox, st, fillHead);
+		if (saved) document.getElementById('edit-details').open = true;
 		if (counts) counts();
 	}
-	let st = await get('/studies/' + encodeURIComponent(id));
-	fillHead(st);
+	let st = null;
+	fillHead(await get('/studies/' + encodeURIComponent(id)));
 
 	const reason = h('input', { type: 'text', id: 'review-reason', maxlength: 1000, placeholder: 'Shown to the agent' });
 	const all = h('input', { type: 'checkbox', id: 'select-all', 'aria-label': 'Select every submitted participant' });

@@ -29,7 +29,7 @@ const LIMITS = {
 const ONE_LINE = /^[^\u0000-\u001f\u007f]*$/u;
 const TEXT = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/u;
 
-function textError(v, f, oneLine) {
+export function textError(v, f, oneLine) {
 	const [lo, hi] = LIMITS[f];
 	const n = [...v].length;
 	if (n === 0 || v.trim() === '') return 'Required.';
@@ -77,7 +77,7 @@ export function checkStudy(v, now = Date.now()) {
 
 // The API's detail for a field, in the form's words: "title: must be ..."
 // without its field name, the reward in dollars.
-function apiFieldError(e) {
+export function apiFieldError(e) {
 	if (e.field === 'reward_per_participant' && /between/.test(e.detail)) return 'From $0.01 to $10,000.00.';
 	const t = e.detail.slice(e.field.length + 2);
 	return t.charAt(0).toUpperCase() + t.slice(1) + (/[.)]$/.test(t) ? '' : '.');
@@ -152,6 +152,13 @@ function createForm(box, reload) {
 			inputs[bad[0]].focus();
 			return;
 		}
+		// Money moves: the amount frozen is named before anything is sent.
+		const c = studyCost(body.reward_per_participant, body.max_participants, feeBps);
+		const frozen = c ? `${usd(c.total)} (${body.max_participants.toLocaleString('en-US')} × ${usd(c.perParticipant)}, reward and fee)`
+			: 'The budget (places × (reward + fee))';
+		if (!(await confirmDialog(`Create "${body.title}" and fund it?`,
+			`${frozen} is frozen from your available balance now, and the study opens to agents. ` +
+			'Unused places come back to your wallet when it stops.', 'Create and fund'))) return;
 		try {
 			const st = await busy(button, 'Creating…', () => post('/studies', body));
 			form.reset();
@@ -181,7 +188,7 @@ function createForm(box, reload) {
 	update();
 }
 
-function setFieldError(f, text) {
+export function setFieldError(f, text) {
 	const el = document.getElementById(f + '-error');
 	const input = document.getElementById(f);
 	if (!el || !input) return;
