@@ -171,8 +171,9 @@ function watch(p) {
 	p.on('console', (m) => {
 		if (m.type() !== 'error' && m.type() !== 'warning') return;
 		const url = (m.location() && m.location().url) || '';
-		const st = /status of (\d{3})/.exec(m.text());
-		if (st && expectedFailures.some(([u, s]) => url.includes(u) && String(s) === st[1])) return;
+		// "status of 422", or a request a test aborts on purpose (net::ERR_FAILED)
+		const st = /status of (\d{3})|net::(ERR_[A-Z_]+)/.exec(m.text());
+		if (st && expectedFailures.some(([u, s]) => url.includes(u) && String(s) === (st[1] || st[2]))) return;
 		consoleErrors.push(`${m.type()}: ${m.text()} (${url})`);
 	});
 }
@@ -676,13 +677,41 @@ await test('bulk review: reject every selected participant with a reason, each r
 	for (const a of more) await takePart(a, state.study);
 	await page.goto(BASE + '/#/studies/' + state.study);
 	await page.locator('tbody tr[data-status=submitted]').nth(1).waitFor();
-	await page.locator('#review-reason').fill('Answers were incomplete');
+	// Every row shows its pseudonym, as the API gives it.
+	const api0 = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	for (const p of api0) {
+		assert.match(p.pseudonym, /^psn_[0-9a-f]{16}$/);
+		assert.equal(await page.locator(`#p-${p.participant_id} td.pseudonym`).textContent(), p.pseudonym);
+	}
+	// Select all picks everyone who submitted (the approved row too, for a
+	// bonus); a bulk rejection needs a reason, asked for beside its field.
 	await page.locator('#select-all').check();
+	let sent = await requestsDuring(async () => {
+		await page.locator('#reject-selected').click();
+		await page.locator('#review-reason-error:not(:empty)').waitFor();
+	});
+	assert.ok(!sent.some((x) => x.endsWith('/participants/review')), 'no request without a reason: ' + sent);
+	assert.equal(await page.locator('#review-reason').getAttribute('aria-invalid'), 'true');
+	await page.locator('#review-reason').fill('Answers were incomplete');
+	await page.selectOption('#review-category', 'low_effort');
+	const bodies = [];
+	const on = (req) => { if (req.url().endsWith('/participants/review')) bodies.push(req.postDataJSON()); };
+	page.on('request', on);
 	await page.locator('#reject-selected').click();
-	await page.locator('#confirm').getByRole('button', { name: 'Reject' }).click();
+	assert.match(await confirmWith('Reject'), /Reject 2 participants\?.*Category: Low effort\. 1 selected participant is not awaiting review and stays as it is\./);
 	await page.locator('tbody tr[data-status=rejected]').nth(1).waitFor();
+	page.off('request', on);
+	// One bulk request (not one per row), with the reason and the category.
+	assert.equal(bodies.length, 1);
+	assert.equal(bodies[0].action, 'reject');
+	assert.equal(bodies[0].participant_ids.length, 2);
+	assert.equal(bodies[0].reason, 'Answers were incomplete');
+	assert.equal(bodies[0].category, 'low_effort');
 	assert.equal(await page.locator('td.result.ok', { hasText: 'Rejected' }).count(), 2);
 	assert.equal(await page.locator('tbody tr[data-status=approved]').count(), 1);
+	assert.equal(await page.locator('tbody tr[data-status=rejected] .badge.category[data-category=low_effort]', { hasText: 'Low effort' }).count(), 2);
+	const api1 = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	assert.equal(api1.filter((p) => p.status === 'rejected' && p.category === 'low_effort').length, 2);
 	// Reviewing again answers 409; the console shows its detail on the row.
 	const again = await api('POST', `/studies/${state.study}/participants/${
 		(await page.locator('tbody tr[data-status=rejected] td.mono').first().textContent())}/approve`, { token: state.token, body: {} });
@@ -713,10 +742,158 @@ await test('bulk review: reject every selected participant with a reason, each r
 	const [dl] = await Promise.all([page.waitForEvent('download'), page.locator('#export-csv').click()]);
 	assert.equal(dl.suggestedFilename(), `participants-${state.study}.csv`);
 	const csv = fs.readFileSync(await dl.path(), 'utf8').trim().split('\r\n');
-	assert.equal(csv[0], 'participant_id,status,accepted_at,submitted_at,reviewed_at,tier,reason');
+	assert.equal(csv[0], 'participant_id,pseudonym,status,accepted_at,submitted_at,reviewed_at,tier,reason,category');
 	assert.equal(csv.length, 4);
-	assert.equal(csv.filter((l) => l.includes(',rejected,') && l.endsWith(',Answers were incomplete')).length, 2);
-	assert.equal(csv.filter((l) => l.includes(',approved,') && l.endsWith(',Thank you')).length, 1);
+	assert.equal(csv.filter((l) => l.includes(',rejected,') && l.endsWith(',Answers were incomplete,low_effort')).length, 2);
+	assert.equal(csv.filter((l) => l.includes(',approved,') && l.endsWith(',Thank you,')).length, 1);
+	assert.equal(csv.filter((l) => /^anon_[0-9a-f]{16},psn_[0-9a-f]{16},/.test(l)).length, 3);
+});
+
+await test('bonuses: pay the selected, the total with fees confirmed, a retried batch pays once; a CSV with row errors; the list', async () => {
+	const parts = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	const dee = parts.find((p) => p.status === 'approved').participant_id;
+	const [bo, cy] = parts.filter((p) => p.status === 'rejected').map((p) => p.participant_id);
+	const bal = async () => (await api('GET', '/wallet/balance', { token: state.token })).json.available_cents;
+	const paidRows = async () => (await api('GET', `/studies/${state.study}/bonuses`, { token: state.token })).json.bonuses;
+	const before = await bal();
+	const deeBefore = (await api('GET', '/wallet/balance', { key: state.taker.key })).json.available_cents;
+	await page.goto(BASE + '/#/studies/' + state.study);
+	await page.reload(); // the page may show this study already: fresh rows
+	await page.getByRole('heading', { name: 'Bonuses', exact: true }).waitFor();
+	await page.locator('#bonuses', { hasText: 'No bonuses paid yet.' }).waitFor();
+	await page.locator(`#p-${dee} input[type=checkbox]`).check();
+	await page.locator(`#p-${bo} input[type=checkbox]`).check();
+	await page.locator('#bonus_amount').fill('2.5');
+	await page.locator('#bonus_reason').fill('Thorough answers');
+	// 2 × ($2.50 + ceil(250 × 10%) = $0.25)
+	await page.locator('#bonus-preview', { hasText: '2 × $2.50 + fee $0.25 each = $5.50 (bonuses $5.00, fees $0.50' }).waitFor();
+	const pay = page.getByRole('button', { name: 'Pay bonus to selected' });
+	let sent = await requestsDuring(async () => {
+		await pay.click();
+		assert.match(await confirmWith('Cancel'), /Pay 2 bonuses, \$5\.50 in all\? \$5\.00 in bonuses plus \$0\.50 in fees is taken from your available balance now/);
+		await page.waitForTimeout(200);
+	});
+	assert.ok(!sent.some((x) => x.endsWith('/bonuses') && x.startsWith('POST')), 'cancel pays nothing: ' + sent);
+	// The first answer is lost on the way back (the server paid): the same
+	// batch sent again carries the same Idempotency-Key and pays once.
+	const keys = [];
+	let lose = true;
+	await page.route('**/api/v1/studies/*/bonuses', async (route) => {
+		const req = route.request();
+		if (req.method() !== 'POST') return route.continue();
+		keys.push(req.headers()['idempotency-key']);
+		if (lose) { lose = false; await route.fetch(); return route.abort('failed'); }
+		return route.continue();
+	});
+	expectedFailures.push([`/api/v1/studies/${state.study}/bonuses`, 'ERR_FAILED']);
+	try {
+		await pay.click();
+		await page.locator('#confirm').getByRole('button', { name: 'Pay $5.50' }).waitFor();
+		await shot('17-bonus-confirm');
+		await confirmWith('Pay $5.50');
+		await page.locator('#bonus-msg .error', { hasText: 'the batch may have been paid' }).waitFor();
+		assert.equal((await paidRows()).length, 2, 'the lost answer: the server paid');
+		await pay.click();
+		await confirmWith('Pay $5.50');
+		await page.locator('#bonus-msg .success', { hasText: 'Paid 2 bonuses: $5.50 ($5.00 and $0.50 in fees).' }).waitFor();
+	} finally {
+		await page.unroute('**/api/v1/studies/*/bonuses');
+	}
+	assert.equal(keys.length, 2);
+	assert.match(keys[0], /^[0-9a-f]{36}$/);
+	assert.equal(keys[1], keys[0], 'one key for the batch');
+	assert.equal((await paidRows()).length, 2, 'paid once');
+	assert.equal(await bal(), before - 550);
+	assert.equal((await api('GET', '/wallet/balance', { key: state.taker.key })).json.available_cents, deeBefore + 250);
+	await page.locator('table.bonuses tbody tr').nth(1).waitFor();
+	assert.match(await page.locator('table.bonuses tbody').textContent(), /\$2\.50\$0\.25Thorough answers/);
+	await page.locator('#study-detail [data-fact="Bonuses paid"]', { hasText: '$5.00' }).waitFor();
+	// Two clicks at once: one confirmation, one request.
+	await page.locator('#select-all').check();
+	await page.locator('#select-all').uncheck();
+	await page.locator(`#p-${cy} input[type=checkbox]`).check();
+	await page.locator('#bonus_amount').fill('0.10');
+	sent = await requestsDuring(async () => {
+		await page.evaluate(() => { const b = document.getElementById('pay-bonus'); b.click(); b.click(); });
+		await confirmWith('Pay $0.11');
+		await page.locator('#bonus-msg .success', { hasText: 'Paid 1 bonus: $0.11' }).waitFor();
+	});
+	assert.equal(sent.filter((x) => x === `POST /api/v1/studies/${state.study}/bonuses`).length, 1, 'one batch: ' + sent);
+	assert.equal((await paidRows()).length, 3);
+	// A bad amount is refused beside its field; nothing is sent.
+	await page.locator(`#p-${cy} input[type=checkbox]`).check();
+	await page.locator('#bonus_amount').fill('1000.01');
+	sent = await requestsDuring(async () => {
+		await pay.click();
+		await page.locator('#bonus_amount-error', { hasText: 'From $0.01 to $1,000.00.' }).waitFor();
+	});
+	assert.ok(!sent.some((x) => x.startsWith('POST')), sent);
+	// A CSV: the console's own checks name each bad line, before any request.
+	await page.locator('#bonus-csv-details summary').click();
+	const csv = page.locator('#bonus_csv');
+	await csv.fill(`participant_id,amount,reason\n${dee},1.00,Great\nanon_zz,1,x\n${bo},abc,\n${dee},2,again\n`);
+	sent = await requestsDuring(async () => {
+		await page.getByRole('button', { name: 'Check and pay the CSV' }).click();
+		await page.locator('#bonus-csv-msg .error').waitFor();
+	});
+	assert.ok(!sent.some((x) => x.startsWith('POST')), sent);
+	assert.deepEqual(await page.locator('#bonus-csv-msg li').allTextContents(), [
+		'Line 3: participant_id: "anon_zz" is not a participant id (anon_ and 16 hex digits)',
+		'Line 4: amount: "abc" is not a dollar amount such as 2.50',
+		`Line 5: participant_id: ${dee} is on line 2 too (one bonus each per batch)`]);
+	// The API's row-indexed detail, with the CSV line it names.
+	expectedFailures.push([`/api/v1/studies/${state.study}/bonuses`, 422]);
+	await csv.fill(`${dee},1.00,Great\nanon_0000000000000000,1,x\n`);
+	await page.getByRole('button', { name: 'Check and pay the CSV' }).click();
+	await confirmWith('Pay $2.20');
+	const rowErr = page.locator('#bonus-csv-msg li');
+	await rowErr.waitFor();
+	assert.match(await rowErr.textContent(), /^Line 2: bonuses\[1\]\.participant_id: /);
+	assert.match(await page.locator('#bonus-csv-msg').textContent(), /Nothing was paid\./);
+	assert.equal((await paidRows()).length, 3, 'nothing paid');
+	await shot('17b-bonus-csv-row-error');
+	// An uploaded file fills the box; quoted reasons keep their commas.
+	await page.locator('#bonus_file').setInputFiles({ name: 'bonuses.csv', mimeType: 'text/csv',
+		buffer: Buffer.from(`participant_id,amount,reason\r\n${dee},0.75,"Great, thanks"\r\n${cy},1.25,\r\n`) });
+	await page.waitForFunction(() => document.getElementById('bonus_csv').value.includes('Great, thanks'));
+	await page.getByRole('button', { name: 'Check and pay the CSV' }).click();
+	// fees ceil(7.5) = 8 and ceil(12.5) = 13 cents: $0.83 + $1.38
+	assert.match(await confirmWith('Pay $2.21'), /Pay 2 bonuses, \$2\.21 in all\? \$2\.00 in bonuses plus \$0\.21 in fees/);
+	await page.locator('#bonus-csv-msg .success', { hasText: 'Paid 2 bonuses: $2.21' }).waitFor();
+	const rows = await paidRows();
+	assert.equal(rows.length, 5);
+	assert.deepEqual(rows.slice(0, 2).map((b) => [b.amount_cents, b.fee_cents, b.reason]).sort(),
+		[[125, 13, null], [75, 8, 'Great, thanks']].sort());
+	assert.equal(await bal(), before - 550 - 11 - 221);
+	await page.locator('table.bonuses tbody tr').nth(4).waitFor();
+	await page.locator('#study-detail [data-fact="Bonuses paid"]', { hasText: '$7.10' }).waitFor();
+	await shot('17c-bonuses');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('bonuses');
+	await shot('phone-17c-bonuses');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	// The researcher's wallet shows bonus_payment rows; the agent's a bonus.
+	const tx = (await api('GET', '/wallet/transactions?type=bonus_payment', { token: state.token })).json.transactions;
+	assert.equal(tx.length, 5);
+});
+
+await test('single reject with a category', async () => {
+	const a = await claimedElsewhere('Eve');
+	await takePart(a, state.study);
+	await page.goto(BASE + '/#/studies/' + state.study);
+	await page.reload();
+	const row = page.locator('tbody tr[data-status=submitted]').first();
+	await row.waitFor();
+	await page.locator('#review-reason').fill('');
+	await page.selectOption('#review-category', 'no_code');
+	await row.locator('button[data-act=reject]').click();
+	assert.match(await confirmWith('Reject'), /Category: No completion code\./);
+	const done = page.locator('tbody tr[data-status=rejected] .badge.category[data-category=no_code]');
+	await done.waitFor();
+	const parts = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	assert.equal(parts.filter((p) => p.category === 'no_code').length, 1);
+	const hist = (await api('GET', '/studies/history', { key: a.key })).json;
+	assert.match(JSON.stringify(hist), /"category":"no_code"/, 'the agent sees the category');
 });
 
 await test('pause, resume and stop, each after a confirmation (cancel changes nothing)', async () => {

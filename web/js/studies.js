@@ -286,6 +286,7 @@ export function studyDetail(st) {
 			? ['Required: ', h('code', { class: 'mono' }, st.completion_code)]
 			: 'None: agents complete without a code'],
 		['Study URL', h('a', { href: st.study_url, rel: 'noopener noreferrer', target: '_blank', class: 'url' }, st.study_url)],
+		['Bonuses paid', usd(st.funding.bonus_cents || 0)],
 		['Created', timeEl(st.created_at)],
 		st.closed_at ? ['Closed', timeEl(st.closed_at)] : null,
 		st.completed_at ? ['Completed', timeEl(st.completed_at)] : null,

@@ -146,7 +146,7 @@ function cashouts(box, bal, changed) {
 	};
 
 	const form = h('form', { novalidate: true, id: 'cashout-form' },
-		h('div', { class: 'row wrap top' },
+		h('div', { class: 'row wrap align-top' },
 			field('cashout_amount', 'Amount ($)', amount, 'In dollars; it leaves the available balance now.'),
 			field('cashout_wallet', 'From', from, null)),
 		msg, button);
