@@ -163,6 +163,7 @@ test-api:
 # in network namespaces, under faults (root, galera-4, nginx, rsync: about 3
 # minutes; tests/cluster/cluster.sh).  Its own CI step (.ci/run).
 test-cluster: all
+	@tools/dev.sh deps cluster
 	@tests/cluster/cluster.sh
 
 # tools/bench-lib.sh's fixture() runs build/tests/arps-fixture (a test

@@ -231,6 +231,8 @@ setup_db(const struct config *cfg, int rotate)
 	struct cred *all[3] = { &app, &mig, &bak };
 	struct db_root *my = NULL;
 	struct db *db = NULL;
+	const char *hosts[1 + CONFIG_APP_HOSTS] = { "localhost" };
+	size_t nhost = 1, h;
 	int ntables = 0, rc = 1, i;
 
 	if (!db_setup_ident_ok(cfg->db_name))
@@ -240,6 +242,11 @@ setup_db(const struct config *cfg, int rotate)
 		    "and writes root-only credential files)");
 	beside(cfg->path, "migrate.conf", mpath, sizeof mpath);
 	beside(cfg->path, "backup.cnf", bpath, sizeof bpath);
+	/* arps_app and arps_migrate for localhost and every db_app_hosts
+	 * pattern (the app hosts of a cluster, design.md §16); arps_backup
+	 * for localhost only (mariadb-dump runs on a node). */
+	for (h = 0; h < cfg->napp_host; h++)
+		hosts[nhost++] = cfg->app_host[h];
 
 	/* The passwords: those already written are kept unless rotating. */
 	if (!rotate && strcmp(cfg->db_user, SETUP_APP_USER) == 0 && password_ok(cfg->db_password))
@@ -278,10 +285,14 @@ setup_db(const struct config *cfg, int rotate)
 	if ((my = db_setup_root_open(sock)) == NULL || db_setup_database(my, cfg->db_name) != 0)
 		goto out;
 	for (i = 0; i < 3; i++)
-		if (db_setup_ensure_user(my, all[i]->user, all[i]->password, all[i] == &app) != 0)
+		for (h = 0; h < (all[i] == &bak ? 1 : nhost); h++)
+			if (db_setup_ensure_user(my, all[i]->user, hosts[h], all[i]->password,
+			    all[i] == &app) != 0)
+				goto out;
+	for (h = 0; h < nhost; h++)
+		if (db_setup_grant_migrate(my, cfg->db_name, hosts[h]) != 0)
 			goto out;
-	if (db_setup_grant_migrate(my, cfg->db_name) != 0 ||
-	    db_setup_grant_backup(my, cfg->db_name) != 0)
+	if (db_setup_grant_backup(my, cfg->db_name) != 0)
 		goto out;
 	for (i = 0; i < 3; i++)
 		printf("user %s: %s\n", all[i]->user,
@@ -303,10 +314,13 @@ setup_db(const struct config *cfg, int rotate)
 		goto out;
 	}
 	printf("schema up to date\n");
-	if (db_setup_grant_app(my, cfg->db_name, &ntables) != 0)
-		goto out;
+	for (h = 0; h < nhost; h++)
+		if (db_setup_grant_app(my, cfg->db_name, hosts[h], &ntables) != 0)
+			goto out;
 	printf("grants: %s row access on %d tables (ledger tables append-only), "
 	    "%s DDL, %s read and lock\n", app.user, ntables, mig.user, bak.user);
+	for (h = 1; h < nhost; h++)
+		printf("hosts: %s and %s also from '%s'\n", app.user, mig.user, hosts[h]);
 	rc = 0;
 out:
 	for (i = 0; i < 3; i++)

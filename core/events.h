@@ -19,6 +19,8 @@
 	X(EV_PART_REJECTED,	"participation.rejected",	1) \
 	X(EV_PART_TIMED_OUT,	"participation.timed_out",	1) \
 	X(EV_PART_WITHDRAWN,	"participation.withdrawn",	1) \
+	X(EV_PART_SCREENED_OUT,	"participation.screened_out",	1) \
+	X(EV_PART_RETURN_REQUESTED, "participation.return_requested", 1) \
 	X(EV_REPUTATION_CHANGED, "reputation.changed",		1) \
 	X(EV_WALLET_CREDITED,	"wallet.credited",		-1) \
 	X(EV_STUDY_MATCHED,	"study.matched",		1) \

@@ -29,6 +29,7 @@ static const char *const prefixes[IDS__MAX] = {
 	[IDS_BONUS] = "bon_",
 	[IDS_MESSAGE] = "msg_",
 	[IDS_CASHOUT] = "cot_",
+	[IDS_GROUP] = "grp_",
 };
 
 /* Largest prime below 62^6: checksum values fit six base62 digits. */

@@ -32,6 +32,7 @@ enum ids_kind {
 	IDS_BONUS,		/* bon_ */
 	IDS_MESSAGE,		/* msg_ */
 	IDS_CASHOUT,		/* cot_ */
+	IDS_GROUP,		/* grp_ */
 	IDS__MAX
 };
 

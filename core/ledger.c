@@ -18,6 +18,9 @@ enum amt {
 	AMT_FEE_TOTAL,	/* slots * fee */
 	AMT_AMOUNT,	/* in->amount */
 	AMT_AMOUNT_FEE,	/* in->amount + in->fee */
+	AMT_SCREEN_FEE,	/* in->amount_fee */
+	AMT_AMOUNT_TOTAL, /* amount + amount_fee */
+	AMT_SLOT_REST,	/* reward + fee - amount - amount_fee */
 };
 
 enum check {
@@ -26,6 +29,9 @@ enum check {
 	CHK_FUNDS,	/* amount > 0, available >= amount else INSUFFICIENT_FUNDS */
 	CHK_POSITIVE,	/* amount > 0 */
 	CHK_FUNDS_FEE,	/* amount > 0, available >= amount + fee else INSUFFICIENT_FUNDS */
+	CHK_SCREEN,	/* amount <= reward, amount_fee <= fee */
+	CHK_SCREEN_AV,	/* CHK_SCREEN, available >= amount + amount_fee else
+			   INSUFFICIENT_FUNDS */
 };
 
 struct prow {
@@ -105,6 +111,20 @@ static const struct {
 	[LEDGER_EV_CASHOUT_REFUSE] = { "cashout_refuse", CHK_POSITIVE, 2, 1,
 	    { { CSH, NO, -1, AMT_AMOUNT }, { W, AV, +1, AMT_AMOUNT } },
 	    { { TXN_CASHOUT_REFUND, W, +1, AMT_AMOUNT } } },
+	/* the slot's frozen budget pays, the same sum is frozen again from
+	 * available: the two frozen postings cancel and are not written */
+	[LEDGER_EV_SCREEN_OUT] = { "screen_out", CHK_SCREEN_AV, 3, 3,
+	    { { R, AV, -1, AMT_AMOUNT_TOTAL }, { A, AV, +1, AMT_AMOUNT },
+	      { REV, NO, +1, AMT_SCREEN_FEE } },
+	    { { TXN_EARNING, A, +1, AMT_AMOUNT },
+	      { TXN_STUDY_PAYMENT, R, -1, AMT_AMOUNT_TOTAL },
+	      { TXN_STUDY_FREEZE, R, -1, AMT_AMOUNT_TOTAL } } },
+	[LEDGER_EV_SCREEN_OUT_SHRINK] = { "screen_out_shrink", CHK_SCREEN, 4, 3,
+	    { { R, FR, -1, AMT_SLOT }, { A, AV, +1, AMT_AMOUNT },
+	      { REV, NO, +1, AMT_SCREEN_FEE }, { R, AV, +1, AMT_SLOT_REST } },
+	    { { TXN_EARNING, A, +1, AMT_AMOUNT },
+	      { TXN_STUDY_PAYMENT, R, -1, AMT_AMOUNT_TOTAL },
+	      { TXN_REFUND, R, +1, AMT_SLOT_REST } } },
 };
 
 /* avail: the row's amount is a change of the wallet's available balance;
@@ -167,6 +187,11 @@ amount_of(enum amt a, const struct ledger_in *in, int64_t *v)
 		return ARPS_OK;
 	case AMT_AMOUNT_FEE:
 		return money_add(in->amount, in->fee, v);
+	case AMT_SCREEN_FEE:
+		*v = in->amount_fee;
+		return ARPS_OK;
+	case AMT_AMOUNT_TOTAL:
+		return money_add(in->amount, in->amount_fee, v);
 	default:
 		break;
 	}
@@ -175,6 +200,13 @@ amount_of(enum amt a, const struct ledger_in *in, int64_t *v)
 	if (a == AMT_SLOT) {
 		*v = slot;
 		return ARPS_OK;
+	}
+	if (a == AMT_SLOT_REST) {
+		int64_t paid;
+
+		if ((rc = money_add(in->amount, in->amount_fee, &paid)) != ARPS_OK)
+			return rc;
+		return money_sub(slot, paid, v);
 	}
 	return money_mul(in->slots, slot, v);
 }
@@ -193,7 +225,7 @@ ledger_build(const struct ledger_in *in, struct ledger_entry *out)
 	if (in == NULL || (unsigned)in->ev >= LEDGER_EV__MAX)
 		return ARPS_E_VALIDATION;
 	if (in->reward < 0 || in->fee < 0 || in->slots < 0 || in->amount < 0 ||
-	    in->available < 0)
+	    in->available < 0 || in->amount_fee < 0)
 		return ARPS_E_VALIDATION;
 	memset(&e, 0, sizeof(e));
 
@@ -220,6 +252,14 @@ ledger_build(const struct ledger_in *in, struct ledger_entry *out)
 		if ((rc = money_add(in->amount, in->fee, &total)) != ARPS_OK)
 			return rc;
 		if (in->available < total)
+			return ARPS_E_INSUFFICIENT_FUNDS;
+		break;
+	case CHK_SCREEN:
+	case CHK_SCREEN_AV:
+		if (in->amount > in->reward || in->amount_fee > in->fee)
+			return ARPS_E_VALIDATION;
+		if (rules[in->ev].check == CHK_SCREEN_AV &&
+		    in->available - in->amount < in->amount_fee)
 			return ARPS_E_INSUFFICIENT_FUNDS;
 		break;
 	default:

@@ -31,6 +31,18 @@ enum ledger_event {
 	LEDGER_EV_CASHOUT_REQUEST, /* wallet -> platform:cashouts (POST /wallet/cashouts) */
 	LEDGER_EV_CASHOUT_PAID,	/* platform:cashouts -> external (cashout-paid) */
 	LEDGER_EV_CASHOUT_REFUSE, /* platform:cashouts -> wallet (cashout-refuse) */
+	/* A screen-out (design.md §14): amount (screen_out_cents) -> agent,
+	 * amount_fee -> platform:revenue, paid out of the slot's frozen budget,
+	 * and the freed slot funded again by freezing the same sum from the
+	 * researcher's available balance (net: available -> agent and
+	 * revenue; the study's frozen remainder unchanged).  Needs available
+	 * >= amount + amount_fee, else ARPS_E_INSUFFICIENT_FUNDS. */
+	LEDGER_EV_SCREEN_OUT,
+	/* The same when the researcher's available balance cannot fund the
+	 * freed slot again: the slot's whole budget (reward + fee) leaves the
+	 * frozen balance, the payment and its fee as above, the rest back to
+	 * the researcher as `refund`; the study has one place less. */
+	LEDGER_EV_SCREEN_OUT_SHRINK,
 	LEDGER_EV__MAX
 };
 
@@ -95,8 +107,10 @@ struct ledger_in {
 	int64_t			 amount;	/* COMPLETE: frozen remainder;
 						   CLAIM_BONUS, TOPUP, CASHOUT, BONUS */
 	int64_t			 available;	/* CREATE, CASHOUT, BONUS,
-						   CASHOUT_REQUEST: payer's
+						   CASHOUT_REQUEST, SCREEN_OUT: payer's
 						   available balance now */
+	int64_t			 amount_fee;	/* SCREEN_OUT(_SHRINK): the fee of
+						   amount (<= fee, amount <= reward) */
 };
 
 struct ledger_entry {

@@ -37,6 +37,10 @@ static const struct trans table[PART__MAX][PART_EV__MAX] = {
 		[PART_EV_APPROVE] =      T(PART_APPROVED, REP_EV_APPROVE, LEDGER_EV_APPROVE),
 		[PART_EV_AUTO_APPROVE] = T(PART_APPROVED, REP_EV_APPROVE, LEDGER_EV_APPROVE),
 		[PART_EV_REJECT] =       T(PART_REJECTED, REP_EV_REJECT, LEDGER_EV_REJECT),
+		/* reputation unchanged; the money is the screen-out payment
+		 * (ledger.h: SCREEN_OUT, or SCREEN_OUT_SHRINK when the
+		 * researcher cannot fund the freed slot again) */
+		[PART_EV_SCREEN_OUT] =   T(PART_SCREENED_OUT, REP_EV_NONE, LEDGER_EV_SCREEN_OUT),
 	},
 };
 
@@ -48,6 +52,7 @@ static const enum arps_err refuse[PART_EV__MAX] = {
 	[PART_EV_APPROVE] =      ARPS_E_INVALID_STATE,
 	[PART_EV_AUTO_APPROVE] = ARPS_E_INVALID_STATE,
 	[PART_EV_REJECT] =       ARPS_E_INVALID_STATE,
+	[PART_EV_SCREEN_OUT] =   ARPS_E_INVALID_STATE,
 };
 
 static const struct {
@@ -63,6 +68,7 @@ static const struct {
 	[PART_REJECTED] =    { "rejected",    false, true,  true },
 	[PART_WITHDRAWN] =   { "withdrawn",   false, false, true },
 	[PART_TIMED_OUT] =   { "timed_out",   false, false, true },
+	[PART_SCREENED_OUT] = { "screened_out", false, false, true },
 };
 
 static const char *const evnames[PART_EV__MAX] = {
@@ -73,6 +79,7 @@ static const char *const evnames[PART_EV__MAX] = {
 	[PART_EV_APPROVE] = "approve",
 	[PART_EV_AUTO_APPROVE] = "auto_approve",
 	[PART_EV_REJECT] = "reject",
+	[PART_EV_SCREEN_OUT] = "screen_out",
 };
 
 enum arps_err

@@ -28,6 +28,7 @@ enum part_state {
 	PART_REJECTED,
 	PART_WITHDRAWN,
 	PART_TIMED_OUT,
+	PART_SCREENED_OUT,	/* ended by a screen_out completion code (design.md §14) */
 	PART__MAX
 };
 
@@ -39,6 +40,7 @@ enum part_event {
 	PART_EV_APPROVE,	/* researcher approved */
 	PART_EV_AUTO_APPROVE,	/* sweep: 48 h after submission */
 	PART_EV_REJECT,		/* researcher rejected */
+	PART_EV_SCREEN_OUT,	/* a screen_out completion code: submitted -> screened_out */
 	PART_EV__MAX
 };
 
@@ -69,8 +71,8 @@ struct part_result {
  *  ARPS_E_INVALID_SUBMISSION: code mismatch; *out = {from, unchanged,
  *    REP_EV_INVALID, NONE}: the caller still applies the -5;
  *  ARPS_E_NO_ACTIVE_PARTICIPATION: OPEN/COMPLETE/WITHDRAW when not active;
- *  ARPS_E_INVALID_STATE: TIMEOUT when not active, (AUTO_)APPROVE/REJECT
- *    when not submitted;
+ *  ARPS_E_INVALID_STATE: TIMEOUT when not active, (AUTO_)APPROVE/REJECT/
+ *    SCREEN_OUT when not submitted;
  *  ARPS_E_INTERNAL: bad state/event.
  * On a refusal *out = {from, unchanged, NONE, NONE}.
  */
@@ -78,9 +80,11 @@ enum arps_err	 part_transition(enum part_state from, enum part_event ev,
 		    bool code_ok, struct part_result *out);
 /* True for accepted and in_progress. */
 bool		 part_is_active(enum part_state s);
-/* True for states holding a study slot: all but withdrawn and timed_out. */
+/* True for states holding a study slot: all but withdrawn, timed_out and
+ * screened_out (a screen-out frees its slot, design.md §14). */
 bool		 part_occupies_slot(enum part_state s);
-/* True for states no event leaves: approved, rejected, withdrawn, timed_out. */
+/* True for states no event leaves: approved, rejected, withdrawn, timed_out,
+ * screened_out. */
 bool		 part_is_final(enum part_state s);
 /* API name ("accepted", "in_progress", ..., "timed_out"); NULL if invalid. */
 const char	*part_state_name(enum part_state s);

@@ -6,6 +6,7 @@
 
 #include "errors.h"
 #include "names.h"
+#include "participation.h"
 #include "reputation.h"
 #include "study.h"
 
@@ -229,5 +230,74 @@ study_accept_check(const struct accept_facts *f)
 	for (i = 0; i < sizeof(accept_rules) / sizeof(accept_rules[0]); i++)
 		if (!accept_rules[i].holds(f))
 			return accept_rules[i].err;
+	return ARPS_OK;
+}
+
+/* --- who may take part (design.md §14) --- */
+
+static const char *const codenames[CODE__MAX] = {
+	[CODE_APPROVE] = "approve",
+	[CODE_REVIEW] = "review",
+	[CODE_REJECT] = "reject",
+	[CODE_SCREEN_OUT] = "screen_out",
+};
+
+NAMES_AT_FN(code_action_name, enum code_action, NAMES_OF(codenames, CODE__MAX))
+
+NAMES_FIND_FN(code_action_from_name, enum code_action, NAMES_OF(codenames, CODE__MAX))
+
+bool
+code_action_event(enum code_action a, int *part_event)
+{
+	switch (a) {
+	case CODE_APPROVE:
+		*part_event = PART_EV_APPROVE;
+		return true;
+	case CODE_REJECT:
+		*part_event = PART_EV_REJECT;
+		return true;
+	case CODE_SCREEN_OUT:
+		*part_event = PART_EV_SCREEN_OUT;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static const struct {
+	const char	*name;
+	const char	*row;
+} eligtab[ELIG__MAX] = {
+	[ELIG_INCLUDE_GROUP] = { "include_groups", "include_group" },
+	[ELIG_EXCLUDE_GROUP] = { "exclude_groups", "exclude_group" },
+	[ELIG_EXCLUDE_STUDY] = { "exclude_studies", "exclude_study" },
+};
+
+NAMES_AT_FN(elig_kind_name, enum elig_kind, NAMES_FIELD(eligtab, ELIG__MAX, name))
+
+NAMES_AT_FN(elig_kind_row, enum elig_kind, NAMES_FIELD(eligtab, ELIG__MAX, row))
+
+NAMES_FIND_FN(elig_kind_from_row, enum elig_kind, NAMES_FIELD(eligtab, ELIG__MAX, row))
+
+bool
+elig_allows(int64_t n_include, int64_t in_include, int64_t in_exclude, int64_t took_excluded)
+{
+	if (n_include > 0 && in_include <= 0)
+		return false;
+	return in_exclude <= 0 && took_excluded <= 0;
+}
+
+enum arps_err
+study_screen_out_event(int64_t reward, int64_t fee, int64_t amount, int64_t amount_fee,
+    int64_t available, enum ledger_event *ev)
+{
+	if (ev == NULL)
+		return ARPS_E_INTERNAL;
+	if (reward < 0 || fee < 0 || amount < 0 || amount > reward || amount_fee < 0 ||
+	    amount_fee > fee || available < 0)
+		return ARPS_E_VALIDATION;
+	/* available >= amount + amount_fee, without the sum's overflow */
+	*ev = available - amount >= amount_fee ? LEDGER_EV_SCREEN_OUT :
+	    LEDGER_EV_SCREEN_OUT_SHRINK;
 	return ARPS_OK;
 }

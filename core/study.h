@@ -41,6 +41,7 @@ struct study_counts {
 	int64_t	 rejected;
 	int64_t	 withdrawn;
 	int64_t	 timed_out;
+	int64_t	 screened_out;	/* holds no slot, settles none (design.md §14) */
 };
 
 struct study_result {
@@ -112,5 +113,68 @@ struct accept_facts {
  * for NULL.
  */
 enum arps_err	 study_accept_check(const struct accept_facts *f);
+
+/* --- who may take part (design.md §14) --- */
+
+/* What a completion code does to the submission it ends. */
+enum code_action {
+	CODE_APPROVE,		/* approved at once (as a manual approval) */
+	CODE_REVIEW,		/* left submitted for the researcher */
+	CODE_REJECT,		/* rejected at once (category failed_check) */
+	CODE_SCREEN_OUT,	/* screened_out: paid screen_out_cents */
+	CODE__MAX
+};
+#define CODE_ACTION_NAMES	"approve, review, reject, screen_out"
+#define STUDY_CODES_MAX		10	/* completion codes of one study */
+#define STUDY_CODE_MIN		4	/* characters of a code (a list's) */
+#define STUDY_CODE_MAX		64
+
+/* "approve", ...; NULL if invalid. */
+const char	*code_action_name(enum code_action a);
+/* The action from its name (exact); false if unknown. */
+bool		 code_action_from_name(const char *name, enum code_action *a);
+/* The participation event that follows the submission for action a
+ * (APPROVE, REJECT, SCREEN_OUT); false for REVIEW (nothing follows) or an
+ * invalid action. */
+bool		 code_action_event(enum code_action a, int *part_event);
+
+/* The lists of a study's eligibility. */
+enum elig_kind {
+	ELIG_INCLUDE_GROUP,
+	ELIG_EXCLUDE_GROUP,
+	ELIG_EXCLUDE_STUDY,
+	ELIG__MAX
+};
+#define ELIG_LIST_MAX	20	/* ids of one list */
+
+/* "include_groups", "exclude_groups", "exclude_studies"; NULL if invalid. */
+const char	*elig_kind_name(enum elig_kind k);
+/* The row kind as stored ("include_group", ...); NULL if invalid. */
+const char	*elig_kind_row(enum elig_kind k);
+/* The kind of a stored row; false if unknown. */
+bool		 elig_kind_from_row(const char *row, enum elig_kind *k);
+
+/*
+ * Whether an agent may take part by a study's eligibility: in_include is
+ * the number of the study's include groups the agent is in (n_include of
+ * them named), in_exclude of its exclude groups, took_excluded of its
+ * excluded studies it took part in (any state).  True when n_include is 0
+ * or in_include > 0, and in_exclude and took_excluded are 0.
+ */
+bool		 elig_allows(int64_t n_include, int64_t in_include, int64_t in_exclude,
+		    int64_t took_excluded);
+
+/*
+ * The money event of a screen-out of one participant of a study paying
+ * reward + fee a slot: amount is the study's screen_out_cents
+ * (0..reward), amount_fee its fee (money_fee at creation, 0..fee),
+ * available the researcher's available balance now.  *ev is
+ * LEDGER_EV_SCREEN_OUT when available covers amount + amount_fee (the
+ * freed slot is funded again), else LEDGER_EV_SCREEN_OUT_SHRINK (the
+ * slot's budget settles: the study has one place less).  ARPS_OK,
+ * ARPS_E_VALIDATION (amount or its fee outside its range), ARPS_E_INTERNAL.
+ */
+enum arps_err	 study_screen_out_event(int64_t reward, int64_t fee, int64_t amount,
+		    int64_t amount_fee, int64_t available, enum ledger_event *ev);
 
 #endif

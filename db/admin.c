@@ -82,6 +82,15 @@ static const struct check {
 	  "SELECT s.id, CONCAT('study ', s.bonus_cents, ' bonuses ', COALESCE(x.amt, 0))"
 	  " FROM studies s LEFT JOIN (SELECT study_id, SUM(amount_cents) amt FROM bonuses"
 	  " GROUP BY study_id) x ON x.study_id = s.id WHERE s.bonus_cents <> COALESCE(x.amt, 0)" },
+	/* a screen-out of 0 cents moves nothing and posts no entry */
+	{ "each screened-out participant was paid once (design.md §14)",
+	  "SELECT s.id, CONCAT('screened_out ', COALESCE(x.n, 0), ' payments ', COALESCE(p.n, 0))"
+	  " FROM studies s LEFT JOIN (SELECT study_id, COUNT(*) n FROM participations"
+	  " WHERE status = 'screened_out' GROUP BY study_id) x ON x.study_id = s.id"
+	  " LEFT JOIN (SELECT study_id, COUNT(DISTINCT entry_id) n FROM ledger_postings"
+	  " WHERE event IN ('screen_out', 'screen_out_shrink') GROUP BY study_id) p"
+	  " ON p.study_id = s.id"
+	  " WHERE IF(s.screen_out_cents > 0, COALESCE(x.n, 0), 0) <> COALESCE(p.n, 0)" },
 	{ "every transaction belongs to a posted entry",
 	  "SELECT t.id, 'no postings' FROM transactions t LEFT JOIN (SELECT DISTINCT entry_id"
 	  " FROM ledger_postings) p ON p.entry_id = t.entry_id WHERE p.entry_id IS NULL" },

@@ -5,6 +5,7 @@
 #include <sodium.h>
 
 #include "db/limits.h"
+#include "db/rows.h"
 
 static const char q_bucket[] = "INSERT IGNORE INTO rate_buckets (bucket) VALUES (?)";
 static const char q_lock[] = "SELECT bucket FROM rate_buckets WHERE bucket = ? FOR UPDATE";
@@ -17,17 +18,21 @@ enum count_col { DB_COLS_ENUM(COUNT_COLUMNS) COUNT_C__END };
 static const char q_count[] =
     "SELECT " DB_COLS_SQL(COUNT_COLUMNS) " FROM rate_events WHERE bucket = ? AND at > ?";
 static const char q_event[] = "INSERT INTO rate_events (bucket, at) VALUES (?, ?)";
+/* The k-th oldest event in the window (OFFSET k - 1). */
+static const char q_kth[] =
+    "SELECT at FROM rate_events WHERE bucket = ? AND at > ? ORDER BY at, seq LIMIT 1 OFFSET ?";
+static struct db_shape sh_events = { "INSERT INTO rate_events (bucket, at) VALUES ", "(?, ?)",
+    ", ", "", 0, 2, { 0 } };
 
-enum db_rc
-db_rate_check(struct db *db, const char *bucket, int64_t window, int64_t max,
-    int64_t now, int *allowed, int64_t *retry_after)
+/* Lock bucket's row (created when absent), prune what left the window
+ * and count the rest: *n events, the oldest at *oldest. */
+static enum db_rc
+bucket_count(struct db *db, const char *bucket, int64_t window, int64_t now, int64_t *n,
+    int64_t *oldest)
 {
 	struct dbres *res = NULL;
 	enum db_rc rc;
-	int64_t n, oldest;
 
-	*allowed = 0;
-	*retry_after = 0;
 	/* The bucket row locked FOR UPDATE first, created only when absent:
 	 * INSERT IGNORE on an existing row would take a shared lock, and two
 	 * requests that both hold it and then ask for the exclusive one
@@ -45,9 +50,23 @@ db_rate_check(struct db *db, const char *bucket, int64_t window, int64_t max,
 	if ((rc = DB_Q(db, q_prune, NULL, NULL, P_STR(bucket), P_I64(now - window))) != DB_OK ||
 	    (rc = DB_Q(db, q_count, &res, NULL, P_STR(bucket), P_I64(now - window))) != DB_OK)
 		return rc;
-	n = dbres_i64(res, 0, COUNT_C_N);
-	oldest = dbres_i64(res, 0, COUNT_C_OLDEST);
+	*n = dbres_i64(res, 0, COUNT_C_N);
+	*oldest = dbres_i64(res, 0, COUNT_C_OLDEST);
 	dbres_free(res);
+	return DB_OK;
+}
+
+enum db_rc
+db_rate_check(struct db *db, const char *bucket, int64_t window, int64_t max,
+    int64_t now, int *allowed, int64_t *retry_after)
+{
+	enum db_rc rc;
+	int64_t n, oldest;
+
+	*allowed = 0;
+	*retry_after = 0;
+	if ((rc = bucket_count(db, bucket, window, now, &n, &oldest)) != DB_OK)
+		return rc;
 	if (n >= max) {
 		*retry_after = oldest + window - now;
 		if (*retry_after < 1)
@@ -56,6 +75,51 @@ db_rate_check(struct db *db, const char *bucket, int64_t window, int64_t max,
 	}
 	*allowed = 1;
 	return DB_OK;
+}
+
+enum db_rc
+db_rate_take_n(struct db *db, const char *bucket, int64_t window, int64_t max, int64_t k,
+    int64_t now, int *allowed, int64_t *retry_after)
+{
+	struct dbres *res = NULL;
+	struct dbp *p;
+	enum db_rc rc;
+	int64_t n, oldest, out, i;
+
+	*allowed = 0;
+	*retry_after = 0;
+	if (k < 1)
+		return DB_ERR;
+	if ((rc = bucket_count(db, bucket, window, now, &n, &oldest)) != DB_OK)
+		return rc;
+	if (n + k > max) {
+		/* the events that must leave the window first: the out-th
+		 * oldest's time + window; more than the window can hold: a
+		 * whole window */
+		out = n + k - max;
+		*retry_after = window;
+		if (out <= n) {
+			if ((rc = DB_ONE(db, q_kth, &res, P_STR(bucket), P_I64(now - window),
+			    P_I64(out - 1))) != DB_OK)
+				return rc;
+			*retry_after = dbres_i64(res, 0, DB_COL_ONLY) + window - now;
+			dbres_free(res);
+		}
+		if (*retry_after < 1)
+			*retry_after = 1;
+		return DB_OK;
+	}
+	if ((p = calloc((size_t)k * 2, sizeof *p)) == NULL)
+		return DB_ERR;
+	for (i = 0; i < k; i++) {
+		p[i * 2] = P_STR(bucket);
+		p[i * 2 + 1] = P_I64(now);
+	}
+	rc = db_rows_exec(db, &sh_events, NULL, p, (size_t)k, NULL, NULL, NULL);
+	free(p);
+	if (rc == DB_OK)
+		*allowed = 1;
+	return rc;
 }
 
 enum db_rc

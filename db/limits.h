@@ -24,6 +24,11 @@ enum db_rc db_rate_take(struct db *db, const char *bucket, int64_t window, int64
  */
 enum db_rc db_rate_check(struct db *db, const char *bucket, int64_t window, int64_t max,
     int64_t now, int *allowed, int64_t *retry_after);
+/* db_rate_take for k events at once (k >= 1): recorded only when all k
+ * fit; else *retry_after is the time until k slots are free (a whole
+ * window when k > max). */
+enum db_rc db_rate_take_n(struct db *db, const char *bucket, int64_t window, int64_t max,
+    int64_t k, int64_t now, int *allowed, int64_t *retry_after);
 /* Record one event of a bucket that db_rate_check locked in this transaction. */
 enum db_rc db_rate_add(struct db *db, const char *bucket, int64_t now);
 

@@ -24,6 +24,7 @@ enum bio_col { DB_COLS_ENUM(BIO_COLUMNS) BIO_C__END };
 	X(LOAD_C_OCCUPIED,	"s.occupied") \
 	X(LOAD_C_MAX,		"s.max_participants") \
 	X(LOAD_C_VTAG,		"CRC32(e.model)") \
+	X(LOAD_C_ELIG,		"s.eligibility") \
 	L(LOAD_C_VECTOR,	"e.vector")
 enum load_col { DB_COLS_ENUM(LOAD_COLUMNS) LOAD_C__END };
 /* A change with the study's state (NULLs when the study is gone). */
@@ -37,7 +38,8 @@ enum load_col { DB_COLS_ENUM(LOAD_COLUMNS) LOAD_C__END };
 	X(CHG_C_DEADLINE,	"COALESCE(s.deadline, 0)") \
 	X(CHG_C_OCCUPIED,	"COALESCE(s.occupied, 0)") \
 	X(CHG_C_MAX,		"COALESCE(s.max_participants, 0)") \
-	L(CHG_C_VTAG,		"COALESCE(CRC32(e.model), 0)")
+	X(CHG_C_VTAG,		"COALESCE(CRC32(e.model), 0)") \
+	L(CHG_C_ELIG,		"COALESCE(s.eligibility, 0)")
 enum chg_col { DB_COLS_ENUM(CHG_COLUMNS) CHG_C__END };
 /* A ready embedding. */
 #define VEC_COLUMNS(X, L) \
@@ -158,6 +160,7 @@ db_match_load(struct db *db, int64_t after, struct match_row **v, float **vec, s
 		(*v)[k].occupied = dbres_i64(res, i, LOAD_C_OCCUPIED);
 		(*v)[k].max_participants = dbres_i64(res, i, LOAD_C_MAX);
 		(*v)[k].vtag = dbres_i64(res, i, LOAD_C_VTAG);
+		(*v)[k].elig = dbres_i64(res, i, LOAD_C_ELIG) != 0;
 		memcpy(*vec + k * EMBED_DIM, b, len);
 		k++;
 	}
@@ -215,6 +218,7 @@ db_match_changes(struct db *db, const struct match_seq *s, int64_t after,
 		c->row.occupied = dbres_i64(res, i, CHG_C_OCCUPIED);
 		c->row.max_participants = dbres_i64(res, i, CHG_C_MAX);
 		c->row.vtag = dbres_i64(res, i, CHG_C_VTAG);
+		c->row.elig = dbres_i64(res, i, CHG_C_ELIG) != 0;
 		k++;
 	}
 	*n = k;

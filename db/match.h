@@ -34,6 +34,9 @@ enum db_bio_state {
 /* An open study as the per-worker index keeps it (match/index.c). */
 struct match_row {
 	char	 id[IDS_BUFSZ];
+	unsigned char elig;	/* the study has eligibility rules (design.md §14): a
+				 * listing asks the database for this one; in the
+				 * padding after id, so the row is no larger */
 	int64_t	 seq;		/* studies.seq: ties of equal score, newest first */
 	int64_t	 created_at;
 	int64_t	 deadline;	/* 0: none */

@@ -43,6 +43,15 @@ pw_ok(const char *s)
 	return s[0] != '\0' && strlen(s) < 256 && strspn(s, "0123456789abcdef") == strlen(s);
 }
 
+/* A MariaDB host pattern these statements accept (lib/config.c checks
+ * db_app_hosts the same way): no quote, no backslash, no space. */
+static int
+host_ok(const char *s)
+{
+	return s[0] != '\0' && strlen(s) < 64 &&
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.%_:/-") == strlen(s);
+}
+
 static int
 exec_sql(MYSQL *my, const char *sql)
 {
@@ -56,24 +65,25 @@ exec_sql(MYSQL *my, const char *sql)
  * application user keeps its table grants while the pool runs (an upgrade
  * reruns setup-db under load), and grant_app then trims them exactly. */
 int
-db_setup_ensure_user(struct db_root *r, const char *user, const char *password, int keep)
+db_setup_ensure_user(struct db_root *r, const char *user, const char *host,
+    const char *password, int keep)
 {
 	MYSQL *my = (MYSQL *)r;
 	char sql[4096];
 
-	if (!db_setup_ident_ok(user) || !pw_ok(password))
-		return refuse("bad user name or password"), -1;
+	if (!db_setup_ident_ok(user) || !host_ok(host) || !pw_ok(password))
+		return refuse("bad user name, host or password"), -1;
 
-	snprintf(sql, sizeof sql, "CREATE USER IF NOT EXISTS '%s'@'localhost' IDENTIFIED BY '%s'",
-	    user, password);
+	snprintf(sql, sizeof sql, "CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY '%s'",
+	    user, host, password);
 	if (exec_sql(my, sql) != 0)
 		return -1;
-	snprintf(sql, sizeof sql, "ALTER USER '%s'@'localhost' IDENTIFIED BY '%s'", user, password);
+	snprintf(sql, sizeof sql, "ALTER USER '%s'@'%s' IDENTIFIED BY '%s'", user, host, password);
 	if (exec_sql(my, sql) != 0)
 		return -1;
 	if (keep)
 		return 0;
-	snprintf(sql, sizeof sql, "REVOKE ALL PRIVILEGES, GRANT OPTION FROM '%s'@'localhost'", user);
+	snprintf(sql, sizeof sql, "REVOKE ALL PRIVILEGES, GRANT OPTION FROM '%s'@'%s'", user, host);
 	return exec_sql(my, sql);
 }
 
@@ -113,7 +123,7 @@ is_append_only(MYSQL *my, const char *db, const char *table)
 
 /* arps_app: rows only, table by table. */
 int
-db_setup_grant_app(struct db_root *r, const char *db, int *ntables)
+db_setup_grant_app(struct db_root *r, const char *db, const char *host, int *ntables)
 {
 	MYSQL *my = (MYSQL *)r;
 	char sql[4096], (*tables)[64] = NULL;
@@ -122,6 +132,8 @@ db_setup_grant_app(struct db_root *r, const char *db, int *ntables)
 	MYSQL_ROW row;
 	int rc = 0;
 
+	if (!host_ok(host))
+		return refuse("bad host pattern"), -1;
 	snprintf(sql, sizeof sql, "SELECT table_name FROM information_schema.tables WHERE "
 	    "table_schema = '%s' AND table_type = 'BASE TABLE' ORDER BY table_name", db);
 	if (exec_sql(my, sql) != 0 || (res = mysql_store_result(my)) == NULL)
@@ -135,15 +147,17 @@ db_setup_grant_app(struct db_root *r, const char *db, int *ntables)
 			snprintf(tables[n++], sizeof tables[0], "%s", row[0]);
 	mysql_free_result(res);
 	/* No global or database-wide privilege, whatever was there before. */
-	rc = revoke_quiet(my, "REVOKE ALL PRIVILEGES ON *.* FROM '" SETUP_APP_USER "'@'localhost'");
+	snprintf(sql, sizeof sql, "REVOKE ALL PRIVILEGES ON *.* FROM '" SETUP_APP_USER "'@'%s'", host);
+	rc = revoke_quiet(my, sql);
+	snprintf(sql, sizeof sql, "REVOKE GRANT OPTION ON *.* FROM '" SETUP_APP_USER "'@'%s'", host);
 	if (rc == 0)
-		rc = revoke_quiet(my, "REVOKE GRANT OPTION ON *.* FROM '" SETUP_APP_USER "'@'localhost'");
+		rc = revoke_quiet(my, sql);
 	snprintf(sql, sizeof sql, "REVOKE ALL PRIVILEGES ON `%s`.* FROM '"
-	    SETUP_APP_USER "'@'localhost'", db);
+	    SETUP_APP_USER "'@'%s'", db, host);
 	if (rc == 0)
 		rc = revoke_quiet(my, sql);
 	snprintf(sql, sizeof sql, "REVOKE GRANT OPTION ON `%s`.* FROM '"
-	    SETUP_APP_USER "'@'localhost'", db);
+	    SETUP_APP_USER "'@'%s'", db, host);
 	if (rc == 0)
 		rc = revoke_quiet(my, sql);
 	for (i = 0; i < n && rc == 0; i++) {
@@ -159,12 +173,12 @@ db_setup_grant_app(struct db_root *r, const char *db, int *ntables)
 			deny = "UPDATE, DELETE, ";
 		}
 		/* Grant first, then revoke the rest: never a moment without. */
-		snprintf(sql, sizeof sql, "GRANT %s ON `%s`.`%s` TO '" SETUP_APP_USER "'@'localhost'",
-		    privs, db, tables[i]);
+		snprintf(sql, sizeof sql, "GRANT %s ON `%s`.`%s` TO '" SETUP_APP_USER "'@'%s'",
+		    privs, db, tables[i], host);
 		if ((rc = exec_sql(my, sql)) != 0)
 			break;
-		snprintf(sql, sizeof sql, "REVOKE %s%s ON `%s`.`%s` FROM '" SETUP_APP_USER "'@'localhost'",
-		    deny, never, db, tables[i]);
+		snprintf(sql, sizeof sql, "REVOKE %s%s ON `%s`.`%s` FROM '" SETUP_APP_USER "'@'%s'",
+		    deny, never, db, tables[i], host);
 		rc = revoke_quiet(my, sql);
 	}
 	free(tables);
@@ -210,15 +224,15 @@ db_setup_database(struct db_root *r, const char *db)
 }
 
 int
-db_setup_grant_migrate(struct db_root *r, const char *db)
+db_setup_grant_migrate(struct db_root *r, const char *db, const char *host)
 {
 	char sql[512];
 
-	if (!db_setup_ident_ok(db))
-		return refuse("bad database name"), -1;
+	if (!db_setup_ident_ok(db) || !host_ok(host))
+		return refuse("bad database name or host pattern"), -1;
 	/* DDL and its data for migrate; no GRANT OPTION. */
 	snprintf(sql, sizeof sql, "GRANT ALL PRIVILEGES ON `%s`.* TO '" SETUP_MIGRATE_USER
-	    "'@'localhost'", db);
+	    "'@'%s'", db, host);
 	return exec_sql((MYSQL *)r, sql);
 }
 

@@ -20,18 +20,20 @@ void db_setup_root_close(struct db_root *r);
 /* CREATE DATABASE IF NOT EXISTS db, utf8mb4 binary. */
 int db_setup_database(struct db_root *r, const char *db);
 
-/* Create user@localhost if absent and set its password (hex), then drop
- * every grant it had unless keep. */
-int db_setup_ensure_user(struct db_root *r, const char *user, const char *password, int keep);
+/* Create user@host if absent and set its password (hex), then drop every
+ * grant it had unless keep.  host: localhost or a MariaDB host pattern of
+ * [A-Za-z0-9.%_:/-] (refused otherwise). */
+int db_setup_ensure_user(struct db_root *r, const char *user, const char *host,
+    const char *password, int keep);
 
-/* arps_migrate: every privilege on db but GRANT OPTION. */
-int db_setup_grant_migrate(struct db_root *r, const char *db);
+/* arps_migrate@host: every privilege on db but GRANT OPTION. */
+int db_setup_grant_migrate(struct db_root *r, const char *db, const char *host);
 
 /* arps_backup: what mariadb-dump --single-transaction --triggers needs. */
 int db_setup_grant_backup(struct db_root *r, const char *db);
 
-/* arps_app: row access table by table, the append-only tables SELECT and
+/* arps_app@host: row access table by table, the append-only tables SELECT and
  * INSERT only, schema_version SELECT only, no DDL; *ntables the count. */
-int db_setup_grant_app(struct db_root *r, const char *db, int *ntables);
+int db_setup_grant_app(struct db_root *r, const char *db, const char *host, int *ntables);
 
 #endif

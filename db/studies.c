@@ -32,7 +32,10 @@
 	X(STUDY_C_BONUS,		"s.bonus_cents") \
 	X(STUDY_C_CREATED_AT,		"s.created_at") \
 	X(STUDY_C_CLOSED_AT,		"COALESCE(s.closed_at, 0)") \
-	L(STUDY_C_COMPLETED_AT,		"COALESCE(s.completed_at, 0)")
+	X(STUDY_C_COMPLETED_AT,		"COALESCE(s.completed_at, 0)") \
+	X(STUDY_C_ELIGIBILITY,		"s.eligibility") \
+	X(STUDY_C_SCREEN_OUT,		"s.screen_out_cents") \
+	L(STUDY_C_SCREEN_OUT_FEE,	"s.screen_out_fee_cents")
 /* The participations of the study by state (alias p, grouped by study),
  * selected after STUDY_COLUMNS by the owner's list. */
 #define STUDY_COUNT_COLUMNS(X, L) \
@@ -42,7 +45,8 @@
 	X(STUDY_C_N_APPROVED,		"COALESCE(SUM(p.status = 'approved'), 0)") \
 	X(STUDY_C_N_REJECTED,		"COALESCE(SUM(p.status = 'rejected'), 0)") \
 	X(STUDY_C_N_WITHDRAWN,		"COALESCE(SUM(p.status = 'withdrawn'), 0)") \
-	L(STUDY_C_N_TIMED_OUT,		"COALESCE(SUM(p.status = 'timed_out'), 0)")
+	X(STUDY_C_N_TIMED_OUT,		"COALESCE(SUM(p.status = 'timed_out'), 0)") \
+	L(STUDY_C_N_SCREENED_OUT,	"COALESCE(SUM(p.status = 'screened_out'), 0)")
 enum study_col {
 	DB_COLS_ENUM(STUDY_COLUMNS)
 	DB_COLS_ENUM(STUDY_COUNT_COLUMNS)
@@ -67,7 +71,8 @@ enum study_col {
 	X(PART_C_REVIEWED_AT,		"COALESCE(p.reviewed_at, 0)") \
 	X(PART_C_ENDED_AT,		"COALESCE(p.ended_at, 0)") \
 	X(PART_C_REASON,		"p.reason") \
-	L(PART_C_CATEGORY,		"p.reject_category")
+	X(PART_C_CATEGORY,		"p.reject_category") \
+	L(PART_C_RETURN_AT,		"COALESCE(p.return_requested_at, 0)")
 enum part_col {
 	DB_COLS_ENUM(PART_COLUMNS)
 	PART_C_REPUTATION,	/* the agent's (participant lists) */
@@ -96,8 +101,28 @@ static const char q_study_many[] =
     "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
     Q4 ", " Q4 ", " Q4 ", " Q4 ")";
 #define STUDY_MANY_BATCH 32
-/* db_study_open_for: 30 ids, the time and the agent twice (33 parameters);
- * not a study of the agent's own owner (OWN_STUDY, design.md §6.7). */
+/*
+ * Whether the agent (the three placeholders) may take part by the
+ * eligibility of study `sid` (design.md §14): in one of its include
+ * groups when it names any, in none of its exclude groups, in none of its
+ * excluded studies.  Each probe reads a key: study_eligibility's primary
+ * key, group_members (group_id, agent_id), participations_once.
+ */
+#define ELIG_OK_SQL(sid) \
+	"((NOT EXISTS (SELECT 1 FROM study_eligibility e WHERE e.study_id = " sid \
+	" AND e.kind = 'include_group') OR EXISTS (SELECT 1 FROM study_eligibility e" \
+	" JOIN group_members m ON m.group_id = e.ref_id WHERE e.study_id = " sid \
+	" AND e.kind = 'include_group' AND m.agent_id = ?))" \
+	" AND NOT EXISTS (SELECT 1 FROM study_eligibility e JOIN group_members m" \
+	" ON m.group_id = e.ref_id WHERE e.study_id = " sid " AND e.kind = 'exclude_group'" \
+	" AND m.agent_id = ?)" \
+	" AND NOT EXISTS (SELECT 1 FROM study_eligibility e JOIN participations x" \
+	" ON x.study_id = e.ref_id WHERE e.study_id = " sid " AND e.kind = 'exclude_study'" \
+	" AND x.agent_id = ?))"
+/* db_study_open_for: 30 ids, the time and the agent five times (36
+ * parameters); not a study of the agent's own owner (OWN_STUDY,
+ * design.md §6.7); eligible when the study has rules (design.md §14:
+ * a study without them pays one column's test). */
 static const char q_study_open_for[] =
     "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
     Q4 ", " Q4 ", " Q4 ", ?, ?)"
@@ -105,7 +130,11 @@ static const char q_study_open_for[] =
     " AND (s.deadline IS NULL OR s.deadline > ?)"
     " AND NOT EXISTS (SELECT 1 FROM participations p WHERE p.study_id = s.id"
     " AND p.agent_id = ?)"
-    " AND NOT EXISTS (SELECT 1 FROM agents g WHERE g.id = ? AND g.account_id = s.researcher_id)";
+    " AND NOT EXISTS (SELECT 1 FROM agents g WHERE g.id = ? AND g.account_id = s.researcher_id)"
+    " AND (s.eligibility = 0 OR " ELIG_OK_SQL("s.id") ")";
+#define STUDY_OPEN_NP	(STUDY_OPEN_BATCH + 6)
+static const char q_study_eligible[] =
+    "SELECT s.eligibility = 0 OR " ELIG_OK_SQL("s.id") " FROM studies s WHERE s.id = ?";
 #define STUDY_OPEN_BATCH DB_MATCH_RECHECK
 _Static_assert(DB_MATCH_RECHECK == 30, "q_study_open_for has 30 id placeholders");
 
@@ -151,11 +180,16 @@ static const char q_study_has_active[] =
 static const char q_study_ins[] =
     "INSERT INTO studies (id, researcher_id, title, description, study_url, reward_cents,"
     " fee_cents, max_participants, screening_criteria, duration_minutes, deadline,"
-    " completion_code, status, occupied, frozen_cents, created_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', 0, ?, ?)";
+    " completion_code, status, occupied, frozen_cents, created_at, eligibility,"
+    " screen_out_cents, screen_out_fee_cents)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', 0, ?, ?, ?, ?, ?)";
 static const char q_study_occ_inc[] =
     "UPDATE studies SET occupied = occupied + 1 WHERE id = ? AND status = 'active'"
     " AND occupied < max_participants";
+/* a screen-out the researcher cannot fund again: the slot leaves the study */
+static const char q_study_shrink[] =
+    "UPDATE studies SET max_participants = max_participants - 1 WHERE id = ?"
+    " AND max_participants > occupied";
 static const char q_study_occ_dec[] =
     "UPDATE studies SET occupied = occupied - 1 WHERE id = ? AND occupied > 0";
 static const char q_study_patch[] =
@@ -261,6 +295,9 @@ study_row(const struct dbres *res, size_t row, int counts, struct study *s)
 	s->created_at = dbres_i64(res, row, STUDY_C_CREATED_AT);
 	s->closed_at = dbres_i64(res, row, STUDY_C_CLOSED_AT);
 	s->completed_at = dbres_i64(res, row, STUDY_C_COMPLETED_AT);
+	s->eligibility = dbres_i64(res, row, STUDY_C_ELIGIBILITY) != 0;
+	s->screen_out = dbres_i64(res, row, STUDY_C_SCREEN_OUT);
+	s->screen_out_fee = dbres_i64(res, row, STUDY_C_SCREEN_OUT_FEE);
 	if (counts) {
 		s->counts.accepted = dbres_i64(res, row, STUDY_C_N_ACCEPTED);
 		s->counts.in_progress = dbres_i64(res, row, STUDY_C_N_IN_PROGRESS);
@@ -269,6 +306,7 @@ study_row(const struct dbres *res, size_t row, int counts, struct study *s)
 		s->counts.rejected = dbres_i64(res, row, STUDY_C_N_REJECTED);
 		s->counts.withdrawn = dbres_i64(res, row, STUDY_C_N_WITHDRAWN);
 		s->counts.timed_out = dbres_i64(res, row, STUDY_C_N_TIMED_OUT);
+		s->counts.screened_out = dbres_i64(res, row, STUDY_C_N_SCREENED_OUT);
 	}
 	if (!ok)
 		db_study_clear(s);
@@ -303,6 +341,7 @@ part_row(const struct dbres *res, size_t row, void *out)
 	p->ended_at = dbres_i64(res, row, PART_C_ENDED_AT);
 	p->reason = dbres_dup(res, row, PART_C_REASON, &ok);
 	dbres_copy(p->category, sizeof p->category, res, row, PART_C_CATEGORY);
+	p->return_requested_at = dbres_i64(res, row, PART_C_RETURN_AT);
 	p->reputation = (int)dbres_i64(res, row, PART_C_REPUTATION);
 	p->title = dbres_dup(res, row, PART_C_TITLE, &ok);
 	p->reward = dbres_i64(res, row, PART_C_REWARD);
@@ -336,6 +375,7 @@ study_counts(struct db *db, const char *id, struct study_counts *c)
 		case PART_REJECTED:	c->rejected = n; break;
 		case PART_WITHDRAWN:	c->withdrawn = n; break;
 		case PART_TIMED_OUT:	c->timed_out = n; break;
+		case PART_SCREENED_OUT:	c->screened_out = n; break;
 		case PART__MAX:		break;
 		}
 	}
@@ -436,7 +476,7 @@ enum db_rc
 db_study_open_for(struct db *db, const char *agent_id, int64_t now, const char *const *ids,
     size_t n, struct study *out, int *found)
 {
-	struct dbp p[STUDY_OPEN_BATCH + 3];
+	struct dbp p[STUDY_OPEN_NP];
 	struct dbres *res = NULL;
 	struct study s;
 	size_t at, m, i, j;
@@ -450,8 +490,9 @@ db_study_open_for(struct db *db, const char *agent_id, int64_t now, const char *
 			p[i] = i < m ? P_STR(ids[at + i]) : P_NULL;
 		p[STUDY_OPEN_BATCH] = P_I64(now);
 		p[STUDY_OPEN_BATCH + 1] = P_STR(agent_id);
-		p[STUDY_OPEN_BATCH + 2] = P_STR(agent_id);
-		if ((rc = db_exec(db, q_study_open_for, p, STUDY_OPEN_BATCH + 3, &res, NULL)) != DB_OK)
+		for (i = STUDY_OPEN_BATCH + 2; i < STUDY_OPEN_NP; i++)
+			p[i] = P_STR(agent_id);
+		if ((rc = db_exec(db, q_study_open_for, p, STUDY_OPEN_NP, &res, NULL)) != DB_OK)
 			break;
 		for (i = 0; i < res->nrows && rc == DB_OK; i++) {
 			if (study_row(res, i, 0, &s) != 0) {
@@ -653,7 +694,34 @@ db_study_insert(struct db *db, const char *id, const struct study_new *in, int64
 	    P_STR(in->title), P_STR(in->description), P_STR(in->study_url), P_I64(in->plan.reward),
 	    P_I64(in->plan.fee), P_I64(in->plan.max_participants), P_STR(in->criteria),
 	    P_I64(in->duration_minutes), in->has_deadline ? P_I64(in->deadline) : P_NULL,
-	    P_STR(in->completion_code), P_I64(in->plan.total), P_I64(now));
+	    P_STR(in->completion_code), P_I64(in->plan.total), P_I64(now),
+	    P_I64(study_new_has_elig(in)), P_I64(in->screen_out), P_I64(in->screen_out_fee));
+}
+
+int
+study_new_has_elig(const struct study_new *in)
+{
+	size_t k;
+
+	for (k = 0; in->elig != NULL && k < ELIG__MAX; k++)
+		if (in->elig->n[k] > 0)
+			return 1;
+	return 0;
+}
+
+enum db_rc
+db_study_eligible(struct db *db, const char *study_id, const char *agent_id, int *ok)
+{
+	struct dbres *res = NULL;
+	enum db_rc rc;
+
+	*ok = 0;
+	if ((rc = DB_ONE(db, q_study_eligible, &res, P_STR(agent_id), P_STR(agent_id),
+	    P_STR(agent_id), P_STR(study_id))) != DB_OK)
+		return rc;
+	*ok = dbres_i64(res, 0, DB_COL_ONLY) != 0;
+	dbres_free(res);
+	return DB_OK;
 }
 
 enum db_rc
@@ -661,6 +729,13 @@ db_study_occupied_inc(struct db *db, const char *id, uint64_t *affected)
 {
 	*affected = 0;
 	return DB_Q(db, q_study_occ_inc, NULL, affected, P_STR(id));
+}
+
+enum db_rc
+db_study_shrink(struct db *db, const char *id, uint64_t *affected)
+{
+	*affected = 0;
+	return DB_Q(db, q_study_shrink, NULL, affected, P_STR(id));
 }
 
 enum db_rc

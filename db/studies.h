@@ -39,6 +39,9 @@ struct study {
 	int64_t			 frozen, spent, refunded, refunded_slots;
 	int64_t			 bonus;		/* bonuses paid (amounts, no fees) */
 	int64_t			 created_at, closed_at, completed_at; /* 0: not yet */
+	int			 eligibility;	/* has eligibility rules (design.md §14) */
+	int64_t			 screen_out;	/* screen_out_cents */
+	int64_t			 screen_out_fee; /* its fee */
 	struct study_counts	 counts;	/* participations by state */
 };
 
@@ -53,12 +56,32 @@ struct study_patch {
 /* Write the given fields of a patch to study id (no money).  Returns
  * enum db_rc. */
 enum db_rc db_study_patch(struct db *, const char *id, const struct study_patch *p);
+/* A study's eligibility lists (design.md §14): ids[k][0..n[k]) of kind k. */
+struct study_elig {
+	size_t			 n[ELIG__MAX];
+	char			 ids[ELIG__MAX][ELIG_LIST_MAX][IDS_BUFSZ];
+};
+
+/* A study's completion codes with their actions. */
+struct study_code {
+	char			 code[STUDY_CODE_MAX * 4 + 1];	/* UTF-8 */
+	enum code_action	 action;
+	char			 group[IDS_BUFSZ];	/* add_to_group, "" when none */
+};
+struct study_codes {
+	size_t			 n;
+	struct study_code	 c[STUDY_CODES_MAX];
+};
 
 /* What POST /studies stores; plan from money_study_plan. */
 struct study_new {
 	const char		*researcher_id;
 	const char		*title, *description, *study_url, *criteria;
-	const char		*completion_code;	/* NULL: none */
+	const char		*completion_code;	/* NULL: none (codes[0] when codes) */
+	const struct study_elig	*elig;		/* NULL or empty: no rules */
+	const struct study_codes *codes;	/* NULL or empty: no codes */
+	int64_t			 screen_out;	/* screen_out_cents */
+	int64_t			 screen_out_fee;	/* its fee (money_fee) */
 	int64_t			 duration_minutes;
 	int			 has_deadline;
 	int64_t			 deadline;
@@ -76,6 +99,7 @@ struct participation {
 	int64_t			 reviewed_at, ended_at;		/* 0: not yet */
 	char			*reason;	/* NULL when none */
 	char			 category[PART_CAT_BUFSZ];	/* rejection category, "" when none */
+	int64_t			 return_requested_at;	/* 0: none (design.md §14) */
 	/* Joined by the lists that say so. */
 	int			 reputation;	/* the agent's: participant lists */
 	char			*title;		/* the study's: history */
@@ -140,6 +164,14 @@ enum db_rc db_participants_list(struct db *, const char *study_id, int64_t curso
 enum db_rc db_history_list(struct db *, const char *agent_id, int64_t cursor, int64_t limit,
     struct participation **v, size_t *n, int64_t *next);
 
+/* 1 in *ok when agent_id may take part in study_id by its eligibility
+ * (design.md §14; 1 for a study without rules), else 0.  Evaluated now,
+ * unlocked: a group change applies to the next request.  DB_NOTFOUND
+ * when there is no such study. */
+enum db_rc db_study_eligible(struct db *, const char *study_id, const char *agent_id, int *ok);
+/* 1 when in names any eligibility id, else 0. */
+int study_new_has_elig(const struct study_new *in);
+
 /* --- the statements of the state changes (txn/lifecycle.c) ---
  *
  * One statement each, in the caller's transaction; the rows they lock and
@@ -155,6 +187,9 @@ enum db_rc db_study_insert(struct db *, const char *id, const struct study_new *
 /* occupied + 1 when the study is active and occupied < max_participants:
  * *affected 1 when the slot was taken, 0 when not. */
 enum db_rc db_study_occupied_inc(struct db *, const char *id, uint64_t *affected);
+/* max_participants - 1 while above occupied (a screen-out's slot that
+ * is not funded again, LEDGER_EV_SCREEN_OUT_SHRINK): *affected 1 or 0. */
+enum db_rc db_study_shrink(struct db *, const char *id, uint64_t *affected);
 /* occupied - 1 when above 0: *affected 1 when freed, 0 when not. */
 enum db_rc db_study_occupied_dec(struct db *, const char *id, uint64_t *affected);
 /* frozen - unfreeze, spent + spent, refunded + refunded, refunded_slots +

@@ -60,10 +60,24 @@ match(struct req *r, const char *pat, const char *path)
 	return 1;
 }
 
+/* The number of parameters ("{}") in a pattern. */
+static size_t
+nparams(const char *pat)
+{
+	size_t n = 0;
+
+	while ((pat = strstr(pat, "{}")) != NULL) {
+		n++;
+		pat += 2;
+	}
+	return n;
+}
+
 void
 req_dispatch(struct req *r)
 {
 	const struct route *hit = NULL;
+	const char *best = NULL;
 	char allow[128] = "";
 	size_t i;
 
@@ -71,8 +85,15 @@ req_dispatch(struct req *r)
 	 * and pool.c sends only the head. */
 	const char *method = r->head ? "GET" : r->method;
 
-	for (i = 0; i < nroutes; i++) {
-		if (!match(r, routes[i].pattern, r->path))
+	/* The path's one template: a literal segment wins over a parameter
+	 * (OpenAPI's rule), so /studies/available is not /studies/{id} and
+	 * neither answers nor advertises (Allow) the other's methods. */
+	for (i = 0; i < nroutes; i++)
+		if (match(r, routes[i].pattern, r->path) &&
+		    (best == NULL || nparams(routes[i].pattern) < nparams(best)))
+			best = routes[i].pattern;
+	for (i = 0; i < nroutes && best != NULL; i++) {
+		if (strcmp(routes[i].pattern, best) != 0)
 			continue;
 		if (strcmp(routes[i].method, method) == 0) {
 			hit = &routes[i];

@@ -26,6 +26,7 @@ decode_obj(struct req *r, struct json_object *body, const char *prefix,
 	*present = 0;
 	for (i = 0; i < n; i++) {
 		const struct field *f = &fields[i];
+		const char *key = f->name;	/* the member's name; f->name the refusal's */
 		char *dst = (char *)out + f->off;
 		struct field fl = *f;
 
@@ -33,7 +34,7 @@ decode_obj(struct req *r, struct json_object *body, const char *prefix,
 		fl.name = fname;
 		f = &fl;
 
-		if (!json_object_object_get_ex(body, fields[i].name, &v) ||
+		if (!json_object_object_get_ex(body, key, &v) ||
 		    (v == NULL && (f->flags & F_NULLABLE))) {
 			if (f->flags & F_REQUIRED)
 				return reply_invalid(r, f->name, "is required");
@@ -50,6 +51,13 @@ decode_obj(struct req *r, struct json_object *body, const char *prefix,
 				    f->name, (long long)f->min, (long long)f->max);
 				return H_REPLIED;
 			}
+			memcpy(dst, &v, sizeof v);
+			*present |= FIELD_BIT(i);
+			continue;
+		}
+		if (f->type == F_OBJECT) {
+			if (!json_object_is_type(v, json_type_object))
+				return reply_invalid(r, f->name, "must be an object");
 			memcpy(dst, &v, sizeof v);
 			*present |= FIELD_BIT(i);
 			continue;
@@ -117,6 +125,7 @@ decode_obj(struct req *r, struct json_object *body, const char *prefix,
 			continue;
 		case F_INT:
 		case F_ARRAY:
+		case F_OBJECT:
 			break;
 		}
 		memcpy(dst, &s, sizeof s);

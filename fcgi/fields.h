@@ -24,6 +24,8 @@ enum ftype {
 			 * its items are decoded by the handler (decode_item_or_reply,
 			 * decode_item_str_or_reply); fcgi/mcp.c's array_items names
 			 * the item table of its schema */
+	F_OBJECT,	/* an object -> struct json_object * (borrowed), decoded by
+			 * the handler */
 };
 
 #define F_REQUIRED	0x1
@@ -35,7 +37,7 @@ struct field {
 	unsigned flags;
 	int64_t min, max;
 	size_t off;		/* offsetof the destination: const char *, int64_t or
-				 * struct json_object * (F_ARRAY) */
+				 * struct json_object * (F_ARRAY, F_OBJECT) */
 };
 
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))

@@ -33,6 +33,9 @@ enum h_rc reply_page(struct req *r, const char *key, struct json_object *arr, in
  */
 enum db_rc rate_take_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
     const char *what);
+/* rate_take_or_reply for k events at once (all or none). */
+enum db_rc rate_take_n_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
+    int64_t k, const char *what);
 /* The same, without taking: for limits on failures, which the caller
  * records with db_rate_add once the attempt failed (design.md §9.2). */
 enum db_rc rate_check_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
@@ -55,8 +58,12 @@ extern const struct field_list fields_me_patch, fields_bio;	/* fcgi/agents.c */
 extern const struct field_list fields_study, fields_review;	/* fcgi/studies.c */
 extern const struct field_list fields_reject, fields_bulk_review; /* fcgi/studies.c */
 extern const struct field_list fields_study_patch;		/* fcgi/studies.c */
+extern const struct field_list fields_code;			/* fcgi/studies.c */
+extern const struct field_list fields_group, fields_group_patch;	/* fcgi/groups.c */
+extern const struct field_list fields_members, fields_member;	/* fcgi/groups.c */
 extern const struct field_list fields_claim;			/* fcgi/account.c */
 extern const struct field_list fields_bonuses, fields_bonus_item; /* fcgi/bonuses.c */
+extern const struct field_list fields_message_send, fields_message_reply; /* fcgi/messages.c */
 extern const struct field_list fields_complete;		/* fcgi/participation.c */
 extern const struct field_list fields_cashout;		/* fcgi/wallet.c */
 
@@ -94,6 +101,21 @@ enum h_rc h_participants_review(struct req *);
 /* fcgi/bonuses.c (design.md §13) */
 enum h_rc h_bonuses_pay(struct req *);
 enum h_rc h_bonuses_list(struct req *);
+/* fcgi/messages.c (design.md §13) */
+enum h_rc h_message_send(struct req *);
+enum h_rc h_message_thread(struct req *);
+enum h_rc h_messages_list(struct req *);
+enum h_rc h_message_read(struct req *);
+enum h_rc h_message_reply(struct req *);
+/* fcgi/groups.c (design.md §14) */
+enum h_rc h_group_create(struct req *);
+enum h_rc h_group_list(struct req *);
+enum h_rc h_group_get(struct req *);
+enum h_rc h_group_patch(struct req *);
+enum h_rc h_group_delete(struct req *);
+enum h_rc h_group_members_add(struct req *);
+enum h_rc h_group_members_list(struct req *);
+enum h_rc h_group_member_delete(struct req *);
 /* fcgi/participation.c: agent side */
 enum h_rc h_available(struct req *);
 enum h_rc h_accept(struct req *);

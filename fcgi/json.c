@@ -122,6 +122,19 @@ rate_take_or_reply(struct req *r, const char *bucket, int64_t window, int64_t ma
 }
 
 enum db_rc
+rate_take_n_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max, int64_t k,
+    const char *what)
+{
+	int64_t retry;
+	int allowed;
+	enum db_rc rc;
+
+	if ((rc = db_rate_take_n(r->db, bucket, window, max, k, r->now, &allowed, &retry)) != DB_OK)
+		return rc;
+	return allowed ? DB_OK : rate_refuse(r, max, what, retry);
+}
+
+enum db_rc
 rate_check_or_reply(struct req *r, const char *bucket, int64_t window, int64_t max,
     const char *what)
 {

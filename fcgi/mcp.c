@@ -77,6 +77,10 @@ static const struct qparam q_txns[] = {
 static const char *const p_study[] = { "study_id", NULL };
 static const char *const p_participant[] = { "study_id", "participant_id", NULL };
 static const char *const p_agent[] = { "agent_id", NULL };
+static const char *const p_group[] = { "group_id", NULL };
+static const char *const p_group_member[] = { "group_id", "pseudonym", NULL };
+
+static const char *const p_message[] = { "message_id", NULL };
 
 /* The tool annotations of MCP (2025-11-25, ToolAnnotations), as bits. */
 enum {
@@ -144,6 +148,15 @@ static const struct tool tools[] = {
 	    "Your participations, newest first, with their status and reward." },
 	{ R_REPUTATION, "get_reputation", "Get your reputation history", A_READ, NULL, NULL, q_events,
 	    "Your reputation, tier and each change with its cause and participation." },
+	{ R_MESSAGES, "list_messages", "List your messages", A_READ, NULL, NULL, q_page,
+	    "Messages from the researchers of studies you took part in (direction in) and your "
+	    "replies (out), newest first, with read_at null until you read one." },
+	{ R_MESSAGE_READ, "read_message", "Mark a message read", A_IDEMPOTENT, p_message, NULL,
+	    NULL, "Mark a message you received read; answers the message." },
+	{ R_MESSAGE_REPLY, "reply_message", "Reply to a message", 0, p_message,
+	    &fields_message_reply, NULL,
+	    "Answer a message you received (body, 1-4000 characters); the researcher sees only "
+	    "your anonymous participant id.  At most 30 replies an hour." },
 	{ R_KEY_ROTATE, "rotate_api_key", "Rotate your API key", A_DESTRUCTIVE, NULL, NULL, NULL,
 	    "Issue a new API key, answered once: store it at once.  The key you called with "
 	    "keeps working until the new one is first used, 10 minutes at most." },
@@ -186,6 +199,40 @@ static const struct tool tools[] = {
 	    "plus the platform fee per row.  Pass idempotency_key so a retry pays once." },
 	{ R_BONUSES_LIST, "list_bonuses", "List a study's bonuses", A_READ, p_study, NULL, q_page,
 	    "The bonuses paid in a study, newest first." },
+	{ R_MESSAGE_SEND, "send_message", "Message participants", 0, p_study,
+	    &fields_message_send, NULL,
+	    "Send one message (body, 1-4000 characters) to up to 500 participants of your study "
+	    "(participant_ids, in any state); they never learn who you are.  At most 2000 "
+	    "recipients an hour." },
+	{ R_MESSAGE_THREAD, "list_thread", "Read the thread with a participant", A_READ,
+	    p_participant, NULL, q_page,
+	    "The messages between you and one participant of your study, oldest first; "
+	    "direction out is yours, in is the participant's reply." },
+	/* participant groups (design.md §14) */
+	{ R_GROUP_CREATE, "create_group", "Create a participant group", 0, NULL, &fields_group,
+	    NULL,
+	    "Create a participant group (name, description): a named set of your participants, "
+	    "used as an allow-list or block-list by your studies' eligibility." },
+	{ R_GROUP_LIST, "list_groups", "List your participant groups", A_READ, NULL, NULL, q_page,
+	    "Your participant groups, newest first, with their member counts." },
+	{ R_GROUP_GET, "get_group", "Get a participant group", A_READ, p_group, NULL, NULL,
+	    "One of your participant groups." },
+	{ R_GROUP_PATCH, "update_group", "Update a participant group", A_DESTRUCTIVE | A_IDEMPOTENT,
+	    p_group, &fields_group_patch, NULL,
+	    "Rename a participant group or change its description." },
+	{ R_GROUP_DELETE, "delete_group", "Delete a participant group",
+	    A_DESTRUCTIVE | A_IDEMPOTENT, p_group, NULL, NULL,
+	    "Delete a participant group (refused while an open study names it)." },
+	{ R_GROUP_MEMBERS_ADD, "add_group_members", "Add members to a group", A_IDEMPOTENT,
+	    p_group, &fields_members, NULL,
+	    "Add up to 500 participants to a group, each by {study_id, participant_id} or by "
+	    "{pseudonym}; adding a member twice is not an error." },
+	{ R_GROUP_MEMBERS_LIST, "list_group_members", "List a group's members", A_READ,
+	    p_group, NULL, q_page,
+	    "A group's members (pseudonyms), newest first." },
+	{ R_GROUP_MEMBER_DELETE, "remove_group_member", "Remove a member from a group",
+	    A_DESTRUCTIVE | A_IDEMPOTENT, p_group_member, NULL, NULL,
+	    "Remove one member (by pseudonym) from a group." },
 	{ R_ACCOUNT, "get_account", "Get your account", A_READ, NULL, NULL, NULL,
 	    "Your account: id, e-mail, roles and the agents you own." },
 	{ R_CLAIM, "claim_agent", "Claim an agent", A_IDEMPOTENT, NULL, &fields_claim, NULL,
@@ -263,6 +310,8 @@ static const struct {
 	const struct field_list *items;
 } array_items[] = {
 	{ "bonuses", &fields_bonus_item },
+	{ "completion_codes", &fields_code },
+	{ "members", &fields_member },
 };
 
 static const struct field_list *
@@ -287,6 +336,10 @@ field_schema(const struct field *f)
 		jput(s, "type", jtype("integer", nullable));
 		jput(s, "minimum", json_object_new_int64(f->min));
 		jput(s, "maximum", json_object_new_int64(f->max));
+		return s;
+	}
+	if (f->type == F_OBJECT) {
+		jput(s, "type", jtype("object", nullable));
 		return s;
 	}
 	if (f->type == F_ARRAY) {
@@ -347,6 +400,7 @@ field_schema(const struct field *f)
 		break;
 	case F_INT:
 	case F_ARRAY:
+	case F_OBJECT:
 		break;
 	}
 	return s;

@@ -376,7 +376,7 @@ agent_ev_tx(struct req *r, void *arg)
 	enum arps_err outcome;
 	enum db_rc rc;
 
-	rc = txn_participation_agent_event(r->db, c->study_id, r->who.id, c->ev, c->code, r->now,
+	rc = txn_participation_agent_event(r->db, r->cfg, c->study_id, r->who.id, c->ev, c->code, r->now,
 	    &p, NULL, &outcome);
 	if (rc != DB_OK || outcome != ARPS_OK) {
 		db_participation_clear(&p);

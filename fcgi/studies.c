@@ -10,6 +10,7 @@
 #include "core/reputation.h"
 #include "core/validate.h"
 #include "db/accounts.h"
+#include "db/groups.h"
 #include "db/studies.h"
 #include "txn/lifecycle.h"
 #include "fcgi/fields.h"
@@ -42,6 +43,7 @@ stats_json(const struct study *s)
 	jadd_int(o, "rejected", s->counts.rejected);
 	jadd_int(o, "timed_out", s->counts.timed_out);
 	jadd_int(o, "withdrawn", s->counts.withdrawn);
+	jadd_int(o, "screened_out", s->counts.screened_out);
 	jadd_int(o, "spots_remaining", spots_left(s));
 	return o;
 }
@@ -93,6 +95,56 @@ study_researcher_json(const struct study *s)
 	json_object_object_add(o, "stats", stats_json(s));
 	json_object_object_add(o, "funding", funding_json(s));
 	return o;
+}
+
+/* The researcher view with what design.md §14 adds: eligibility,
+ * completion_codes and screen_out_cents (their rows read only for a
+ * study that has them).  NULL on a database error. */
+static struct json_object *
+study_researcher_view(struct req *r, const struct study *s)
+{
+	struct json_object *o, *e, *arr, *it;
+	struct study_elig el;
+	struct study_codes sc;
+	size_t k, i;
+
+	memset(&el, 0, sizeof el);
+	memset(&sc, 0, sizeof sc);
+	if ((s->eligibility && db_study_elig_get(r->db, s->id, &el) != DB_OK) ||
+	    (s->needs_code && db_study_codes_get(r->db, s->id, &sc) != DB_OK))
+		return NULL;
+	o = study_researcher_json(s);
+	e = json_object_new_object();
+	for (k = 0; k < ELIG__MAX; k++) {
+		arr = json_object_new_array();
+		for (i = 0; i < el.n[k]; i++)
+			json_object_array_add(arr, json_object_new_string(el.ids[k][i]));
+		json_object_object_add(e, elig_kind_name((enum elig_kind)k), arr);
+	}
+	json_object_object_add(o, "eligibility", e);
+	arr = json_object_new_array();
+	for (i = 0; i < sc.n; i++) {
+		it = json_object_new_object();
+		jadd_str(it, "code", sc.c[i].code);
+		jadd_str(it, "action", code_action_name(sc.c[i].action));
+		jadd_str(it, "add_to_group", sc.c[i].group[0] != '\0' ? sc.c[i].group : NULL);
+		json_object_array_add(arr, it);
+	}
+	json_object_object_add(o, "completion_codes", arr);
+	jadd_int(o, "screen_out_cents", s->screen_out);
+	return o;
+}
+
+/* 200 or 201 with the researcher view; H_REPLIED (500) on a database
+ * error. */
+static enum h_rc
+reply_study(struct req *r, int status, const struct study *s)
+{
+	struct json_object *o = study_researcher_view(r, s);
+
+	if (o == NULL)
+		return reply_db(r, DB_ERR);
+	return reply_json(r, status, o);
 }
 
 /* Agent view: no screening_criteria, completion_code, stats or funding;
@@ -160,7 +212,8 @@ reply_no_study(struct req *r, const char *id)
 
 struct study_in {
 	const char *title, *description, *study_url, *criteria, *code;
-	int64_t reward, max, duration, deadline;
+	int64_t reward, max, duration, deadline, screen_out;
+	struct json_object *codes, *elig;
 };
 
 #define STUDY_FIELDS(X) \
@@ -179,14 +232,160 @@ struct study_in {
 	    VAL_DURATION_MIN, VAL_DURATION_MAX, duration) \
 	X(study_in, STUDY_F_DEADLINE, "deadline", F_TIME, F_NULLABLE, 0, 0, deadline) \
 	X(study_in, STUDY_F_CODE, "completion_code", F_NAME, F_NULLABLE, VAL_COMPLETION_CODE_MIN, \
-	    VAL_COMPLETION_CODE_MAX, code)
+	    VAL_COMPLETION_CODE_MAX, code) \
+	X(study_in, STUDY_F_CODES, "completion_codes", F_ARRAY, F_NULLABLE, 1, STUDY_CODES_MAX, \
+	    codes) \
+	X(study_in, STUDY_F_SCREEN_OUT, "screen_out_cents", F_INT, F_NULLABLE, 0, VAL_REWARD_MAX, \
+	    screen_out) \
+	X(study_in, STUDY_F_ELIG, "eligibility", F_OBJECT, F_NULLABLE, 0, 0, elig)
 
 enum { STUDY_FIELDS(FIELD_INDEX) };
 static const struct field study_fields[] = { STUDY_FIELDS(FIELD_ROW) };
 const struct field_list fields_study = FIELD_LIST(study_fields);
 
+/* One completion code of completion_codes (design.md §14). */
+struct code_in {
+	const char *code, *action, *group;
+};
+static const struct field code_fields[] = {
+	{ "code", F_NAME, F_REQUIRED, STUDY_CODE_MIN, STUDY_CODE_MAX,
+	    offsetof(struct code_in, code) },
+	{ "action", F_NAME, F_REQUIRED, 1, 16, offsetof(struct code_in, action) },
+	{ "add_to_group", F_NAME, F_NULLABLE, 1, 63, offsetof(struct code_in, group) },
+};
+const struct field_list fields_code = FIELD_LIST(code_fields);
+
+/* A group id of the caller's, or a 422 naming field. */
+static enum h_rc
+own_group_or_reply(struct req *r, const char *field, const char *id)
+{
+	struct group g;
+	enum db_rc rc;
+
+	if (strncmp(id, "grp_", 4) != 0 || strlen(id) != IDS_LEN ||
+	    (rc = db_group_get(r->db, id, r->who.id, 0, &g)) == DB_NOTFOUND)
+		return reply_err(r, ARPS_E_VALIDATION, "%s: no such group of yours: %.40s", field,
+		    id);
+	if (rc != DB_OK)
+		return reply_db(r, rc);
+	db_group_clear(&g);
+	return H_OK;
+}
+
+/* The codes of a create or clone body (completion_code or
+ * completion_codes, not both) into *out; a refusal answered. */
+static enum h_rc
+codes_or_reply(struct req *r, const char *single, struct json_object *arr,
+    struct study_codes *out)
+{
+	struct code_in ci;
+	unsigned present;
+	size_t i, j, n;
+	char field[64];
+
+	memset(out, 0, sizeof *out);
+	if (single != NULL && arr != NULL)
+		return reply_err(r, ARPS_E_VALIDATION,
+		    "completion_codes: give completion_code or completion_codes, not both");
+	if (single != NULL) {
+		out->n = 1;
+		snprintf(out->c[0].code, sizeof out->c[0].code, "%s", single);
+		out->c[0].action = CODE_REVIEW;
+		return H_OK;
+	}
+	n = arr != NULL ? json_object_array_length(arr) : 0;
+	for (i = 0; i < n; i++) {
+		memset(&ci, 0, sizeof ci);
+		if (decode_item_or_reply(r, json_object_array_get_idx(arr, i), "completion_codes", i,
+		    code_fields, NFIELDS(code_fields), &ci, &present) != H_OK)
+			return H_REPLIED;
+		if (!code_action_from_name(ci.action, &out->c[i].action))
+			return reply_err(r, ARPS_E_VALIDATION,
+			    "completion_codes[%zu].action: must be one of " CODE_ACTION_NAMES, i);
+		snprintf(out->c[i].code, sizeof out->c[i].code, "%s", ci.code);
+		for (j = 0; j < i; j++)
+			if (strcmp(out->c[j].code, out->c[i].code) == 0)
+				return reply_err(r, ARPS_E_VALIDATION,
+				    "completion_codes[%zu].code: the same code as completion_codes[%zu]",
+				    i, j);
+		if (ci.group != NULL) {
+			snprintf(field, sizeof field, "completion_codes[%zu].add_to_group", i);
+			if (own_group_or_reply(r, field, ci.group) != H_OK)
+				return H_REPLIED;
+			snprintf(out->c[i].group, sizeof out->c[i].group, "%s", ci.group);
+		}
+		out->n++;
+	}
+	return H_OK;
+}
+
+/* An eligibility object (design.md §14) into *out: each list at most
+ * ELIG_LIST_MAX of the caller's own group or study ids; a refusal
+ * answered. */
+static enum h_rc
+elig_or_reply(struct req *r, struct json_object *obj, struct study_elig *out)
+{
+	struct json_object *arr;
+	struct study s;
+	const char *id;
+	char field[64];
+	size_t k, i, n;
+	enum db_rc rc;
+
+	memset(out, 0, sizeof *out);
+	if (obj == NULL)
+		return H_OK;
+	json_object_object_foreach(obj, key, val) {
+		(void)val;
+		for (k = 0; k < ELIG__MAX && strcmp(key, elig_kind_name((enum elig_kind)k)) != 0; k++)
+			;
+		if (k == ELIG__MAX)
+			return reply_err(r, ARPS_E_VALIDATION, "eligibility.%.40s: unknown field; "
+			    "the lists are include_groups, exclude_groups, exclude_studies", key);
+	}
+	for (k = 0; k < ELIG__MAX; k++) {
+		snprintf(field, sizeof field, "eligibility.%s", elig_kind_name((enum elig_kind)k));
+		if (!json_object_object_get_ex(obj, elig_kind_name((enum elig_kind)k), &arr) ||
+		    arr == NULL)
+			continue;
+		if (!json_object_is_type(arr, json_type_array))
+			return reply_err(r, ARPS_E_VALIDATION, "%s: must be an array", field);
+		if ((n = json_object_array_length(arr)) > ELIG_LIST_MAX)
+			return reply_err(r, ARPS_E_VALIDATION, "%s: must have 0 to %d items", field,
+			    ELIG_LIST_MAX);
+		for (i = 0; i < n; i++) {
+			if (decode_item_str_or_reply(r, arr, field, i, 63, &id) != H_OK)
+				return H_REPLIED;
+			snprintf(field, sizeof field, "eligibility.%s[%zu]",
+			    elig_kind_name((enum elig_kind)k), i);
+			if (k != ELIG_EXCLUDE_STUDY) {
+				if (own_group_or_reply(r, field, id) != H_OK)
+					return H_REPLIED;
+			} else {
+				if (!ids_valid(IDS_STUDY, id) ||
+				    (rc = db_study_get_row(r->db, id, 0, &s)) == DB_NOTFOUND)
+					return reply_err(r, ARPS_E_VALIDATION,
+					    "%s: no such study of yours: %.40s", field, id);
+				if (rc != DB_OK)
+					return reply_db(r, rc);
+				rc = strcmp(s.researcher_id, r->who.id) == 0 ? DB_OK : DB_NOTFOUND;
+				db_study_clear(&s);
+				if (rc != DB_OK)
+					return reply_err(r, ARPS_E_VALIDATION,
+					    "%s: no such study of yours: %.40s", field, id);
+			}
+			snprintf(field, sizeof field, "eligibility.%s",
+			    elig_kind_name((enum elig_kind)k));
+			snprintf(out->ids[k][out->n[k]++], IDS_BUFSZ, "%s", id);
+		}
+	}
+	return H_OK;
+}
+
 struct create_ctx {
 	struct study_new sn;
+	struct study_elig elig;
+	struct study_codes codes;
 	char id[IDS_BUFSZ];
 };
 
@@ -213,9 +412,50 @@ create_tx(struct req *r, void *arg)
 	}
 	if ((rc = db_study_get(r->db, c->id, 0, &s)) != DB_OK)
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
-	reply_json(r, 201, study_researcher_json(&s));
+	rc = reply_study(r, 201, &s) == H_OK ? DB_OK : DB_ERR;
 	db_study_clear(&s);
-	return DB_OK;
+	return rc;
+}
+
+/* Check in (decoded by study_fields, present its bits) and fill c for
+ * txn_study_create; a refusal answered.  Shared by create and clone. */
+static enum h_rc
+study_new_or_reply(struct req *r, const struct study_in *in, unsigned present,
+    struct create_ctx *c)
+{
+	struct study_new *sn = &c->sn;
+	enum arps_err plan_rc;
+
+	if (FIELD_GIVEN(present, STUDY_F_DEADLINE) && in->deadline <= r->now)
+		return reply_err(r, ARPS_E_VALIDATION, "deadline: must be in the future");
+	if (in->screen_out > in->reward)
+		return reply_err(r, ARPS_E_VALIDATION,
+		    "screen_out_cents: must be between 0 and reward_per_participant (%lld)",
+		    (long long)in->reward);
+	plan_rc = money_study_plan(in->reward, in->max, (int)r->cfg->fee_bps,
+	    r->cfg->max_study_budget_cents, &sn->plan);
+	if (plan_rc != ARPS_OK)
+		return reply_err(r, ARPS_E_VALIDATION,
+		    "max_participants: the budget max_participants x (reward + fee) exceeds the "
+		    "per-study limit of %lld cents", (long long)r->cfg->max_study_budget_cents);
+	if (codes_or_reply(r, in->code, in->codes, &c->codes) != H_OK ||
+	    elig_or_reply(r, in->elig, &c->elig) != H_OK)
+		return H_REPLIED;
+	if (money_fee(in->screen_out, (int)r->cfg->fee_bps, &sn->screen_out_fee) != ARPS_OK)
+		return reply_err(r, ARPS_E_VALIDATION, "screen_out_cents: out of range");
+	sn->researcher_id = r->who.id;
+	sn->title = in->title;
+	sn->description = in->description;
+	sn->study_url = in->study_url;
+	sn->criteria = in->criteria;
+	sn->completion_code = c->codes.n > 0 ? c->codes.c[0].code : NULL;
+	sn->codes = &c->codes;
+	sn->elig = &c->elig;
+	sn->screen_out = in->screen_out;
+	sn->duration_minutes = in->duration;
+	sn->has_deadline = FIELD_GIVEN(present, STUDY_F_DEADLINE);
+	sn->deadline = in->deadline;
+	return H_OK;
 }
 
 enum h_rc
@@ -223,31 +463,14 @@ h_study_create(struct req *r)
 {
 	struct study_in in;
 	struct create_ctx c;
-	struct study_new *sn = &c.sn;
 	unsigned present;
-	enum arps_err plan_rc;
 
 	memset(&in, 0, sizeof in);
 	if (decode_body_or_reply(r, study_fields, NFIELDS(study_fields), &in, &present) != H_OK)
 		return H_REPLIED;
-	if (FIELD_GIVEN(present, STUDY_F_DEADLINE) && in.deadline <= r->now)
-		return reply_err(r, ARPS_E_VALIDATION, "deadline: must be in the future");
 	memset(&c, 0, sizeof c);
-	plan_rc = money_study_plan(in.reward, in.max, (int)r->cfg->fee_bps,
-	    r->cfg->max_study_budget_cents, &sn->plan);
-	if (plan_rc != ARPS_OK)
-		return reply_err(r, ARPS_E_VALIDATION,
-		    "max_participants: the budget max_participants x (reward + fee) exceeds the "
-		    "per-study limit of %lld cents", (long long)r->cfg->max_study_budget_cents);
-	sn->researcher_id = r->who.id;
-	sn->title = in.title;
-	sn->description = in.description;
-	sn->study_url = in.study_url;
-	sn->criteria = in.criteria;
-	sn->completion_code = in.code;
-	sn->duration_minutes = in.duration;
-	sn->has_deadline = FIELD_GIVEN(present, STUDY_F_DEADLINE);
-	sn->deadline = in.deadline;
+	if (study_new_or_reply(r, &in, present, &c) != H_OK)
+		return H_REPLIED;
 	/* The criteria wait in the embedding queue (arps-embed). */
 	return req_tx(r, create_tx, &c);
 }
@@ -268,8 +491,16 @@ h_study_list(struct req *r)
 	if ((rc = db_study_list_owner(r->db, r->who.id, cursor, limit, &v, &n, &next)) != DB_OK)
 		return reply_list_db(r, rc);
 	arr = json_object_new_array();
-	for (i = 0; i < n; i++)
-		json_object_array_add(arr, study_researcher_json(&v[i]));
+	for (i = 0; i < n; i++) {
+		struct json_object *o = study_researcher_view(r, &v[i]);
+
+		if (o == NULL) {
+			json_object_put(arr);
+			db_studies_free(v, n);
+			return reply_db(r, DB_ERR);
+		}
+		json_object_array_add(arr, o);
+	}
 	db_studies_free(v, n);
 	return reply_page(r, "studies", arr, next);
 }
@@ -294,7 +525,7 @@ open_tx(struct req *r, void *arg)
 	int took;
 	enum db_rc rc;
 
-	rc = txn_participation_agent_event(r->db, c->study_id, r->who.id, PART_EV_OPEN, NULL, r->now,
+	rc = txn_participation_agent_event(r->db, r->cfg, c->study_id, r->who.id, PART_EV_OPEN, NULL, r->now,
 	    &p, &s, &outcome);
 	if (rc == DB_OK && outcome == ARPS_E_NOT_FOUND)
 		rc = DB_ROLLBACK;
@@ -341,7 +572,7 @@ h_study_get(struct req *r)
 			db_study_clear(&s);
 			return reply_no_study(r, id);
 		}
-		reply_json(r, 200, study_researcher_json(&s));
+		reply_study(r, 200, &s);
 		db_study_clear(&s);
 		return H_OK;
 	}
@@ -352,6 +583,16 @@ h_study_get(struct req *r)
 	if (!took && s.state != STUDY_ACTIVE) {
 		db_study_clear(&s);
 		return reply_no_study(r, id);
+	}
+	/* an agent its eligibility leaves out does not see it (design.md §14) */
+	if (!took && s.eligibility) {
+		int ok = 0;
+
+		if ((rc = db_study_eligible(r->db, id, r->who.id, &ok)) != DB_OK || !ok) {
+			db_study_clear(&s);
+			return rc == DB_OK || rc == DB_NOTFOUND ? reply_no_study(r, id) :
+			    reply_db(r, rc);
+		}
 	}
 	/* accepted but not as the key's look-up saw it (accepted since), or
 	 * active past its 24 h: the open's transaction opens it, or times it
@@ -486,9 +727,9 @@ event_tx(struct req *r, void *arg)
 		db_study_clear(&s);
 		return DB_ROLLBACK;
 	}
-	reply_json(r, 200, study_researcher_json(&s));
+	rc = reply_study(r, 200, &s) == H_OK ? DB_OK : DB_ERR;
 	db_study_clear(&s);
-	return DB_OK;
+	return rc;
 }
 
 static enum h_rc
@@ -690,12 +931,14 @@ bulk_row_tx(struct db *db, void *arg)
 	return rc;
 }
 
-/* {detail, error_code, status} */
+/* {detail, error_code, status}; detail sanitized as reply_err's is: a
+ * quoted id cut at a byte count may end inside a UTF-8 sequence. */
 static struct json_object *
-error_json(enum arps_err e, const char *detail)
+error_json(enum arps_err e, char *detail)
 {
 	struct json_object *o = json_object_new_object();
 
+	val_utf8_sanitize(detail);
 	jadd_str(o, "detail", detail);
 	jadd_str(o, "error_code", arps_err_code(e));
 	jadd_int(o, "status", arps_err_status(e));

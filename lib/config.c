@@ -32,6 +32,7 @@ static const struct ckey {
 	{ "db_password",            C_STR,    O(db_password), 0, 0, "" },
 	{ "db_name",                C_STR,    O(db_name), 1, 0, NULL },
 	{ "db_nodes",               C_STR,    O(db_nodes), 0, 0, "" },
+	{ "db_app_hosts",           C_STR,    O(db_app_hosts), 0, 0, "" },
 	{ "migrations_dir",         C_STR,    O(migrations_dir), 1, 0, "/usr/local/share/arps/migrations" },
 	{ "pepper",                 C_SECRET, O(pepper), 0, 0, NULL },
 	{ "id_secret",              C_SECRET, O(id_secret), 0, 0, NULL },
@@ -46,6 +47,8 @@ static const struct ckey {
 	{ "register_per_ip_hour",   C_INT,    O(register_per_ip_hour), 1, 1000000, "10" },
 	{ "bio_updates_per_hour",   C_INT,    O(bio_updates_per_hour), 1, 1000000, "10" },
 	{ "login_codes_per_hour",   C_INT,    O(login_codes_per_hour), 1, 1000000, "5" },
+	{ "message_recipients_per_hour", C_INT, O(message_recipients_per_hour), 1, 1000000, "2000" },
+	{ "message_replies_per_hour", C_INT,  O(message_replies_per_hour), 1, 1000000, "30" },
 	{ "send_code_per_network_hour", C_INT, O(send_code_per_network_hour), 1, 1000000, "20" },
 	{ "login_failures_per_address_hour", C_INT, O(login_failures_per_address_hour), 1, 1000000,
 	  "10" },
@@ -254,6 +257,38 @@ parse_nodes(struct config *cfg)
 	return NULL;
 }
 
+/* db_app_hosts into cfg->app_host: comma-separated MariaDB host patterns,
+ * each of [A-Za-z0-9.%_:/-] (no quote: setup-db puts them into statements
+ * that take no placeholders), not localhost (always there); NULL or a
+ * reason. */
+static const char *
+parse_app_hosts(struct config *cfg)
+{
+	char buf[CONFIG_STR], *item, *next;
+
+	cfg->napp_host = 0;
+	snprintf(buf, sizeof buf, "%s", cfg->db_app_hosts);
+	if (trim(buf)[0] == '\0')
+		return NULL;
+	for (item = buf; item != NULL; item = next) {
+		if ((next = strchr(item, ',')) != NULL)
+			*next++ = '\0';
+		item = trim(item);
+		if (*item == '\0')
+			return "an empty host pattern";
+		if (cfg->napp_host == CONFIG_APP_HOSTS)
+			return "too many host patterns (at most 8)";
+		if (strlen(item) >= sizeof cfg->app_host[0] ||
+		    strspn(item, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.%_:/-") !=
+		    strlen(item))
+			return "a host pattern is not a name, an address, a % pattern or ADDR/MASK";
+		if (strcmp(item, "localhost") == 0)
+			return "localhost is always created; list the other hosts";
+		snprintf(cfg->app_host[cfg->napp_host++], sizeof cfg->app_host[0], "%s", item);
+	}
+	return NULL;
+}
+
 /* Read the open file f (named path in messages) into cfg: defaults first,
  * then every line, then the checks across keys.  Closes f. */
 static int
@@ -327,6 +362,10 @@ badkey:
 		}
 	if ((why = parse_nodes(cfg)) != NULL) {
 		snprintf(err, errsz, "config: %s: db_nodes: %s", path, why);
+		return -1;
+	}
+	if ((why = parse_app_hosts(cfg)) != NULL) {
+		snprintf(err, errsz, "config: %s: db_app_hosts: %s", path, why);
 		return -1;
 	}
 	if ((why = mail_transport_invalid(cfg->mail_transport)) != NULL) {

@@ -33,6 +33,7 @@ struct config_idp {
 };
 
 #define CONFIG_DB_NODES 8	/* the most database nodes db_nodes may name */
+#define CONFIG_APP_HOSTS 8	/* the most host patterns db_app_hosts may name */
 
 struct config {
 	char path[CONFIG_STR];		/* the file this came from */
@@ -60,6 +61,13 @@ struct config {
 		char host[128];
 		int port;
 	} db_node[CONFIG_DB_NODES];
+	/* design.md §16: db_app_hosts = PATTERN,...: the MariaDB host
+	 * patterns (an address, a name, 10.0.0.% or ADDR/MASK) that
+	 * arps-admin setup-db creates arps_app and arps_migrate for, besides
+	 * localhost; empty: localhost only */
+	char db_app_hosts[CONFIG_STR];
+	size_t napp_host;
+	char app_host[CONFIG_APP_HOSTS][64];
 	char migrations_dir[CONFIG_STR];
 	/* secrets: 32 bytes each, given as 64 hex characters */
 	unsigned char pepper[32];	/* keyed hash of API keys, tokens, codes */
@@ -79,6 +87,9 @@ struct config {
 	int64_t register_per_ip_hour;
 	int64_t bio_updates_per_hour;	/* POST /profile/bio per agent (design.md §1.6) */
 	int64_t login_codes_per_hour;		/* send-code per address */
+	/* messages (design.md §13): a researcher's recipients, an agent's replies */
+	int64_t message_recipients_per_hour;
+	int64_t message_replies_per_hour;
 	/* design.md §9.2-9.3, per rolling hour, per client network (core/netkey.h) */
 	int64_t send_code_per_network_hour;
 	int64_t login_failures_per_address_hour;	/* the last one burns the code */

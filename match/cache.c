@@ -398,6 +398,18 @@ confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const ch
 		r = &mx_ix.row[mx_ix.tab[pos]];
 		if ((r->deadline != 0 && r->deadline <= now) || r->occupied >= r->max_participants)
 			continue;
+		/* eligibility (design.md §14) is read at each listing, for the
+		 * studies that have it only: a group change applies at once */
+		if (r->elig) {
+			int ok = 0;
+
+			if ((rc = db_study_eligible(db, ids[i], pa->agent, &ok)) != DB_OK &&
+			    rc != DB_NOTFOUND)
+				break;
+			rc = DB_OK;
+			if (!ok)
+				continue;
+		}
 		if (shown_copy(&top[*got].study, &ent[i]->s, r) != 0) {
 			rc = DB_ERR;
 			break;

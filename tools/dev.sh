@@ -2,7 +2,8 @@
 # The dev stack (design.md §8).
 #   dev.sh deps [SET]      install missing Debian packages: the dev stack's,
 #                          plus SET = deb (packaging tools) or production
-#                          (packaging tools + debootstrap, systemd-nspawn)
+#                          (packaging tools + debootstrap, systemd-nspawn) or cluster
+#                          (galera-4, rsync, jq: make test-cluster)
 #   dev.sh run             build, start MariaDB + arps-fcgi + arps-deliver + arps-embed + nginx
 #                          and the dev identity provider under var/, stay in foreground until
 #                          SIGINT or SIGTERM (or make, its parent, is gone); stops them all
@@ -30,6 +31,8 @@ PKGS="gcc make pkg-config libfcgi-dev libjson-c-dev libmariadb-dev libsodium-dev
 # `make deb` and `make test-production` (mk/deb.mk) need these as well.
 DEB_PKGS="debhelper dpkg-dev lintian fakeroot"
 PROD_PKGS="$DEB_PKGS jq debootstrap systemd-container debian-archive-keyring util-linux iproute2"
+# `make test-cluster` (tests/cluster/cluster.sh, design.md §16).
+CLUSTER_PKGS="galera-4 rsync jq iproute2"
 PIDS=()
 
 say() { printf 'arps: %s\n' "$*" >&2; }
@@ -39,6 +42,7 @@ deps() {
     case "${1:-}" in
     deb) want="$PKGS $DEB_PKGS" ;;
     production) want="$PKGS $PROD_PKGS" ;;
+    cluster) want="$PKGS $CLUSTER_PKGS" ;;
     esac
     for p in $want; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

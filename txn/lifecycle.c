@@ -74,6 +74,7 @@
 #include "db/accounts.h"
 #include "db/embeddings.h"
 #include "db/events.h"
+#include "db/groups.h"
 #include "db/ledger.h"
 #include "db/studies.h"
 #include "db/wallet.h"
@@ -150,6 +151,52 @@ book(struct db *db, const struct study *s, const char *agent_id, enum ledger_eve
 		desc = buf;
 	}
 	return db_ledger_post(db, &le, party, s->id, ev, desc, now);
+}
+
+/*
+ * Book a screen-out of agent_id in s (design.md §14): the researcher's
+ * wallet is locked first (acc_ ids sort before agt_ ones: the order of
+ * db_ledger_post), study_screen_out_event decides whether its available
+ * balance funds the freed slot again; *shrink is 1 when it does not (the
+ * slot's budget settles: the caller takes the slot out of the study).
+ */
+static enum db_rc
+book_screen_out(struct db *db, const struct study *s, const char *agent_id, int64_t now,
+    int *shrink)
+{
+	const char *party[LEDGER_P__MAX] = { 0 };
+	struct ledger_in li = { 0 };
+	struct ledger_entry le;
+	enum ledger_event ev;
+	int64_t avail, frozen, paid, rest;
+	enum db_rc rc;
+
+	*shrink = 0;
+	if ((rc = db_wallet_lock_create(db, s->researcher_id, &avail, &frozen)) != DB_OK)
+		return rc == DB_NOTFOUND ? DB_ERR : rc;
+	if (study_screen_out_event(s->reward, s->fee, s->screen_out, s->screen_out_fee, avail,
+	    &ev) != ARPS_OK)
+		return DB_ERR;
+	li.ev = ev;
+	li.reward = s->reward;
+	li.fee = s->fee;
+	li.amount = s->screen_out;
+	li.amount_fee = s->screen_out_fee;
+	li.available = avail;
+	if (ledger_build(&li, &le) != ARPS_OK)
+		return DB_ERR;
+	party[LEDGER_P_RESEARCHER] = s->researcher_id;
+	party[LEDGER_P_AGENT] = agent_id;
+	if ((rc = db_ledger_post(db, &le, party, s->id, ev, ev == LEDGER_EV_SCREEN_OUT ?
+	    "Screen-out payment (and fee): the freed place funded again" :
+	    "Screen-out: the place's budget less the payment and its fee", now)) != DB_OK)
+		return rc;
+	paid = s->screen_out + s->screen_out_fee;
+	if (ev == LEDGER_EV_SCREEN_OUT)
+		return study_money(db, s->id, 0, paid, 0, 0);
+	*shrink = 1;
+	rest = s->reward + s->fee - paid;
+	return study_money(db, s->id, s->reward + s->fee, paid, rest, 0);
 }
 
 /* Under the study lock: move the study to awaiting_review when every slot
@@ -237,6 +284,7 @@ part_event_type(enum part_state to)
 	case PART_REJECTED:	return EV_PART_REJECTED;
 	case PART_TIMED_OUT:	return EV_PART_TIMED_OUT;
 	case PART_WITHDRAWN:	return EV_PART_WITHDRAWN;
+	case PART_SCREENED_OUT:	return EV_PART_SCREENED_OUT;
 	default:		return EV__MAX;
 	}
 }
@@ -283,6 +331,11 @@ part_events(struct db *db, const struct study *s, const struct participation *p,
 	    now, "{\"amount_cents\":%lld,\"cause\":\"earning\",\"study_id\":\"%s\","
 	    "\"participation_id\":\"%s\"}", (long long)s->reward, p->study_id, p->id)) != DB_OK)
 		return rc;
+	if (pr->money == LEDGER_EV_SCREEN_OUT && s->screen_out > 0 && (rc = db_event(db,
+	    p->agent_id, EV_WALLET_CREDITED, now, "{\"amount_cents\":%lld,\"cause\":"
+	    "\"screen_out\",\"study_id\":\"%s\",\"participation_id\":\"%s\"}",
+	    (long long)s->screen_out, p->study_id, p->id)) != DB_OK)
+		return rc;
 	if (t == EV_PART_SUBMITTED)
 		return db_event(db, s->researcher_id, EV_SUBMISSION_CREATED, now,
 		    "{\"study_id\":\"%s\",\"participation_id\":\"%s\","
@@ -296,19 +349,22 @@ part_events(struct db *db, const struct study *s, const struct participation *p,
  * the FULL check.  *p is updated in place.
  */
 static enum db_rc
-apply_part(struct db *db, struct study *s, struct participation *p,
+apply_part_full(struct db *db, struct study *s, struct participation *p,
     const struct part_result *pr, const char *reason, const char *category, int64_t now,
-    int *rep_delta)
+    int *rep_delta, int full_check)
 {
 	int64_t started = 0, submitted = 0, reviewed = 0, ended = 0, slot;
-	int rep_from;
+	int rep_from, shrink = 0;
 	enum db_rc rc;
 
 	/* p->reputation: the agent's score now, when the event read it */
 	if ((rc = apply_rep(db, p->agent_id, pr->rep, rep_delta, &rep_from, &p->reputation)) !=
 	    DB_OK)
 		return rc;
-	if (pr->money != LEDGER_EV_NONE) {
+	if (pr->money == LEDGER_EV_SCREEN_OUT) {
+		if ((rc = book_screen_out(db, s, p->agent_id, now, &shrink)) != DB_OK)
+			return rc;
+	} else if (pr->money != LEDGER_EV_NONE) {
 		if ((rc = book(db, s, p->agent_id, pr->money, 0, 0, now)) != DB_OK)
 			return rc;
 		slot = s->reward + s->fee;
@@ -327,6 +383,14 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 			return DB_ERR;
 		s->occupied--;
 	}
+	if (shrink) {	/* the screen-out's place is not funded again: it leaves */
+		uint64_t n = 0;
+		if ((rc = db_study_shrink(db, s->id, &n)) != DB_OK)
+			return rc;
+		if (n != 1)
+			return DB_ERR;
+		s->max_participants--;
+	}
 	switch (pr->to) {
 	case PART_IN_PROGRESS:
 		started = now;
@@ -336,6 +400,7 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 		break;
 	case PART_APPROVED:
 	case PART_REJECTED:
+	case PART_SCREENED_OUT:
 		reviewed = ended = now;
 		break;
 	case PART_WITHDRAWN:
@@ -371,9 +436,17 @@ apply_part(struct db *db, struct study *s, struct participation *p,
 		return rc;
 	/* A row that is still worked (accepted -> in_progress) keeps the
 	 * study from being full: check_full's probe would find it. */
-	if (part_is_active(p->state))
+	if (part_is_active(p->state) || !full_check)
 		return DB_OK;
 	return check_full(db, s, now);
+}
+
+static enum db_rc
+apply_part(struct db *db, struct study *s, struct participation *p,
+    const struct part_result *pr, const char *reason, const char *category, int64_t now,
+    int *rep_delta)
+{
+	return apply_part_full(db, s, p, pr, reason, category, now, rep_delta, 1);
 }
 
 enum db_rc
@@ -409,6 +482,10 @@ txn_study_create(struct db *db, const struct study_new *in, int64_t now, char id
 	crypto_generichash(h, sizeof h, (const unsigned char *)in->criteria, strlen(in->criteria),
 	    NULL, 0);
 	if ((rc = db_embedding_insert(db, id_out, h, now)) != DB_OK)
+		return rc;
+	if (study_new_has_elig(in) && (rc = db_study_elig_set(db, id_out, in->elig)) != DB_OK)
+		return rc;
+	if ((rc = db_study_codes_insert(db, id_out, in->codes)) != DB_OK)
 		return rc;
 	party[LEDGER_P_RESEARCHER] = in->researcher_id;
 	if ((rc = db_ledger_post(db, &le, party, id_out, LEDGER_EV_CREATE_STUDY, NULL, now)) != DB_OK)
@@ -543,6 +620,18 @@ txn_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 		return rc == DB_NOTFOUND ? DB_ERR : rc;
 	if ((rc = db_agent_current_in(db, agent_id, study_id, &cur, &took)) != DB_OK)
 		return rc;
+	/* An agent the study's eligibility leaves out does not see it: as an
+	 * unknown study (design.md §14), read now under the study's lock. */
+	if (!took && s->eligibility) {
+		int ok = 0;
+
+		if ((rc = db_study_eligible(db, study_id, agent_id, &ok)) != DB_OK)
+			return rc == DB_NOTFOUND ? DB_ERR : rc;
+		if (!ok) {
+			*outcome = ARPS_E_NOT_FOUND;
+			return DB_OK;
+		}
+	}
 	memset(&f, 0, sizeof f);
 	f.agent_claimed = a.account_id[0] != '\0';
 	f.agent_status_suspended = strcmp(a.status, "suspended") == 0;
@@ -595,15 +684,63 @@ txn_study_accept(struct db *db, const struct config *cfg, const char *study_id,
 	return DB_OK;
 }
 
+/*
+ * What a completion code's row does after the submission (design.md §14):
+ * its action's event on the submitted participation *p (taken over and
+ * given back), then add_to_group.  Under the study's lock, as a review.
+ */
+static enum db_rc
+code_action(struct db *db, const struct config *cfg, struct study *s, struct participation *p,
+    const struct study_code *row, int64_t now)
+{
+	struct settle_out so;
+	struct group g;
+	char psn[PSN_BUFSZ];
+	const char *reason = NULL, *category = NULL;
+	int pev, added;
+	enum db_rc rc = DB_OK;
+
+	if (code_action_event(row->action, &pev)) {
+		if (pev == PART_EV_APPROVE)
+			reason = "approved by completion code";
+		else if (pev == PART_EV_REJECT) {
+			reason = "rejected by completion code";
+			category = part_reject_cat_name(PART_CAT_FAILED_CHECK);
+		} else
+			reason = "screened out by completion code";
+		memset(&so, 0, sizeof so);
+		so.p = *p;
+		memset(p, 0, sizeof *p);
+		rc = txn_participation_settle_locked(db, s, (enum part_event)pev, reason, category,
+		    now, &so);
+		*p = so.p;
+		if (rc != DB_OK)
+			return rc;
+		if (so.outcome != ARPS_OK)
+			return DB_ERR;	/* a submitted row refuses none of them */
+	}
+	if (row->group[0] == '\0')
+		return DB_OK;
+	/* a group deleted since: nothing to add to */
+	if ((rc = db_group_get(db, row->group, s->researcher_id, 1, &g)) == DB_NOTFOUND)
+		return DB_OK;
+	if (rc != DB_OK)
+		return rc;
+	db_group_clear(&g);
+	secret_pseudonym(cfg, s->researcher_id, p->agent_id, psn);
+	return db_group_member_add(db, row->group, p->agent_id, psn, now, &added);
+}
+
 enum db_rc
-txn_participation_agent_event(struct db *db, const char *study_id, const char *agent_id,
-    enum part_event ev, const char *code, int64_t now, struct participation *p,
-    struct study *s_out, enum arps_err *outcome)
+txn_participation_agent_event(struct db *db, const struct config *cfg, const char *study_id,
+    const char *agent_id, enum part_event ev, const char *code, int64_t now,
+    struct participation *p, struct study *s_out, enum arps_err *outcome)
 {
 	struct part_result pr;
+	struct study_code row;
 	struct study s;
 	enum arps_err verdict;
-	int took, delta, code_ok, from;
+	int took, delta, code_ok, from, has_row = 0;
 	enum db_rc rc;
 
 	*outcome = ARPS_E_INTERNAL;
@@ -656,8 +793,16 @@ txn_participation_agent_event(struct db *db, const char *study_id, const char *a
 			goto out;
 		}
 	}
-	code_ok = s.completion_code == NULL ||
-	    (code != NULL && strcmp(code, s.completion_code) == 0);
+	/* the code's row (design.md §14): a code not in the study's list is
+	 * a wrong one */
+	if (ev == PART_EV_COMPLETE && s.needs_code && code != NULL && part_is_active(p->state)) {
+		if ((rc = db_study_code_find(db, s.id, code, &row)) == DB_OK)
+			has_row = 1;
+		else if (rc != DB_NOTFOUND)
+			goto out;
+		rc = DB_OK;
+	}
+	code_ok = !s.needs_code || has_row;
 	verdict = part_transition(p->state, ev, code_ok != 0, &pr);
 	if (verdict == ARPS_E_NO_ACTIVE_PARTICIPATION && p->state == PART_TIMED_OUT)
 		verdict = ARPS_E_TIMED_OUT;	/* timed out before: say so */
@@ -677,8 +822,15 @@ txn_participation_agent_event(struct db *db, const char *study_id, const char *a
 		*outcome = verdict;
 		goto out;
 	}
-	if ((rc = apply_part(db, &s, p, &pr, NULL, NULL, now, &delta)) == DB_OK)
-		*outcome = ARPS_OK;
+	/* an action after the submission: the study's full check waits for
+	 * it (a screen-out frees the slot) */
+	if ((rc = apply_part_full(db, &s, p, &pr, NULL, NULL, now, &delta, !has_row)) != DB_OK)
+		goto out;
+	if (has_row && (rc = code_action(db, cfg, &s, p, &row, now)) != DB_OK)
+		goto out;
+	if (has_row && (rc = check_full(db, &s, now)) != DB_OK)
+		goto out;
+	*outcome = ARPS_OK;
 out:
 	if (s_out != NULL)
 		*s_out = s;	/* the row as the event left it, handed over */
@@ -737,7 +889,7 @@ txn_participation_settle_locked(struct db *db, struct study *s, enum part_event 
 	out->study_state = s->state;
 	out->outcome = ARPS_E_INTERNAL;
 	if (ev != PART_EV_APPROVE && ev != PART_EV_AUTO_APPROVE && ev != PART_EV_REJECT &&
-	    ev != PART_EV_TIMEOUT)
+	    ev != PART_EV_TIMEOUT && ev != PART_EV_SCREEN_OUT)
 		return DB_ERR;
 	if ((verdict = part_transition(out->p.state, ev, true, &pr)) != ARPS_OK) {
 		out->outcome = verdict;

@@ -97,7 +97,11 @@ enum db_rc txn_study_accept(struct db *, const struct config *, const char *stud
  * The agent-driven participation events on (study_id, agent_id): ev is
  * PART_EV_OPEN (accepted -> in_progress, first detail fetch),
  * PART_EV_COMPLETE (code: the body's completion_code, NULL when absent)
- * or PART_EV_WITHDRAW (the slot reopens).  Outcomes: ARPS_OK,
+ * or PART_EV_WITHDRAW (the slot reopens).  A completion code's row
+ * (design.md §14) picks what follows the submission: review (nothing),
+ * approve, reject or screen_out (as txn_participation_settle_locked, in
+ * this transaction), then add_to_group (the pseudonym from cfg's secret).
+ * Outcomes: ARPS_OK,
  * ARPS_E_NOT_FOUND (no such study), ARPS_E_NO_ACTIVE_PARTICIPATION,
  * ARPS_E_CODE_REQUIRED (the study has a code and code is NULL: nothing
  * written), ARPS_E_INVALID_SUBMISSION (code mismatch: reputation -5 IS written,
@@ -107,13 +111,14 @@ enum db_rc txn_study_accept(struct db *, const struct config *, const char *stud
  * NULL) the study row as the event left it when the study was found
  * (zeroed otherwise; the caller clears it).
  */
-enum db_rc txn_participation_agent_event(struct db *, const char *study_id, const char *agent_id,
-    enum part_event ev, const char *code, int64_t now, struct participation *p,
-    struct study *s_out, enum arps_err *outcome);
+enum db_rc txn_participation_agent_event(struct db *, const struct config *,
+    const char *study_id, const char *agent_id, enum part_event ev, const char *code,
+    int64_t now, struct participation *p, struct study *s_out, enum arps_err *outcome);
 
 /*
  * Settle one participation by id: ev is PART_EV_APPROVE,
- * PART_EV_AUTO_APPROVE, PART_EV_REJECT (from submitted) or PART_EV_TIMEOUT
+ * PART_EV_AUTO_APPROVE, PART_EV_REJECT, PART_EV_SCREEN_OUT (from
+ * submitted: the screen-out payment, the slot freed) or PART_EV_TIMEOUT
  * (from accepted|in_progress).  Locks the study row, then the
  * participation, then the agent, then the wallets; applies the
  * transition, the money (APPROVE: reward -> agent `earning`, fee ->

@@ -174,6 +174,8 @@ skill_md(void **state)
 		"completion_code", "POST BASE/studies/{id}/withdraw", "GET BASE/wallet/balance",
 		"Idempotency-Key", "AGENT_NOT_CLAIMED", "ACTIVE_PARTICIPATION_EXISTS",
 		"INVALID_SUBMISSION", "NO_ACTIVE_PARTICIPATION", "RATE_LIMITED", "openapi.json",
+		"GET BASE/messages", "POST BASE/messages/{id}/read", "POST BASE/messages/{id}/reply",
+		"message.received",
 	};
 	const char *fm, *end, *p;
 	struct resp r;

@@ -74,6 +74,23 @@ wrong_method_405(void **state)
 	assert_non_null(resp_header(&r, "Allow", buf, sizeof buf));
 	assert_string_equal(buf, "GET, HEAD");
 	resp_free(&r);
+	/* A literal path is its own resource: /studies/available is not
+	 * /studies/{id}, whose PATCH it neither runs nor advertises. */
+	r = http_req("PATCH", "/api/v1/studies/available", "{}", NULL, NULL);
+	assert_error(&r, 405, "METHOD_NOT_ALLOWED");
+	assert_non_null(resp_header(&r, "Allow", buf, sizeof buf));
+	assert_string_equal(buf, "GET, HEAD");
+	resp_free(&r);
+	r = http_req("OPTIONS", "/api/v1/studies/history", NULL, NULL, NULL);
+	assert_error(&r, 405, "METHOD_NOT_ALLOWED");
+	assert_non_null(resp_header(&r, "Allow", buf, sizeof buf));
+	assert_string_equal(buf, "GET, HEAD");
+	resp_free(&r);
+	r = http_req("OPTIONS", "/api/v1/studies/std_0000000000000000", NULL, NULL, NULL);
+	assert_error(&r, 405, "METHOD_NOT_ALLOWED");
+	assert_non_null(resp_header(&r, "Allow", buf, sizeof buf));
+	assert_non_null(strstr(buf, "PATCH"));
+	resp_free(&r);
 }
 
 

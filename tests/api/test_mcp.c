@@ -396,6 +396,7 @@ tools_list_agent(void **state)
 		"list_available_studies", "accept_study", "get_study", "complete_study",
 		"withdraw_study", "list_history", "get_wallet_balance", "list_wallet_transactions",
 		"rotate_api_key", "new_claim_code", "get_reputation", "list_events",
+		"list_messages", "read_message", "reply_message",
 	};
 	struct json_object *t, *p;
 	struct test_agent a;
@@ -459,7 +460,9 @@ tools_list_researcher(void **state)
 		"stop_study", "list_participants", "approve_participant", "reject_participant",
 		"get_account", "get_wallet_balance", "list_wallet_transactions",
 		"claim_agent", "replace_agent_api_key", "list_events", "review_participants",
-		"pay_bonuses", "list_bonuses",
+		"pay_bonuses", "list_bonuses", "send_message", "list_thread",
+		"create_group", "list_groups", "get_group", "update_group", "delete_group",
+		"add_group_members", "list_group_members", "remove_group_member",
 	};
 	static const char *const required[] = {
 		"title", "description", "study_url", "reward_per_participant", "max_participants",
@@ -530,11 +533,18 @@ tool_annotations_and_schemas(void **state)
 		{ "pause_study", 0, 0, 1 },		{ "resume_study", 0, 0, 1 },
 		{ "stop_study", 0, 1, 1 },		{ "list_participants", 1, 0, 1 },
 		{ "approve_participant", 0, 0, 1 },	{ "reject_participant", 0, 1, 1 },
-		{ "review_participants", 0, 1, 1 },	{ "update_study", 0, 1, 1 },	{ "pay_bonuses", 0, 0, 0 },
-		{ "list_bonuses", 1, 0, 1 },
+		{ "update_study", 0, 1, 1 },
 		{ "get_account", 1, 0, 1 },		{ "claim_agent", 0, 0, 1 },
 		{ "replace_agent_api_key", 0, 1, 0 },	{ "get_wallet_balance", 1, 0, 1 },
 		{ "list_wallet_transactions", 1, 0, 1 }, { "list_events", 1, 0, 1 },
+		{ "review_participants", 0, 1, 1 },	{ "pay_bonuses", 0, 0, 0 },
+		{ "list_bonuses", 1, 0, 1 },		{ "list_messages", 1, 0, 1 },
+		{ "read_message", 0, 0, 1 },		{ "reply_message", 0, 0, 0 },
+		{ "send_message", 0, 0, 0 },		{ "list_thread", 1, 0, 1 },
+		{ "create_group", 0, 0, 0 },		{ "list_groups", 1, 0, 1 },
+		{ "get_group", 1, 0, 1 },		{ "update_group", 0, 1, 1 },
+		{ "delete_group", 0, 1, 1 },		{ "add_group_members", 0, 0, 1 },
+		{ "list_group_members", 1, 0, 1 },	{ "remove_group_member", 0, 1, 1 },
 	};
 	struct json_object *t, *o, *any;
 	struct test_agent a;

@@ -91,6 +91,12 @@ bad_files(void **state)
 		{ BASE "db_nodes = a,,b\n", "db_nodes: an empty node" },
 		{ BASE "db_nodes = a b:3306\n", "db_nodes: a host is not a name" },
 		{ BASE "db_nodes = a,b,c,d,e,f,g,h,i\n", "db_nodes: too many nodes" },
+		{ BASE "db_app_hosts = 10.0.0.%,,a\n", "db_app_hosts: an empty host pattern" },
+		{ BASE "db_app_hosts = 10.0.0.'%\n", "db_app_hosts: a host pattern is not" },
+		{ BASE "db_app_hosts = a b\n", "db_app_hosts: a host pattern is not" },
+		{ BASE "db_app_hosts = a\\%\n", "db_app_hosts: a host pattern is not" },
+		{ BASE "db_app_hosts = localhost\n", "db_app_hosts: localhost is always created" },
+		{ BASE "db_app_hosts = a,b,c,d,e,f,g,h,i\n", "db_app_hosts: too many host patterns" },
 		{ BASE "register_per_ip_hour = 0\n", "register_per_ip_hour: out of range" },
 		{ BASE "login_codes_per_hour = -1\n", "login_codes_per_hour: out of range" },
 		{ BASE "test_fixtures = yes\n", "test_fixtures: expected true or false" },
@@ -131,6 +137,25 @@ db_nodes_key(void **state)
 	assert_int_equal(cfg.db_node[2].port, 3307);
 }
 
+/* design.md §16: the app user's host patterns for setup-db, besides
+ * localhost; none by default. */
+static void
+db_app_hosts_key(void **state)
+{
+	static struct config cfg;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(load(BASE, &cfg, err, sizeof err), 0);
+	assert_int_equal(cfg.napp_host, 0);
+	assert_int_equal(load(BASE "db_app_hosts = 10.0.0.% , app1.example.org,"
+	    "10.1.0.0/255.255.0.0\n", &cfg, err, sizeof err), 0);
+	assert_int_equal(cfg.napp_host, 3);
+	assert_string_equal(cfg.app_host[0], "10.0.0.%");
+	assert_string_equal(cfg.app_host[1], "app1.example.org");
+	assert_string_equal(cfg.app_host[2], "10.1.0.0/255.255.0.0");
+}
+
 /* arps-fixture is off unless a test stack's config turns it on. */
 static void
 fixtures_key(void **state)
@@ -169,6 +194,7 @@ main(void)
 		cmocka_unit_test(bad_files),
 		cmocka_unit_test(fixtures_key),
 		cmocka_unit_test(db_nodes_key),
+		cmocka_unit_test(db_app_hosts_key),
 		cmocka_unit_test(path_order),
 	};
 	const char *keep = getenv("ARPS_CONFIG");

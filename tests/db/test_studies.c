@@ -171,7 +171,7 @@ sweep_paths(void **state)
 	/* auto-approve of a submission: reward to the agent, +2 */
 	do_accept(id, a2.id, &p2);
 	begin();
-	assert_int_equal(txn_participation_agent_event(db, id, a2.id, PART_EV_COMPLETE, NULL, now,
+	assert_int_equal(txn_participation_agent_event(db, &cfg, id, a2.id, PART_EV_COMPLETE, NULL, now,
 	    &p2, NULL, &outcome), DB_OK);
 	assert_int_equal(outcome, ARPS_OK);
 	commit();

@@ -59,9 +59,15 @@ const hints = {
 	new_claim_code: [0, 1, 0], create_study: [0, 0, 0], list_studies: [1, 0, 1],
 	pause_study: [0, 0, 1], resume_study: [0, 0, 1], stop_study: [0, 1, 1],
 	list_participants: [1, 0, 1], approve_participant: [0, 0, 1], reject_participant: [0, 1, 1],
-	review_participants: [0, 1, 1], update_study: [0, 1, 1], pay_bonuses: [0, 0, 0], list_bonuses: [1, 0, 1],
+	update_study: [0, 1, 1],
 	get_account: [1, 0, 1], claim_agent: [0, 0, 1], replace_agent_api_key: [0, 1, 0],
 	get_wallet_balance: [1, 0, 1], list_wallet_transactions: [1, 0, 1], list_events: [1, 0, 1],
+	review_participants: [0, 1, 1], pay_bonuses: [0, 0, 0], list_bonuses: [1, 0, 1],
+	list_messages: [1, 0, 1], read_message: [0, 0, 1], reply_message: [0, 0, 0],
+	send_message: [0, 0, 0], list_thread: [1, 0, 1],
+	create_group: [0, 0, 0], list_groups: [1, 0, 1], get_group: [1, 0, 1], update_group: [0, 1, 1],
+	delete_group: [0, 1, 1], add_group_members: [0, 0, 1], list_group_members: [1, 0, 1],
+	remove_group_member: [0, 1, 1],
 };
 
 // tools/list: every tool with a title, its annotations and an object

@@ -1,0 +1,424 @@
+/* Who may take part (design.md §14): participant groups, study
+ * eligibility (detail, accept, listing), completion codes with actions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/api/study_helpers.h"
+
+/* POST /groups as u: the new group's id into id. */
+static void
+group_new(const struct test_user *u, const char *name, char id[IDS_BUFSZ])
+{
+	char body[256];
+	struct resp r;
+
+	snprintf(body, sizeof body, "{\"name\":\"%s\",\"description\":\"wave one\"}", name);
+	r = post_as(u->hdr, body, "/api/v1/groups");
+	assert_int_equal(r.status, 201);
+	snprintf(id, IDS_BUFSZ, "%s", jgets(&r, "id"));
+	assert_memory_equal(id, "grp_", 4);
+	assert_string_equal(jgets(&r, "name"), name);
+	assert_int_equal(jgeti(&r, "member_count"), 0);
+	resp_free(&r);
+}
+
+/* Create a study with extra JSON fields (",\"eligibility\":{...}"); the
+ * status, and its id into id on 201. */
+static long
+study_with(const struct test_user *u, char id[IDS_BUFSZ], long long reward, int max,
+    const char *extra)
+{
+	char body[2048];
+	struct resp r;
+	long st;
+
+	snprintf(body, sizeof body, "{\"title\":\"Wave two\",\"description\":\"A follow-up.\","
+	    "\"study_url\":\"https://survey.example.org/s/2\",\"reward_per_participant\":%lld,"
+	    "\"max_participants\":%d,\"screening_criteria\":\"Adults who write software every "
+	    "day\",\"estimated_duration_minutes\":15%s}", reward, max, extra);
+	r = post_as(u->hdr, body, "/api/v1/studies");
+	st = r.status;
+	if (st == 201)
+		snprintf(id, IDS_BUFSZ, "%s", jgets(&r, "id"));
+	else
+		print_message("create: %ld %s\n", st, r.body ? r.body : "");
+	resp_free(&r);
+	return st;
+}
+
+static long
+status_of(struct resp r)
+{
+	long st = r.status;
+
+	resp_free(&r);
+	return st;
+}
+
+/* Add the participant pid of study s to group g as u: the answer's added. */
+static long long
+member_add(const struct test_user *u, const char *g, const char *s, const char *pid)
+{
+	char body[256];
+	struct resp r;
+	long long added;
+
+	snprintf(body, sizeof body, "{\"members\":[{\"study_id\":\"%s\",\"participant_id\":\"%s\"}]}",
+	    s, pid);
+	r = post_as(u->hdr, body, "/api/v1/groups/%s/members", g);
+	assert_int_equal(r.status, 200);
+	added = jgeti(&r, "added");
+	resp_free(&r);
+	return added;
+}
+
+/* --- groups --- */
+
+static void
+groups_crud(void **state)
+{
+	struct test_user u, other, owner;
+	struct test_agent ag;
+	char g[IDS_BUFSZ], s[IDS_BUFSZ], s2[IDS_BUFSZ], pid[32], psn[32], body[256];
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 10000);
+	researcher(&other, 0);
+	agent_claimed(&ag, &owner, "grp");
+	group_new(&u, "Attention check failed", g);
+	/* another researcher's group does not exist for the caller */
+	assert_int_equal(status_of(get_as(other.hdr, "/api/v1/groups/%s", g)), 404);
+	assert_int_equal(status_of(http_req("PATCH", "/api/v1/groups/x", "{\"name\":\"x\"}",
+	    HDRS(u.hdr), NULL)), 404);
+	/* rename */
+	snprintf(body, sizeof body, "/api/v1/groups/%s", g);
+	r = http_req("PATCH", body, "{\"name\":\"Failed check\"}", HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "name"), "Failed check");
+	assert_string_equal(jgets(&r, "description"), "wave one");
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/groups");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "groups.0.id"), g);
+	resp_free(&r);
+	/* members: by {study_id, participant_id}, then by pseudonym */
+	study_new(&u, s, 100, 2, NULL);
+	assert_int_equal(study_post(ag.hdr, s, "accept", NULL), 200);
+	newest_participant(&u, s, pid);
+	r = get_as(u.hdr, "/api/v1/studies/%s/participants", s);
+	snprintf(psn, sizeof psn, "%s", jgets(&r, "participants.0.pseudonym"));
+	resp_free(&r);
+	assert_int_equal(member_add(&u, g, s, pid), 1);
+	snprintf(body, sizeof body, "{\"members\":[{\"pseudonym\":\"%s\"}]}", psn);
+	r = post_as(u.hdr, body, "/api/v1/groups/%s/members", g);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(jgeti(&r, "added"), 0);
+	assert_int_equal(jgeti(&r, "already"), 1);
+	assert_int_equal(jgeti(&r, "member_count"), 1);
+	resp_free(&r);
+	/* an unknown row: 422 naming it, nothing added */
+	snprintf(body, sizeof body, "{\"members\":[{\"pseudonym\":\"%s\"},"
+	    "{\"pseudonym\":\"psn_0000000000000000\"}]}", psn);
+	r = post_as(u.hdr, body, "/api/v1/groups/%s/members", g);
+	assert_int_equal(r.status, 422);
+	assert_non_null(strstr(jgets(&r, "detail"), "members[1]"));
+	resp_free(&r);
+	/* another researcher cannot add this participant to its own group */
+	{
+		char g2[IDS_BUFSZ];
+
+		group_new(&other, "Theirs", g2);
+		snprintf(body, sizeof body, "{\"members\":[{\"pseudonym\":\"%s\"}]}", psn);
+		assert_int_equal(status_of(post_as(other.hdr, body, "/api/v1/groups/%s/members",
+		    g2)), 422);
+	}
+	r = get_as(u.hdr, "/api/v1/groups/%s/members", g);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "members.0.pseudonym"), psn);
+	resp_free(&r);
+	/* a group named by an open study cannot be deleted */
+	snprintf(body, sizeof body, ",\"eligibility\":{\"exclude_groups\":[\"%s\"]}", g);
+	assert_int_equal(study_with(&u, s2, 100, 1, body), 201);
+	snprintf(body, sizeof body, "/api/v1/groups/%s", g);
+	r = http_req("DELETE", body, NULL, HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 409);
+	assert_string_equal(jgets(&r, "error_code"), "INVALID_STATE");
+	resp_free(&r);
+	assert_int_equal(study_post(u.hdr, s2, "stop", NULL), 200);
+	/* remove the member, then delete */
+	snprintf(body, sizeof body, "/api/v1/groups/%s/members/%s", g, psn);
+	r = http_req("DELETE", body, NULL, HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(jgeti(&r, "member_count"), 0);
+	resp_free(&r);
+	snprintf(body, sizeof body, "/api/v1/groups/%s", g);
+	assert_int_equal(status_of(http_req("DELETE", body, NULL, HDRS(u.hdr), NULL)), 200);
+	assert_int_equal(status_of(get_as(u.hdr, "/api/v1/groups/%s", g)), 404);
+}
+
+/* --- eligibility --- */
+
+static void
+eligibility_enforced(void **state)
+{
+	struct test_user u, other, owner;
+	struct test_agent ag, ag2;
+	char g[IDS_BUFSZ], ginc[IDS_BUFSZ], s1[IDS_BUFSZ], sx[IDS_BUFSZ], si[IDS_BUFSZ];
+	char ss[IDS_BUFSZ], pid[32], psn[32], extra[256], path[128];
+	long long ra0, rf0, ra, rf;
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 20000);
+	researcher(&other, 10000);
+	agent_claimed(&ag, &owner, "elig");
+	agent_claimed(&ag2, &owner, "elig2");
+	group_new(&u, "Blocked", g);
+	group_new(&u, "Wave one", ginc);
+	study_new(&u, s1, 100, 3, NULL);
+	assert_int_equal(study_post(ag.hdr, s1, "accept", NULL), 200);
+	assert_int_equal(study_post(ag.hdr, s1, "complete", NULL), 200);
+	newest_participant(&u, s1, pid);
+	r = get_as(u.hdr, "/api/v1/studies/%s/participants", s1);
+	snprintf(psn, sizeof psn, "%s", jgets(&r, "participants.0.pseudonym"));
+	resp_free(&r);
+	/* bad eligibility: 422 naming the field, no money moved */
+	balance_of(u.hdr, &ra0, &rf0);
+	snprintf(extra, sizeof extra, ",\"eligibility\":{\"exclude_groups\":[\"grp_AAAAAAAAAAAAAAAA\"]}");
+	assert_int_equal(study_with(&u, sx, 100, 1, extra), 422);
+	snprintf(extra, sizeof extra, ",\"eligibility\":{\"exclude_studies\":[\"%s\"]}", s1);
+	assert_int_equal(study_with(&other, sx, 100, 1, extra), 422);	/* not theirs */
+	assert_int_equal(study_with(&u, sx, 100, 1, ",\"eligibility\":{\"nope\":[]}"), 422);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(ra, ra0);
+	assert_int_equal(rf, rf0);
+	/* excluded by a group */
+	assert_int_equal(member_add(&u, g, s1, pid), 1);
+	snprintf(extra, sizeof extra, ",\"eligibility\":{\"exclude_groups\":[\"%s\"]}", g);
+	assert_int_equal(study_with(&u, sx, 100, 2, extra), 201);
+	r = get_as(u.hdr, "/api/v1/studies/%s", sx);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "eligibility.exclude_groups.0"), g);
+	resp_free(&r);
+	assert_int_equal(status_of(get_as(ag.hdr, "/api/v1/studies/%s", sx)), 404);
+	r = post_as(ag.hdr, NULL, "/api/v1/studies/%s/accept", sx);
+	assert_int_equal(r.status, 404);
+	assert_string_equal(jgets(&r, "error_code"), "NOT_FOUND");
+	resp_free(&r);
+	/* another agent is not excluded */
+	assert_int_equal(status_of(get_as(ag2.hdr, "/api/v1/studies/%s", sx)), 200);
+	/* the group changes: the next request sees it */
+	snprintf(path, sizeof path, "/api/v1/groups/%s/members/%s", g, psn);
+	assert_int_equal(status_of(http_req("DELETE", path, NULL, HDRS(u.hdr), NULL)), 200);
+	assert_int_equal(status_of(get_as(ag.hdr, "/api/v1/studies/%s", sx)), 200);
+	assert_int_equal(study_post(ag.hdr, sx, "accept", NULL), 200);
+	assert_int_equal(study_post(ag.hdr, sx, "withdraw", NULL), 200);
+	/* include groups: only members */
+	snprintf(extra, sizeof extra, ",\"eligibility\":{\"include_groups\":[\"%s\"]}", ginc);
+	assert_int_equal(study_with(&u, si, 100, 2, extra), 201);
+	assert_int_equal(status_of(get_as(ag.hdr, "/api/v1/studies/%s", si)), 404);
+	assert_int_equal(study_post(ag2.hdr, si, "accept", NULL), 404);
+	assert_int_equal(member_add(&u, ginc, s1, pid), 1);
+	assert_int_equal(status_of(get_as(ag.hdr, "/api/v1/studies/%s", si)), 200);
+	assert_int_equal(study_post(ag2.hdr, si, "accept", NULL), 404);
+	assert_int_equal(study_post(ag.hdr, si, "accept", NULL), 200);
+	assert_int_equal(study_post(ag.hdr, si, "withdraw", NULL), 200);
+	/* excluded studies: who took part in s1 (any state) */
+	snprintf(extra, sizeof extra, ",\"eligibility\":{\"exclude_studies\":[\"%s\"]}", s1);
+	assert_int_equal(study_with(&u, ss, 100, 2, extra), 201);
+	assert_int_equal(study_post(ag.hdr, ss, "accept", NULL), 404);
+	assert_int_equal(study_post(ag2.hdr, ss, "accept", NULL), 200);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+/* The available listing leaves an ineligible agent's studies out, at
+ * once after a group change. */
+static void
+eligibility_listing(void **state)
+{
+	struct test_user u, owner;
+	struct test_agent ag;
+	char g[IDS_BUFSZ], s1[IDS_BUFSZ], sx[IDS_BUFSZ], pid[32], extra[256], psn[32];
+	char path[128];
+	struct resp r;
+	int i, seen;
+
+	(void)state;
+	researcher(&u, 20000);
+	agent_claimed(&ag, &owner, "list");
+	agent_set_reputation(ag.id, 80);	/* priority: sees new studies at once */
+	agent_bio_ready(&ag, "A software developer who writes C and SQL every day.");
+	group_new(&u, "Blocked", g);
+	study_new(&u, s1, 100, 3, NULL);
+	assert_int_equal(study_post(ag.hdr, s1, "accept", NULL), 200);
+	assert_int_equal(study_post(ag.hdr, s1, "complete", NULL), 200);
+	newest_participant(&u, s1, pid);
+	r = get_as(u.hdr, "/api/v1/studies/%s/participants", s1);
+	snprintf(psn, sizeof psn, "%s", jgets(&r, "participants.0.pseudonym"));
+	resp_free(&r);
+	assert_int_equal(member_add(&u, g, s1, pid), 1);
+	snprintf(extra, sizeof extra, ",\"eligibility\":{\"exclude_groups\":[\"%s\"]}", g);
+	assert_int_equal(study_with(&u, sx, 100, 2, extra), 201);
+	embedding_ready(sx);
+	for (i = 0; i < 2; i++) {	/* excluded, then (member removed) listed */
+		r = get_as(ag.hdr, "/api/v1/studies/available?limit=100");
+		assert_int_equal(r.status, 200);
+		seen = r.body != NULL && strstr(r.body, sx) != NULL;
+		resp_free(&r);
+		assert_int_equal(seen, i);
+		snprintf(path, sizeof path, "/api/v1/groups/%s/members/%s", g, psn);
+		if (i == 0)
+			assert_int_equal(status_of(http_req("DELETE", path, NULL, HDRS(u.hdr),
+			    NULL)), 200);
+	}
+}
+
+/* --- completion codes with actions --- */
+
+static void
+code_actions(void **state)
+{
+	struct test_user u, owner;
+	struct test_agent a1, a2, a3, a4;
+	char s[IDS_BUFSZ], g[IDS_BUFSZ], extra[512];
+	long long ra0, rf0, ra, rf, aa0, af, rep0;
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 20000);
+	agent_claimed(&a1, &owner, "cA");
+	agent_claimed(&a2, &owner, "cB");
+	agent_claimed(&a3, &owner, "cC");
+	agent_claimed(&a4, &owner, "cD");
+	group_new(&u, "Screened", g);
+	/* bad input: no money moved */
+	balance_of(u.hdr, &ra0, &rf0);
+	assert_int_equal(study_with(&u, s, 100, 2, ",\"completion_codes\":[{\"code\":\"AAAA\","
+	    "\"action\":\"explode\"}]"), 422);
+	assert_int_equal(study_with(&u, s, 100, 2, ",\"completion_codes\":[{\"code\":\"AAAA\","
+	    "\"action\":\"review\"},{\"code\":\"AAAA\",\"action\":\"approve\"}]"), 422);
+	assert_int_equal(study_with(&u, s, 100, 2, ",\"completion_code\":\"X\","
+	    "\"completion_codes\":[{\"code\":\"AAAA\",\"action\":\"review\"}]"), 422);
+	assert_int_equal(study_with(&u, s, 100, 2, ",\"screen_out_cents\":101"), 422);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(ra, ra0);
+	/* reward 100, fee 10; screen-out 20, its fee 2 */
+	snprintf(extra, sizeof extra, ",\"screen_out_cents\":20,\"completion_codes\":["
+	    "{\"code\":\"OKAY1\",\"action\":\"approve\"},{\"code\":\"LOOK1\",\"action\":\"review\"},"
+	    "{\"code\":\"FAIL1\",\"action\":\"reject\"},"
+	    "{\"code\":\"SCRN1\",\"action\":\"screen_out\",\"add_to_group\":\"%s\"}]", g);
+	assert_int_equal(study_with(&u, s, 100, 3, extra), 201);
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jgeti(&r, "screen_out_cents"), 20);
+	assert_string_equal(jgets(&r, "completion_codes.3.action"), "screen_out");
+	assert_string_equal(jgets(&r, "completion_codes.3.add_to_group"), g);
+	resp_free(&r);
+	/* agents never see the codes */
+	r = get_as(a1.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(r.status, 200);
+	assert_null(strstr(r.body, "OKAY1"));
+	assert_true(json_object_get_boolean(jget(r.json, "requires_completion_code")));
+	resp_free(&r);
+	balance_of(u.hdr, &ra0, &rf0);
+	/* approve: approved at once, paid */
+	balance_of(a1.hdr, &aa0, &af);
+	assert_int_equal(study_post(a1.hdr, s, "accept", NULL), 200);
+	r = post_as(a1.hdr, "{\"completion_code\":\"OKAY1\"}", "/api/v1/studies/%s/complete", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "status"), "approved");
+	resp_free(&r);
+	balance_of(a1.hdr, &ra, &af);
+	assert_int_equal(ra, aa0 + 100);
+	/* screen_out: paid 20 + fee 2 from the researcher, reputation kept,
+	 * the slot freed, the member added */
+	rep0 = reputation_of(&a2);
+	balance_of(a2.hdr, &aa0, &af);
+	assert_int_equal(study_post(a2.hdr, s, "accept", NULL), 200);
+	r = post_as(a2.hdr, "{\"completion_code\":\"SCRN1\"}", "/api/v1/studies/%s/complete", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "status"), "screened_out");
+	resp_free(&r);
+	balance_of(a2.hdr, &ra, &af);
+	assert_int_equal(ra, aa0 + 20);
+	assert_int_equal(reputation_of(&a2), rep0);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(ra, ra0 - 22);		/* the freed place funded again */
+	assert_int_equal(rf, rf0 - 110);	/* a1's slot paid out */
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jgeti(&r, "stats.screened_out"), 1);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 2);
+	resp_free(&r);
+	r = get_as(u.hdr, "/api/v1/groups/%s", g);
+	assert_int_equal(jgeti(&r, "member_count"), 1);
+	resp_free(&r);
+	/* reject: rejected at once, category failed_check, refund */
+	assert_int_equal(study_post(a3.hdr, s, "accept", NULL), 200);
+	r = post_as(a3.hdr, "{\"completion_code\":\"FAIL1\"}", "/api/v1/studies/%s/complete", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "status"), "rejected");
+	resp_free(&r);
+	/* a code not in the list: INVALID_SUBMISSION; review leaves it submitted */
+	assert_int_equal(study_post(a4.hdr, s, "accept", NULL), 200);
+	r = post_as(a4.hdr, "{\"completion_code\":\"NOPE1\"}", "/api/v1/studies/%s/complete", s);
+	assert_int_equal(r.status, 422);
+	assert_string_equal(jgets(&r, "error_code"), "INVALID_SUBMISSION");
+	resp_free(&r);
+	r = post_as(a4.hdr, "{\"completion_code\":\"LOOK1\"}", "/api/v1/studies/%s/complete", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "status"), "submitted");
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+/* A screen-out the researcher cannot fund again: the place leaves the
+ * study, the rest of its budget comes back. */
+static void
+screen_out_unfunded(void **state)
+{
+	struct test_user u, owner;
+	struct test_agent a1;
+	char s[IDS_BUFSZ];
+	long long ra, rf;
+	struct resp r;
+
+	(void)state;
+	researcher(&u, 220);		/* exactly 2 x (100 + 10) */
+	agent_claimed(&a1, &owner, "cU");
+	assert_int_equal(study_with(&u, s, 100, 2, ",\"screen_out_cents\":30,\"completion_codes\":"
+	    "[{\"code\":\"SCRN2\",\"action\":\"screen_out\"}]"), 201);
+	assert_int_equal(study_post(a1.hdr, s, "accept", NULL), 200);
+	r = post_as(a1.hdr, "{\"completion_code\":\"SCRN2\"}", "/api/v1/studies/%s/complete", s);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "status"), "screened_out");
+	resp_free(&r);
+	balance_of(u.hdr, &ra, &rf);
+	assert_int_equal(rf, 110);		/* one place left */
+	assert_int_equal(ra, 110 - 33);		/* that place's rest */
+	r = get_as(u.hdr, "/api/v1/studies/%s", s);
+	assert_int_equal(jgeti(&r, "max_participants"), 1);
+	assert_int_equal(jgeti(&r, "stats.spots_remaining"), 1);
+	resp_free(&r);
+	assert_int_equal(admin(NULL, 0, "verify-ledger"), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(groups_crud),
+		cmocka_unit_test(eligibility_enforced),
+		cmocka_unit_test(eligibility_listing),
+		cmocka_unit_test(code_actions),
+		cmocka_unit_test(screen_out_unfunded),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
