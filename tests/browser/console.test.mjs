@@ -675,6 +675,7 @@ await test('an agent takes part through the API; approve in the console; both wa
 await test('bulk review: reject every selected participant with a reason, each result shown; CSV export', async () => {
 	const more = [await claimedElsewhere('Bo'), await claimedElsewhere('Cy')];
 	for (const a of more) await takePart(a, state.study);
+	state.bo = more[0];
 	await page.goto(BASE + '/#/studies/' + state.study);
 	await page.locator('tbody tr[data-status=submitted]').nth(1).waitFor();
 	// Every row shows its pseudonym, as the API gives it.
@@ -894,6 +895,67 @@ await test('single reject with a category', async () => {
 	assert.equal(parts.filter((p) => p.category === 'no_code').length, 1);
 	const hist = (await api('GET', '/studies/history', { key: a.key })).json;
 	assert.match(JSON.stringify(hist), /"category":"no_code"/, 'the agent sees the category');
+});
+
+await test('messages: write to one participant (text, never markup), read the thread with its reply, write to all', async () => {
+	const parts = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	const dee = parts.find((p) => p.status === 'approved').participant_id;
+	await page.goto(BASE + '/#/studies/' + state.study);
+	await page.reload();
+	await page.getByRole('heading', { name: 'Messages', exact: true }).waitFor();
+	// A blank message is refused beside its field; nothing is sent.
+	await page.locator(`#p-${dee} input[type=checkbox]`).check();
+	let sent = await requestsDuring(async () => {
+		await page.locator('#message_body').fill('   ');
+		await page.getByRole('button', { name: 'Send to selected' }).click();
+		await page.locator('#message_body-error', { hasText: 'Write a message.' }).waitFor();
+	});
+	assert.ok(!sent.some((x) => x.endsWith('/messages')), sent);
+	const text = 'Hello <b>Dee</b> & thanks.\nCould you take a follow-up next week?';
+	await page.locator('#message_body').fill(text);
+	await page.getByRole('button', { name: 'Send to selected' }).click();
+	await page.locator('#message-msg .success', { hasText: 'Sent to 1 participant.' }).waitFor();
+	// The thread opens, the body shown as written (no markup made of it).
+	const first = page.locator('#thread-list li[data-direction=out]').first();
+	await first.waitFor();
+	assert.equal(await first.locator('.msg-body').textContent(), text);
+	assert.equal(await page.locator('#thread-list b').count(), 0, 'no markup from a body');
+	// The agent reads it (the study, not the researcher) and replies.
+	const inbox = (await api('GET', '/messages', { key: state.taker.key })).json.messages;
+	assert.equal(inbox.length, 1);
+	assert.equal(inbox[0].direction, 'in');
+	assert.equal(inbox[0].body, text);
+	assert.equal(inbox[0].study_id, state.study);
+	assert.doesNotMatch(JSON.stringify(inbox), new RegExp(email.replace(/[.]/g, '\\.') + '|acc_'));
+	assert.equal((await api('POST', `/messages/${inbox[0].id}/read`, { key: state.taker.key })).status, 200);
+	const reply = await api('POST', `/messages/${inbox[0].id}/reply`, { key: state.taker.key, body: { body: 'Happy to <i>help</i>.' } });
+	assert.equal(reply.status, 201, reply.text);
+	await page.locator('#thread-close').click();
+	assert.equal(await page.locator('#thread').isHidden(), true);
+	await page.locator(`#p-${dee} button[data-act=thread]`).click();
+	await page.locator('#thread-list li').nth(1).waitFor();
+	const items = page.locator('#thread-list li');
+	assert.deepEqual(await items.evaluateAll((l) => l.map((x) => x.dataset.direction)), ['out', 'in'], 'oldest first');
+	assert.match(await items.nth(0).locator('.msg-meta').textContent(), /^You · .* · read /);
+	assert.equal(await items.nth(1).locator('.msg-body').textContent(), 'Happy to <i>help</i>.');
+	assert.equal(await page.locator('#thread-list i').count(), 0);
+	// Written from the thread: it goes to this participant and shows there.
+	await page.locator('#thread_body').fill('Thank you!');
+	await page.locator('#thread-form').getByRole('button', { name: 'Send' }).click();
+	await items.nth(2).waitFor();
+	assert.equal(await items.nth(2).locator('.msg-body').textContent(), 'Thank you!');
+	await shot('18-thread');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('thread');
+	await shot('phone-18-thread');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	// To all: asked first, then every participant of the study.
+	await page.locator('#message_body').fill('The study closes on Friday.');
+	await page.getByRole('button', { name: 'Send to all participants' }).click();
+	assert.match(await confirmWith('Send to all'), new RegExp(`Send to all ${parts.length} participants\\?`));
+	await page.locator('#message-msg .success', { hasText: `Sent to ${parts.length} participants.` }).waitFor();
+	const boBox = (await api('GET', '/messages', { key: state.bo.key })).json.messages;
+	assert.deepEqual(boBox.map((m) => m.body), ['The study closes on Friday.']);
 });
 
 await test('pause, resume and stop, each after a confirmation (cancel changes nothing)', async () => {

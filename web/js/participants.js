@@ -4,6 +4,7 @@
 import { get, post, getAll } from './api.js';
 import { h, clear, errorBox, loading, busy, timeEl, flash, statusBadge, confirmDialog, labelled } from './ui.js';
 import { bonusSection } from './bonuses.js';
+import { messageSection, showThread } from './messages.js';
 
 import { studyDetail, studyActions, progress } from './studies.js';
 import { usd } from './money.js';
@@ -40,6 +41,8 @@ export async function participantsView(root, id) {
 	const head = h('section', { class: 'card', id: 'study-head', 'aria-label': 'The study' }, loading());
 	const editBox = h('section', { class: 'card', id: 'study-edit', 'aria-labelledby': 'edit-title', hidden: true });
 	const box = h('section', { class: 'card', 'aria-labelledby': 'p-title' });
+	// The thread with one participant, opened from its row.
+	const threadBox = h('section', { class: 'card', id: 'thread', 'aria-labelledby': 'thread-title', hidden: true });
 	root.append(head, editBox, box);
 	const headMsg = h('div');
 	let counts = null; // the filter's counts, once it exists
@@ -64,7 +67,7 @@ export async function participantsView(root, id) {
 	const reasonErr = h('p', { class: 'field-error', id: 'review-reason-error', role: 'alert' });
 	const category = h('select', { id: 'review-category' }, h('option', { value: '' }, 'No category'),
 		CATEGORIES.map(([k, l]) => h('option', { value: k }, l)));
-	const all = h('input', { type: 'checkbox', id: 'select-all', 'aria-label': 'Select every participant shown who submitted' });
+	const all = h('input', { type: 'checkbox', id: 'select-all', 'aria-label': 'Select every participant shown' });
 	const body = h('tbody');
 	const msg = h('div', { id: 'participants-msg' });
 	const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
@@ -105,11 +108,13 @@ export async function participantsView(root, id) {
 	}
 
 	function row(p) {
-		const check = h('input', { type: 'checkbox', 'aria-label': 'Select ' + p.participant_id, disabled: !SUBMITTED.has(p.status) });
+		const check = h('input', { type: 'checkbox', 'aria-label': 'Select ' + p.participant_id, dataset: { pid: p.participant_id } });
 		check.addEventListener('change', selectionChanged);
 		const result = h('td', { class: 'result', 'aria-live': 'polite' });
 		const approve = h('button', { type: 'button', class: 'small', dataset: { act: 'approve' } }, 'Approve');
 		const reject = h('button', { type: 'button', class: 'small danger', dataset: { act: 'reject' } }, 'Reject');
+		const thread = h('button', { type: 'button', class: 'small secondary', dataset: { act: 'thread' } }, 'Messages');
+		thread.addEventListener('click', () => showThread(threadBox, id, p.participant_id));
 		const cells = () => [
 			h('td', {}, check),
 			h('td', { class: 'mono' }, p.participant_id),
@@ -122,7 +127,7 @@ export async function participantsView(root, id) {
 			h('td', {}, p.tier),
 			h('td', { class: 'reason' }, p.reason || '',
 				p.category ? [' ', h('span', { class: 'badge category', dataset: { category: p.category } }, CATEGORY.get(p.category) || p.category)] : ''),
-			h('td', { class: 'actions' }, p.status === 'submitted' ? [approve, ' ', reject] : ''),
+			h('td', { class: 'actions' }, p.status === 'submitted' ? [approve, ' ', reject, ' '] : '', thread),
 			result,
 		];
 		const tr = labelled(h('tr', { id: 'p-' + p.participant_id, dataset: { status: p.status } }, cells()), ['Select', ...HEAD]);
@@ -266,7 +271,10 @@ export async function participantsView(root, id) {
 	counts();
 	await load(true);
 	const bonusBox = h('section', { class: 'card', id: 'bonuses', 'aria-labelledby': 'bonus-title' });
-	root.append(bonusBox);
+	const messageBox = h('section', { class: 'card', id: 'messages', 'aria-labelledby': 'message-title' });
+	root.append(threadBox, messageBox, bonusBox);
+	messageSection(messageBox, id, () => [...rows.values()].filter((e) => e.check.checked).map((e) => e.p.participant_id),
+		(pid) => showThread(threadBox, id, pid));
 	bonus = bonusSection(bonusBox, id,
 		() => [...rows.values()].filter((e) => e.check.checked && SUBMITTED.has(e.p.status)).map((e) => e.p),
 		async () => { await refreshHead(); });
