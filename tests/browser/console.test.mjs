@@ -958,6 +958,157 @@ await test('messages: write to one participant (text, never markup), read the th
 	assert.deepEqual(boBox.map((m) => m.body), ['The study closes on Friday.']);
 });
 
+await test('groups: create, rename, members from a study and by pseudonym, remove, delete', async () => {
+	const parts = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	const byId = new Map(parts.map((p) => [p.participant_id, p]));
+	const dee = parts.find((p) => p.status === 'approved');
+	const [bo, cy] = parts.filter((p) => p.status === 'rejected' && p.category === 'low_effort');
+	await page.goto(BASE + '/#/groups');
+	await page.getByRole('heading', { name: 'Groups', exact: true }).waitFor();
+	await page.locator('text=No groups yet.').waitFor();
+	const create = async (name) => {
+		await page.locator('#group_name').fill(name);
+		await page.getByRole('button', { name: 'Create group' }).click();
+		await page.locator('#group-list article h3', { hasText: name }).waitFor();
+	};
+	await page.getByRole('button', { name: 'Create group' }).click();
+	await page.locator('#group_name-error', { hasText: 'Required.' }).waitFor();
+	await create('Failed the check (browser)');
+	await create('Wave one (browser)');
+	const groups = (await api('GET', '/groups', { token: state.token })).json.groups;
+	const failed = groups.find((g) => g.name === 'Failed the check (browser)');
+	const wave = groups.find((g) => g.name === 'Wave one (browser)');
+	state.failedGroup = failed;
+	// From the study's participants: the selected rows, by pseudonym.
+	await page.goto(BASE + '/#/studies/' + state.study);
+	await page.reload();
+	await page.locator(`#p-${bo.participant_id} input[type=checkbox]`).check();
+	await page.locator(`#p-${cy.participant_id} input[type=checkbox]`).check();
+	await page.locator('#group-target option', { hasText: failed.name }).waitFor({ state: 'attached' });
+	await page.selectOption('#group-target', failed.id);
+	await page.getByRole('button', { name: 'Add selected to group' }).click();
+	await page.locator('#flash', { hasText: `Added 2 to "${failed.name}". It has 2 now.` }).waitFor();
+	let members = (await api('GET', `/groups/${failed.id}/members`, { token: state.token })).json.members.map((m) => m.pseudonym).sort();
+	assert.deepEqual(members, [bo.pseudonym, cy.pseudonym].sort());
+	// The group's members on its page; more by pseudonym.
+	await page.goto(BASE + '/#/groups');
+	const card = page.locator('#group-' + failed.id);
+	await card.locator('.member-count', { hasText: '2 members' }).waitFor();
+	await card.locator('button[data-act=members]').click();
+	await card.locator(`tr[data-member="${bo.pseudonym}"]`).waitFor();
+	assert.equal(await card.locator('.members-table tbody tr').count(), 2);
+	const box = card.locator('textarea');
+	await box.fill(`${dee.pseudonym}\nnot-a-pseudonym`);
+	await card.getByRole('button', { name: 'Add members' }).click();
+	await card.locator('.add-msg .error', { hasText: 'Line 2: "not-a-pseudonym"' }).waitFor();
+	expectedFailures.push([`/api/v1/groups/${failed.id}/members`, 422]);
+	await box.fill(`${dee.pseudonym}\npsn_0000000000000000`);
+	await card.getByRole('button', { name: 'Add members' }).click();
+	await card.locator('.add-msg .error', { hasText: 'psn_0000000000000000' }).waitFor();
+	await box.fill(`${dee.pseudonym}\n${bo.pseudonym}`);
+	await card.getByRole('button', { name: 'Add members' }).click();
+	await card.locator('.add-msg .success', { hasText: 'Added 1; 1 already in the group.' }).waitFor();
+	await card.locator('.member-count', { hasText: '3 members' }).waitFor();
+	await card.locator(`tr[data-member="${dee.pseudonym}"]`).waitFor();
+	await shot('19-groups');
+	// Remove one, after a confirmation.
+	await card.locator(`button[data-remove="${dee.pseudonym}"]`).click();
+	await confirmWith('Remove');
+	await card.locator('.member-count', { hasText: '2 members' }).waitFor();
+	members = (await api('GET', `/groups/${failed.id}/members`, { token: state.token })).json.members.map((m) => m.pseudonym);
+	assert.ok(!members.includes(dee.pseudonym));
+	// Rename, then delete the other group.
+	const wcard = page.locator('#group-' + wave.id);
+	await wcard.locator('button[data-act=rename]').click();
+	await wcard.locator(`#rename_${wave.id}`).fill('Wave one, renamed (browser)');
+	await wcard.locator(`#rename_${wave.id}_desc`).fill('First wave, for a follow-up');
+	await wcard.getByRole('button', { name: 'Save' }).click();
+	await page.locator(`#group-${wave.id} h3`, { hasText: 'Wave one, renamed (browser)' }).waitFor();
+	assert.equal((await api('GET', `/groups/${wave.id}`, { token: state.token })).json.description, 'First wave, for a follow-up');
+	await page.locator(`#group-${wave.id} button[data-act=delete]`).click();
+	assert.match(await confirmWith('Delete group'), /Delete the group "Wave one, renamed \(browser\)"\?/);
+	await page.locator('#group-' + wave.id).waitFor({ state: 'detached' });
+	assert.equal((await api('GET', `/groups/${wave.id}`, { token: state.token })).status, 404);
+	expectedFailures.push([`/api/v1/groups/${wave.id}`, 404]);
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('groups');
+	await shot('phone-19-groups');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	assert.ok(byId.size >= 4);
+});
+
+await test('create a study with eligibility and completion codes with actions; an excluded agent cannot see it, a code approves', async () => {
+	const failed = state.failedGroup;
+	await page.goto(BASE + '/#/studies');
+	await page.getByRole('heading', { name: 'New study' }).waitFor();
+	await fillStudy({ ...FORM, title: 'Follow-up (browser)', reward_per_participant: '1.00', max_participants: 2, completion_code: 'PASS1234' });
+	await page.selectOption('#completion_code_action', 'approve');
+	await page.getByRole('button', { name: 'Add another code' }).click();
+	await page.locator('#completion_code_1').fill('ab');
+	await page.getByRole('button', { name: 'Add another code' }).click();
+	await page.locator('#completion_code_2').fill('SCRN1234');
+	await page.selectOption('#completion_code_2_action', 'screen_out');
+	await page.locator('#screen_out').fill('99');
+	// Every error at once, beside its field, nothing sent.
+	let sent = await requestsDuring(async () => {
+		await page.getByRole('button', { name: 'Create and fund study' }).click();
+		await page.locator('#screen_out-error:not(:empty)').waitFor();
+	});
+	assert.ok(!sent.includes('POST /api/v1/studies'), sent);
+	assert.equal(await page.locator('#completion_code_1-error').textContent(), 'From 4 to 64 characters.');
+	assert.equal(await page.locator('#screen_out-error').textContent(), 'At most the reward ($1.00).');
+	assert.equal(await page.locator('#create-msg .error').textContent(), '2 fields need a change.');
+	await page.locator('#completion_code_1').fill('FAIL1234');
+	await page.selectOption('#completion_code_1_action', 'reject');
+	await page.selectOption('#completion_code_1_group', failed.id);
+	await page.locator('#screen_out').fill('0.25');
+	await page.locator('#eligibility summary').click();
+	await page.selectOption('#elig_exclude', [failed.id]);
+	await page.selectOption('#elig_exclude_studies', [state.study]);
+	await shot('20-create-eligibility-codes');
+	const bodies = [];
+	const on = (req) => { if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/v1/studies') bodies.push(req.postDataJSON()); };
+	page.on('request', on);
+	await page.getByRole('button', { name: 'Create and fund study' }).click();
+	await confirmWith('Create and fund');
+	await page.locator('#create-msg .success').waitFor();
+	page.off('request', on);
+	assert.equal(bodies.length, 1);
+	assert.equal(bodies[0].completion_code, undefined, 'not together with completion_codes');
+	assert.deepEqual(bodies[0].completion_codes, [{ code: 'PASS1234', action: 'approve' },
+		{ code: 'FAIL1234', action: 'reject', add_to_group: failed.id }, { code: 'SCRN1234', action: 'screen_out' }]);
+	assert.equal(bodies[0].screen_out_cents, 25);
+	assert.deepEqual(bodies[0].eligibility, { include_groups: [], exclude_groups: [failed.id], exclude_studies: [state.study] });
+	const sid = (await page.locator('article.study.new').getAttribute('id')).replace(/^study-/, '');
+	const st = (await api('GET', '/studies/' + sid, { token: state.token })).json;
+	assert.equal(st.screen_out_cents, 25);
+	assert.deepEqual(st.eligibility.exclude_groups, [failed.id]);
+	// Its page names the groups and the study, and each code's action.
+	await page.goto(BASE + '/#/studies/' + sid);
+	const who = page.locator('#study-detail [data-fact="Who may take part"] dd');
+	await who.locator('.named', { hasText: failed.name }).waitFor();
+	assert.match(await who.textContent(), /Not members of Failed the check \(browser\)Not participants of Sleep and shift work \(browser\)/);
+	assert.match(await page.locator('#study-detail [data-fact="Completion codes"] dd').textContent(),
+		/PASS1234: Approve at once.*FAIL1234: Reject at once, adds to Failed the check \(browser\).*SCRN1234: Screen out/);
+	assert.equal((await page.locator('#study-detail [data-fact="Screen-out payment"] dd').textContent()).trim(), '$0.25');
+	await shot('20b-study-eligibility');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('eligibility');
+	await shot('phone-20b-study-eligibility');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	// Bo is in the excluded group (and took part in the excluded study): not shown.
+	assert.equal((await api('GET', '/studies/' + sid, { key: state.bo.key })).status, 404);
+	// A new agent takes part; its code approves it at once.
+	const fay = await claimedElsewhere('Fay');
+	let r = await api('POST', `/studies/${sid}/accept`, { key: fay.key });
+	assert.equal(r.status, 200, r.text);
+	await api('GET', `/studies/${sid}`, { key: fay.key });
+	r = await api('POST', `/studies/${sid}/complete`, { key: fay.key, body: { completion_code: 'PASS1234' } });
+	assert.equal(r.status, 200, r.text);
+	assert.equal(r.json.status, 'approved');
+	assert.equal((await api('POST', `/studies/${sid}/stop`, { token: state.token })).status, 200);
+});
+
 await test('pause, resume and stop, each after a confirmation (cancel changes nothing)', async () => {
 	await page.goto(BASE + '/#/studies');
 	const card = page.locator('#study-' + state.study);
@@ -1070,7 +1221,8 @@ await test('cash out: dollars to exact cents, errors beside the amount, a confir
 await test('a phone-sized screen (375 px) has no horizontal scroll on any view', async () => {
 	await page.setViewportSize({ width: 375, height: 800 });
 	for (const [hash, ready, name] of [['#/overview', '#overview-running', 'overview'], ['#/wallet', 'table.tx tbody tr', 'wallet'], ['#/studies', 'article.study', 'studies'],
-		['#/studies/' + state.study, 'tbody tr', 'participants'], ['#/agents', '#agent-' + state.agent.id, 'agents']]) {
+		['#/studies/' + state.study, 'tbody tr', 'participants'], ['#/agents', '#agent-' + state.agent.id, 'agents'],
+		['#/groups', '#group-list article', 'groups']]) {
 		await page.goto(BASE + '/' + hash);
 		await page.locator(ready).first().waitFor();
 		await page.waitForTimeout(200);
@@ -1090,6 +1242,9 @@ const chartText = () => page.evaluate(() => {
 await test('the balance chart is readable at 375 px: its labels keep their size, nothing overflows', async () => {
 	await page.goto(BASE + '/#/wallet');
 	await page.locator('svg.chart path.line').waitFor();
+	// every part of the page loaded (the cash-outs, the transactions): no
+	// later change of layout redraws the chart under the measurement
+	await page.waitForFunction(() => !document.querySelector('.loading'));
 	const wide = await chartText();
 	await page.setViewportSize({ width: 375, height: 800 });
 	try {

@@ -80,6 +80,7 @@ export async function api(method, path, body, idemKey) {
 export const get = (path) => api('GET', path);
 export const post = (path, body, idemKey) => api('POST', path, body, idemKey);
 export const patch = (path, body) => api('PATCH', path, body);
+export const del = (path) => api('DELETE', path);
 export { newKey };
 
 // Every page of a list, up to a bound (the CSV export, the balance chart).

@@ -9,13 +9,15 @@ import { messageSection, showThread } from './messages.js';
 import { studyDetail, studyActions, progress } from './studies.js';
 import { usd } from './money.js';
 import { editForm } from './edit.js';
+import { resolveNames } from './who.js';
+import { allGroups } from './groups.js';
 
 // The tier is the agent's today (the API's participant item): participations
 // do not record the tier at accept.
 // The pseudonym is the same for one agent in all of this researcher's
 // studies (design.md §13): a returning participant is recognisable.
 const HEAD = ['Participant', 'Pseudonym', 'State', 'Accepted', 'Submitted', 'Time taken', 'Reviewed', 'Tier today', 'Reason', 'Review', 'Result'];
-const STATES = ['submitted', 'approved', 'rejected', 'accepted', 'in_progress', 'timed_out', 'withdrawn'];
+const STATES = ['submitted', 'approved', 'rejected', 'accepted', 'in_progress', 'screened_out', 'timed_out', 'withdrawn'];
 // Who may get a bonus: a participant who submitted (api.md §7.4).
 const SUBMITTED = new Set(['submitted', 'approved', 'rejected']);
 export const CATEGORIES = [['no_code', 'No completion code'], ['failed_check', 'Failed a check'],
@@ -54,6 +56,7 @@ export async function participantsView(root, id) {
 		title.textContent = st.title;
 		document.title = st.title + ' · arps console';
 		clear(head, studyDetail(st), progress(st), studyActions(st, headMsg, fillHead), headMsg);
+		resolveNames(head);
 		const open = editBox.querySelector('details[open]');
 		if (saved || !open || !was || was.status !== st.status) editForm(editBox, st, fillHead);
 		if (saved) document.getElementById('edit-details').open = true;
@@ -74,6 +77,23 @@ export async function participantsView(root, id) {
 	const approveSel = h('button', { type: 'button', id: 'approve-selected' }, 'Approve selected');
 	const rejectSel = h('button', { type: 'button', id: 'reject-selected', class: 'danger' }, 'Reject selected');
 	const csv = h('button', { type: 'button', id: 'export-csv', class: 'secondary' }, 'Export CSV');
+	// Add the selected participants to one of the researcher's groups (by pseudonym).
+	const groupSel = h('select', { id: 'group-target' }, h('option', { value: '' }, 'Choose a group'));
+	const toGroup = h('button', { type: 'button', id: 'add-to-group', class: 'secondary' }, 'Add selected to group');
+	allGroups().then((gs) => groupSel.append(...gs.map((g) => h('option', { value: g.id }, g.name)))).catch(() => {});
+	toGroup.addEventListener('click', async () => {
+		const chosen = [...rows.values()].filter((e) => e.check.checked && e.p.pseudonym);
+		if (!groupSel.value) { flash('Choose a group first.', 'error'); groupSel.focus(); return; }
+		if (!chosen.length) { flash('Select at least one participant.', 'error'); return; }
+		const name = groupSel.selectedOptions[0].textContent;
+		try {
+			const r = await busy(toGroup, 'Adding…', () => post(`/groups/${encodeURIComponent(groupSel.value)}/members`,
+				{ members: chosen.map((e) => ({ pseudonym: e.p.pseudonym })) }));
+			flash(`Added ${r.added} to "${name}"` + (r.already ? `; ${r.already} already in it.` : '.') + ` It has ${r.member_count} now.`);
+		} catch (e) {
+			flash(e.detail || String(e), 'error');
+		}
+	});
 	const rows = new Map();
 	let cursor = null;
 	let bonus = null; // the bonus section, told when the selection changes
@@ -263,6 +283,7 @@ export async function participantsView(root, id) {
 			h('label', { for: 'review-category' }, 'Rejection category'), category),
 		reasonErr,
 		h('div', { class: 'row wrap' }, approveSel, rejectSel, csv),
+		h('div', { class: 'row wrap' }, h('label', { for: 'group-target' }, 'Group'), groupSel, toGroup),
 		h('div', { class: 'table-wrap' }, h('table', { class: 'participants' },
 			h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, all),
 				HEAD.map((c) => h('th', { scope: 'col' }, c)))),
