@@ -80,6 +80,27 @@ async function takePart(agent, studyId) {
 	assert.equal(r.json.status, 'submitted');
 }
 
+// Agents that take part are claimed by another account: a researcher's own
+// agent cannot take part in its owner's study (OWN_STUDY). That account logs
+// in once, by an e-mail code, through the API.
+let otherToken = null;
+async function claimedElsewhere(name) {
+	if (!otherToken) {
+		const who = `owner-${crypto.randomBytes(5).toString('hex')}@example.org`;
+		const since = Date.now() - 1000;
+		const sent = await api('POST', '/auth/email/send-code', { body: { email: who } });
+		assert.equal(sent.status, 202, sent.text);
+		const code = await mailCode(who, since);
+		const r = await api('POST', '/auth/login', { body: { provider: 'email', email: who, code } });
+		assert.equal(r.status, 200, r.text);
+		otherToken = r.json.access_token;
+	}
+	const a = await registerAgent(name);
+	const r = await api('POST', '/auth/claim', { token: otherToken, body: { claim_code: a.claim } });
+	assert.equal(r.status, 200, r.text);
+	return a;
+}
+
 function admin(...args) {
 	return execFileSync(path.join(ROOT, 'build/arps-admin'), ['--config', CONFIG, ...args], { encoding: 'utf8' });
 }
@@ -150,12 +171,16 @@ function watch(p) {
 	p.on('console', (m) => {
 		if (m.type() !== 'error' && m.type() !== 'warning') return;
 		const url = (m.location() && m.location().url) || '';
-		const st = /status of (\d{3})/.exec(m.text());
-		if (st && expectedFailures.some(([u, s]) => url.includes(u) && String(s) === st[1])) return;
+		// "status of 422", or a request a test aborts on purpose (net::ERR_FAILED)
+		const st = /status of (\d{3})|net::(ERR_[A-Z_]+)/.exec(m.text());
+		if (st && expectedFailures.some(([u, s]) => url.includes(u) && String(s) === (st[1] || st[2]))) return;
 		consoleErrors.push(`${m.type()}: ${m.text()} (${url})`);
 	});
 }
 watch(page);
+
+// Cents as the console writes them: 1234 -> "$12.34".
+const usdText = (c) => (c < 0 ? '−$' : '$') + Math.floor(Math.abs(c) / 100).toLocaleString('en-US') + '.' + String(Math.abs(c) % 100).padStart(2, '0');
 
 const email = `browser-${crypto.randomBytes(5).toString('hex')}@example.org`;
 const shot = (name) => page.screenshot({ path: path.join(SHOTS, name + '.png'), fullPage: true });
@@ -273,6 +298,16 @@ await test('top up with arps-admin: the wallet, its chart and transactions by ty
 async function fillStudy(v) {
 	for (const [k, val] of Object.entries(v)) await page.locator('#' + k).fill(String(val));
 }
+// The confirmation dialog of a money action: its text (spaces folded), then
+// the button named `button` pressed (Cancel or the action).
+async function confirmWith(button) {
+	const dialog = page.locator('#confirm');
+	await dialog.getByRole('button', { name: button, exact: true }).waitFor();
+	const text = (await dialog.textContent()).replace(/\s+/g, ' ');
+	await dialog.getByRole('button', { name: button, exact: true }).click();
+	await dialog.waitFor({ state: 'hidden' });
+	return text;
+}
 const STUDY = {
 	title: 'Sleep and shift work (browser)', description: 'A 15-minute survey about sleep.',
 	study_url: 'https://survey.example.org/s/1', reward_per_participant: 500, max_participants: 10,
@@ -361,12 +396,14 @@ await test('create a study: dollars to exact cents, every field error at once, t
 	expectedFailures.push(['/api/v1/studies', 422], ['/api/v1/studies', 402]);
 	await fillStudy({ ...FORM, study_url: 'https://10.1.2.3/s' });
 	await page.getByRole('button', { name: 'Create and fund study' }).click();
+	await confirmWith('Create and fund');
 	await page.locator('#study_url-error:not(:empty)').waitFor();
 	assert.match(await page.locator('#study_url-error').textContent(), /^Must name a public host/);
 	assert.equal(await page.locator('#title-error').textContent(), '', 'the old field errors are gone');
 	await fillStudy({ study_url: FORM.study_url, max_participants: 1000 });
 	await preview.locator('.warn').waitFor();
 	await page.getByRole('button', { name: 'Create and fund study' }).click();
+	assert.match(await confirmWith('Create and fund'), /\$5,500\.00 \(1,000 × \$5\.50, reward and fee\) is frozen/);
 	await page.locator('#create-msg .error').waitFor();
 	const over = await api('POST', '/studies', { token: state.token, body: { ...STUDY, max_participants: 1000 } });
 	assert.equal(over.status, 402);
@@ -377,7 +414,18 @@ await test('create a study: dollars to exact cents, every field error at once, t
 
 await test('create a study: a success message, the new study brought into view with its heading focused', async () => {
 	await page.locator('#max_participants').fill('10');
+	// Money moves: the console asks first, naming the amount; Cancel sends nothing.
+	const sent = await requestsDuring(async () => {
+		await page.getByRole('button', { name: 'Create and fund study' }).click();
+		assert.match(await confirmWith('Cancel'),
+			/Create "Sleep and shift work \(browser\)" and fund it\? \$55\.00 \(10 × \$5\.50, reward and fee\) is frozen from your available balance now/);
+		await page.waitForTimeout(200);
+	});
+	assert.ok(!sent.includes('POST /api/v1/studies'), 'cancel sends nothing: ' + sent);
 	await page.getByRole('button', { name: 'Create and fund study' }).click();
+	await page.locator('#confirm').getByRole('button', { name: 'Create and fund' }).waitFor();
+	await shot('06b-confirm-create');
+	await confirmWith('Create and fund');
 	const ok = page.locator('#create-msg .success[role=status]');
 	await ok.waitFor();
 	assert.match(await ok.textContent(), /^Study "Sleep and shift work \(browser\)" is created and open to agents; \$55\.00 is frozen from your wallet\. Open the study$/);
@@ -445,6 +493,103 @@ await test('the study page: the full detail, the title once, focus on its headin
 	await page.locator('#study-' + state.study).waitFor();
 });
 
+await test('edit a study: title, description, a later deadline, more places; errors at once; the extra cost confirmed', async () => {
+	// A study of its own ($1.00 reward, fee $0.10, 2 places, a deadline),
+	// stopped at the end: its money comes back, the later tests' sums hold.
+	const deadline = new Date(Date.now() + 2 * 86400e3).toISOString().replace(/\.\d+Z$/, 'Z');
+	const r = await api('POST', '/studies', { token: state.token, body: { ...STUDY, title: 'Edit me (browser)',
+		reward_per_participant: 100, max_participants: 2, deadline } });
+	assert.equal(r.status, 201, r.text);
+	const sid = r.json.id;
+	const avail0 = (await api('GET', '/wallet/balance', { token: state.token })).json.available_cents;
+	await page.goto(BASE + '/#/studies/' + sid);
+	await page.locator('h1#study-title', { hasText: 'Edit me (browser)' }).waitFor();
+	await page.locator('#edit-details summary').click();
+	assert.equal(await page.locator('#edit_title').inputValue(), 'Edit me (browser)');
+	assert.equal(await page.locator('#edit_max_participants').inputValue(), '2');
+	const preview = page.locator('#edit-cost');
+	await preview.locator('text=a new study pays 10% today').waitFor();
+	// Every error at once, beside its field, before any request.
+	const local = (ms) => page.evaluate((t) => {
+		const d = new Date(t), p = (n) => String(n).padStart(2, '0');
+		return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+	}, ms);
+	await page.locator('#edit_title').fill('');
+	await page.locator('#edit_deadline').fill(await local(Date.now() + 86400e3));
+	await page.locator('#edit_max_participants').fill('1');
+	let sent = await requestsDuring(async () => {
+		await page.getByRole('button', { name: 'Save changes' }).click();
+		await page.locator('#edit_max_participants-error:not(:empty)').waitFor();
+	});
+	assert.ok(!sent.some((x) => x.startsWith('PATCH')), 'no request for a form with errors: ' + sent);
+	assert.equal(await page.locator('.field[data-field=edit_title] #edit_title-error').textContent(), 'Required.');
+	assert.equal(await page.locator('.field[data-field=edit_deadline] #edit_deadline-error').textContent(), 'Only later than the current deadline.');
+	assert.match(await page.locator('.field[data-field=edit_max_participants] #edit_max_participants-error').textContent(),
+		/^At least 2: places can be added, never removed\.$/);
+	for (const f of ['edit_title', 'edit_deadline', 'edit_max_participants']) {
+		assert.equal(await page.locator('#' + f).getAttribute('aria-invalid'), 'true', f);
+	}
+	assert.equal(await page.locator('#edit_description-error').textContent(), '');
+	assert.equal(await page.locator('#edit-msg .error').textContent(), '3 fields need a change.');
+	await shot('07d-edit-errors');
+	// The API refuses what only it knows (the wallet cannot cover 10,000
+	// places, or the per-study cap): its detail is shown, nothing changes.
+	expectedFailures.push(['/api/v1/studies/' + sid, 402], ['/api/v1/studies/' + sid, 422]);
+	await page.locator('#edit_title').fill('Edited title (browser)');
+	await page.locator('#edit_deadline').fill(await local(Date.now() + 3 * 86400e3));
+	await page.locator('#edit_max_participants').fill('10000');
+	await preview.locator('.warn').waitFor();
+	await page.getByRole('button', { name: 'Save changes' }).click();
+	assert.match(await confirmWith('Add places and save'), /Add 9,998 places to "Edit me \(browser\)"\? \$10,997\.80 \(9,998 × \$1\.10, reward and fee\)/);
+	await page.locator('#edit-msg .error, #edit_max_participants-error:not(:empty)').first().waitFor();
+	assert.equal((await api('GET', '/studies/' + sid, { token: state.token })).json.max_participants, 2, 'nothing changed');
+	// Two more places: the extra cost shown, asked, Cancel changes nothing.
+	await page.locator('#edit_description').fill('A longer survey about sleep, now with a diary.');
+	await page.locator('#edit_max_participants').fill('4');
+	await preview.locator('dd', { hasText: '$2.20' }).waitFor();
+	assert.match(await preview.textContent(), /Places now2Added places2Per place \(reward \$1\.00 \+ fee \$0\.10\)\$1\.10Frozen now\$2\.20/);
+	await page.getByRole('button', { name: 'Save changes' }).click();
+	assert.match(await confirmWith('Cancel'), /Add 2 places to "Edit me \(browser\)"\? \$2\.20 \(2 × \$1\.10, reward and fee\) is frozen/);
+	assert.equal((await api('GET', '/studies/' + sid, { token: state.token })).json.max_participants, 2, 'cancel changes nothing');
+	// Confirmed: one PATCH with only the changed fields.
+	const bodies = [];
+	const on = (req) => { if (req.method() === 'PATCH') bodies.push(req.postDataJSON()); };
+	page.on('request', on);
+	await page.getByRole('button', { name: 'Save changes' }).click();
+	await page.locator('#confirm').getByRole('button', { name: 'Add places and save' }).waitFor();
+	await shot('07e-edit-confirm');
+	await confirmWith('Add places and save');
+	await page.locator('h1#study-title', { hasText: 'Edited title (browser)' }).waitFor();
+	page.off('request', on);
+	assert.equal(bodies.length, 1);
+	assert.deepEqual(Object.keys(bodies[0]).sort(), ['deadline', 'description', 'max_participants', 'title']);
+	assert.equal(bodies[0].max_participants, 4);
+	const detail = page.locator('#study-detail');
+	assert.equal((await detail.locator('[data-fact="Places"] dd').textContent()).trim(), '4: 0 taken, 4 left');
+	assert.equal(await page.locator('#study-description').textContent(), 'A longer survey about sleep, now with a diary.');
+	const st = (await api('GET', '/studies/' + sid, { token: state.token })).json;
+	assert.equal(st.title, 'Edited title (browser)');
+	assert.equal(st.max_participants, 4);
+	assert.equal(st.deadline, bodies[0].deadline);
+	assert.ok(Date.parse(st.deadline) > Date.parse(deadline), 'the deadline moved later');
+	assert.equal(await detail.locator('[data-fact="Deadline"] time').getAttribute('datetime'), st.deadline);
+	assert.equal((await api('GET', '/wallet/balance', { token: state.token })).json.available_cents, avail0 - 220);
+	await page.locator('#flash', { hasText: 'Saved: title, description, deadline, places. $2.20 frozen for 2 more places.' }).waitFor();
+	// The form shows the saved values; nothing to change now.
+	assert.equal(await page.locator('#edit_max_participants').inputValue(), '4');
+	await page.getByRole('button', { name: 'Save changes' }).click();
+	await page.locator('#edit-msg', { hasText: 'Nothing changed.' }).waitFor();
+	await shot('07f-edited');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('edit form');
+	await shot('phone-07f-edited');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	assert.equal((await api('POST', `/studies/${sid}/stop`, { token: state.token })).status, 200);
+	await page.reload();
+	await page.locator('#study-detail [data-fact="Status"]', { hasText: 'awaiting review' }).waitFor();
+	assert.equal(await page.locator('#study-edit').isHidden(), true, 'a stopped study has no edit form');
+});
+
 await test('the overview (the landing page): studies running, submissions waiting, the balance', async () => {
 	await page.goto(BASE + '/#/overview');
 	const card = (id) => page.locator(`#overview-${id} .stat-value`);
@@ -456,7 +601,8 @@ await test('the overview (the landing page): studies running, submissions waitin
 	assert.match(await page.locator('#overview-balance').textContent(), /\$55\.00 frozen in studies/);
 	assert.match(await page.locator('#running-list').textContent(), new RegExp(STUDY.title.replace(/[()]/g, '\\$&') + '.*active.*0 of 10 places taken'));
 	// An agent submits: one waits for review, linked to its study.
-	await takePart(state.agent, state.study);
+	state.taker = await claimedElsewhere('Dee');
+	await takePart(state.taker, state.study);
 	await page.goto(BASE + '/#/wallet');
 	await page.goto(BASE + '/#/overview');
 	await page.locator('#overview-waiting .stat-value', { hasText: '1' }).waitFor();
@@ -473,7 +619,7 @@ await test('the overview (the landing page): studies running, submissions waitin
 });
 
 await test('an agent takes part through the API; approve in the console; both wallets change', async () => {
-	const before = await api('GET', '/wallet/balance', { key: state.agent.key });
+	const before = await api('GET', '/wallet/balance', { key: state.taker.key });
 	assert.equal(before.json.available_cents, 100);
 	await page.goto(BASE + '/#/studies/' + state.study);
 	const row = page.locator('tbody tr[data-status=submitted]').first();
@@ -492,7 +638,7 @@ await test('an agent takes part through the API; approve in the console; both wa
 	await dialog.getByRole('button', { name: 'Cancel' }).click();
 	await page.waitForTimeout(300);
 	assert.equal(await page.locator('tbody tr[data-status=submitted]').count(), 1);
-	assert.equal((await api('GET', '/wallet/balance', { key: state.agent.key })).json.available_cents, 100, 'nothing paid');
+	assert.equal((await api('GET', '/wallet/balance', { key: state.taker.key })).json.available_cents, 100, 'nothing paid');
 	await row.locator('button[data-act=approve]').click();
 	await dialog.getByRole('button', { name: 'Approve' }).click();
 	const done = page.locator('tbody tr[data-status=approved]').first();
@@ -500,16 +646,17 @@ await test('an agent takes part through the API; approve in the console; both wa
 	assert.match(await done.textContent(), /approved.*Thank you.*Approved/);
 	await page.locator('#study-head', { hasText: 'Spent: $5.50' }).waitFor();
 	await shot('08-participants');
-	const after = await api('GET', '/wallet/balance', { key: state.agent.key });
+	const after = await api('GET', '/wallet/balance', { key: state.taker.key });
 	assert.equal(after.json.available_cents, 600, "the agent's wallet: bonus + reward");
-	// The owner sees the agent's wallet as the agent's GET /wallet/balance shows it.
+	// The owner sees its agent's wallet as the agent's GET /wallet/balance shows it.
+	const own = await api('GET', '/wallet/balance', { key: state.agent.key });
 	const acc = await api('GET', '/account', { token: state.token });
-	assert.deepEqual(acc.json.agents.find((a) => a.agent_id === state.agent.id).wallet, after.json);
+	assert.deepEqual(acc.json.agents.find((a) => a.agent_id === state.agent.id).wallet, own.json);
 	await page.goto(BASE + '/#/agents');
 	const agentRow = page.locator('#agent-' + state.agent.id);
-	await agentRow.locator('td.wallet-available', { hasText: '$6.00' }).waitFor();
+	await agentRow.locator('td.wallet-available', { hasText: '$1.00' }).waitFor();
 	assert.equal(await agentRow.locator('td.wallet-frozen').textContent(), '$0.00');
-	assert.equal(await agentRow.locator('td.wallet-total').textContent(), '$6.00');
+	assert.equal(await agentRow.locator('td.wallet-total').textContent(), '$1.00');
 	await shot('08b-agents-wallets');
 	await page.goto(BASE + '/#/wallet');
 	await page.locator('#balance-available .stat-value', { hasText: '$45.00' }).waitFor();
@@ -526,21 +673,46 @@ await test('an agent takes part through the API; approve in the console; both wa
 });
 
 await test('bulk review: reject every selected participant with a reason, each result shown; CSV export', async () => {
-	const more = [await registerAgent('Bo'), await registerAgent('Cy')];
-	for (const a of more) {
-		const r = await api('POST', '/auth/claim', { token: state.token, body: { claim_code: a.claim } });
-		assert.equal(r.status, 200, r.text);
-		await takePart(a, state.study);
-	}
+	const more = [await claimedElsewhere('Bo'), await claimedElsewhere('Cy')];
+	for (const a of more) await takePart(a, state.study);
+	state.bo = more[0];
 	await page.goto(BASE + '/#/studies/' + state.study);
 	await page.locator('tbody tr[data-status=submitted]').nth(1).waitFor();
-	await page.locator('#review-reason').fill('Answers were incomplete');
+	// Every row shows its pseudonym, as the API gives it.
+	const api0 = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	for (const p of api0) {
+		assert.match(p.pseudonym, /^psn_[0-9a-f]{16}$/);
+		assert.equal(await page.locator(`#p-${p.participant_id} td.pseudonym`).textContent(), p.pseudonym);
+	}
+	// Select all picks everyone who submitted (the approved row too, for a
+	// bonus); a bulk rejection needs a reason, asked for beside its field.
 	await page.locator('#select-all').check();
+	let sent = await requestsDuring(async () => {
+		await page.locator('#reject-selected').click();
+		await page.locator('#review-reason-error:not(:empty)').waitFor();
+	});
+	assert.ok(!sent.some((x) => x.endsWith('/participants/review')), 'no request without a reason: ' + sent);
+	assert.equal(await page.locator('#review-reason').getAttribute('aria-invalid'), 'true');
+	await page.locator('#review-reason').fill('Answers were incomplete');
+	await page.selectOption('#review-category', 'low_effort');
+	const bodies = [];
+	const on = (req) => { if (req.url().endsWith('/participants/review')) bodies.push(req.postDataJSON()); };
+	page.on('request', on);
 	await page.locator('#reject-selected').click();
-	await page.locator('#confirm').getByRole('button', { name: 'Reject' }).click();
+	assert.match(await confirmWith('Reject'), /Reject 2 participants\?.*Category: Low effort\. 1 selected participant is not awaiting review and stays as it is\./);
 	await page.locator('tbody tr[data-status=rejected]').nth(1).waitFor();
+	page.off('request', on);
+	// One bulk request (not one per row), with the reason and the category.
+	assert.equal(bodies.length, 1);
+	assert.equal(bodies[0].action, 'reject');
+	assert.equal(bodies[0].participant_ids.length, 2);
+	assert.equal(bodies[0].reason, 'Answers were incomplete');
+	assert.equal(bodies[0].category, 'low_effort');
 	assert.equal(await page.locator('td.result.ok', { hasText: 'Rejected' }).count(), 2);
 	assert.equal(await page.locator('tbody tr[data-status=approved]').count(), 1);
+	assert.equal(await page.locator('tbody tr[data-status=rejected] .badge.category[data-category=low_effort]', { hasText: 'Low effort' }).count(), 2);
+	const api1 = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	assert.equal(api1.filter((p) => p.status === 'rejected' && p.category === 'low_effort').length, 2);
 	// Reviewing again answers 409; the console shows its detail on the row.
 	const again = await api('POST', `/studies/${state.study}/participants/${
 		(await page.locator('tbody tr[data-status=rejected] td.mono').first().textContent())}/approve`, { token: state.token, body: {} });
@@ -571,10 +743,370 @@ await test('bulk review: reject every selected participant with a reason, each r
 	const [dl] = await Promise.all([page.waitForEvent('download'), page.locator('#export-csv').click()]);
 	assert.equal(dl.suggestedFilename(), `participants-${state.study}.csv`);
 	const csv = fs.readFileSync(await dl.path(), 'utf8').trim().split('\r\n');
-	assert.equal(csv[0], 'participant_id,status,accepted_at,submitted_at,reviewed_at,tier,reason');
+	assert.equal(csv[0], 'participant_id,pseudonym,status,accepted_at,submitted_at,reviewed_at,tier,reason,category');
 	assert.equal(csv.length, 4);
-	assert.equal(csv.filter((l) => l.includes(',rejected,') && l.endsWith(',Answers were incomplete')).length, 2);
-	assert.equal(csv.filter((l) => l.includes(',approved,') && l.endsWith(',Thank you')).length, 1);
+	assert.equal(csv.filter((l) => l.includes(',rejected,') && l.endsWith(',Answers were incomplete,low_effort')).length, 2);
+	assert.equal(csv.filter((l) => l.includes(',approved,') && l.endsWith(',Thank you,')).length, 1);
+	assert.equal(csv.filter((l) => /^anon_[0-9a-f]{16},psn_[0-9a-f]{16},/.test(l)).length, 3);
+});
+
+await test('bonuses: pay the selected, the total with fees confirmed, a retried batch pays once; a CSV with row errors; the list', async () => {
+	const parts = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	const dee = parts.find((p) => p.status === 'approved').participant_id;
+	const [bo, cy] = parts.filter((p) => p.status === 'rejected').map((p) => p.participant_id);
+	const bal = async () => (await api('GET', '/wallet/balance', { token: state.token })).json.available_cents;
+	const paidRows = async () => (await api('GET', `/studies/${state.study}/bonuses`, { token: state.token })).json.bonuses;
+	const before = await bal();
+	const deeBefore = (await api('GET', '/wallet/balance', { key: state.taker.key })).json.available_cents;
+	await page.goto(BASE + '/#/studies/' + state.study);
+	await page.reload(); // the page may show this study already: fresh rows
+	await page.getByRole('heading', { name: 'Bonuses', exact: true }).waitFor();
+	await page.locator('#bonuses', { hasText: 'No bonuses paid yet.' }).waitFor();
+	await page.locator(`#p-${dee} input[type=checkbox]`).check();
+	await page.locator(`#p-${bo} input[type=checkbox]`).check();
+	await page.locator('#bonus_amount').fill('2.5');
+	await page.locator('#bonus_reason').fill('Thorough answers');
+	// 2 × ($2.50 + ceil(250 × 10%) = $0.25)
+	await page.locator('#bonus-preview', { hasText: '2 × $2.50 + fee $0.25 each = $5.50 (bonuses $5.00, fees $0.50' }).waitFor();
+	const pay = page.getByRole('button', { name: 'Pay bonus to selected' });
+	let sent = await requestsDuring(async () => {
+		await pay.click();
+		assert.match(await confirmWith('Cancel'), /Pay 2 bonuses, \$5\.50 in all\? \$5\.00 in bonuses plus \$0\.50 in fees is taken from your available balance now/);
+		await page.waitForTimeout(200);
+	});
+	assert.ok(!sent.some((x) => x.endsWith('/bonuses') && x.startsWith('POST')), 'cancel pays nothing: ' + sent);
+	// The first answer is lost on the way back (the server paid): the same
+	// batch sent again carries the same Idempotency-Key and pays once.
+	const keys = [];
+	let lose = true;
+	await page.route('**/api/v1/studies/*/bonuses', async (route) => {
+		const req = route.request();
+		if (req.method() !== 'POST') return route.continue();
+		keys.push(req.headers()['idempotency-key']);
+		if (lose) { lose = false; await route.fetch(); return route.abort('failed'); }
+		return route.continue();
+	});
+	expectedFailures.push([`/api/v1/studies/${state.study}/bonuses`, 'ERR_FAILED']);
+	try {
+		await pay.click();
+		await page.locator('#confirm').getByRole('button', { name: 'Pay $5.50' }).waitFor();
+		await shot('17-bonus-confirm');
+		await confirmWith('Pay $5.50');
+		await page.locator('#bonus-msg .error', { hasText: 'the batch may have been paid' }).waitFor();
+		assert.equal((await paidRows()).length, 2, 'the lost answer: the server paid');
+		await pay.click();
+		await confirmWith('Pay $5.50');
+		await page.locator('#bonus-msg .success', { hasText: 'Paid 2 bonuses: $5.50 ($5.00 and $0.50 in fees).' }).waitFor();
+	} finally {
+		await page.unroute('**/api/v1/studies/*/bonuses');
+	}
+	assert.equal(keys.length, 2);
+	assert.match(keys[0], /^[0-9a-f]{36}$/);
+	assert.equal(keys[1], keys[0], 'one key for the batch');
+	assert.equal((await paidRows()).length, 2, 'paid once');
+	assert.equal(await bal(), before - 550);
+	assert.equal((await api('GET', '/wallet/balance', { key: state.taker.key })).json.available_cents, deeBefore + 250);
+	await page.locator('table.bonuses tbody tr').nth(1).waitFor();
+	assert.match(await page.locator('table.bonuses tbody').textContent(), /\$2\.50\$0\.25Thorough answers/);
+	await page.locator('#study-detail [data-fact="Bonuses paid"]', { hasText: '$5.00' }).waitFor();
+	// Two clicks at once: one confirmation, one request.
+	await page.locator('#select-all').check();
+	await page.locator('#select-all').uncheck();
+	await page.locator(`#p-${cy} input[type=checkbox]`).check();
+	await page.locator('#bonus_amount').fill('0.10');
+	sent = await requestsDuring(async () => {
+		await page.evaluate(() => { const b = document.getElementById('pay-bonus'); b.click(); b.click(); });
+		await confirmWith('Pay $0.11');
+		await page.locator('#bonus-msg .success', { hasText: 'Paid 1 bonus: $0.11' }).waitFor();
+	});
+	assert.equal(sent.filter((x) => x === `POST /api/v1/studies/${state.study}/bonuses`).length, 1, 'one batch: ' + sent);
+	assert.equal((await paidRows()).length, 3);
+	// A bad amount is refused beside its field; nothing is sent.
+	await page.locator(`#p-${cy} input[type=checkbox]`).check();
+	await page.locator('#bonus_amount').fill('1000.01');
+	sent = await requestsDuring(async () => {
+		await pay.click();
+		await page.locator('#bonus_amount-error', { hasText: 'From $0.01 to $1,000.00.' }).waitFor();
+	});
+	assert.ok(!sent.some((x) => x.startsWith('POST')), sent);
+	// A CSV: the console's own checks name each bad line, before any request.
+	await page.locator('#bonus-csv-details summary').click();
+	const csv = page.locator('#bonus_csv');
+	await csv.fill(`participant_id,amount,reason\n${dee},1.00,Great\nanon_zz,1,x\n${bo},abc,\n${dee},2,again\n`);
+	sent = await requestsDuring(async () => {
+		await page.getByRole('button', { name: 'Check and pay the CSV' }).click();
+		await page.locator('#bonus-csv-msg .error').waitFor();
+	});
+	assert.ok(!sent.some((x) => x.startsWith('POST')), sent);
+	assert.deepEqual(await page.locator('#bonus-csv-msg li').allTextContents(), [
+		'Line 3: participant_id: "anon_zz" is not a participant id (anon_ and 16 hex digits)',
+		'Line 4: amount: "abc" is not a dollar amount such as 2.50',
+		`Line 5: participant_id: ${dee} is on line 2 too (one bonus each per batch)`]);
+	// The API's row-indexed detail, with the CSV line it names.
+	expectedFailures.push([`/api/v1/studies/${state.study}/bonuses`, 422]);
+	await csv.fill(`${dee},1.00,Great\nanon_0000000000000000,1,x\n`);
+	await page.getByRole('button', { name: 'Check and pay the CSV' }).click();
+	await confirmWith('Pay $2.20');
+	const rowErr = page.locator('#bonus-csv-msg li');
+	await rowErr.waitFor();
+	assert.match(await rowErr.textContent(), /^Line 2: bonuses\[1\]\.participant_id: /);
+	assert.match(await page.locator('#bonus-csv-msg').textContent(), /Nothing was paid\./);
+	assert.equal((await paidRows()).length, 3, 'nothing paid');
+	await shot('17b-bonus-csv-row-error');
+	// An uploaded file fills the box; quoted reasons keep their commas.
+	await page.locator('#bonus_file').setInputFiles({ name: 'bonuses.csv', mimeType: 'text/csv',
+		buffer: Buffer.from(`participant_id,amount,reason\r\n${dee},0.75,"Great, thanks"\r\n${cy},1.25,\r\n`) });
+	await page.waitForFunction(() => document.getElementById('bonus_csv').value.includes('Great, thanks'));
+	await page.getByRole('button', { name: 'Check and pay the CSV' }).click();
+	// fees ceil(7.5) = 8 and ceil(12.5) = 13 cents: $0.83 + $1.38
+	assert.match(await confirmWith('Pay $2.21'), /Pay 2 bonuses, \$2\.21 in all\? \$2\.00 in bonuses plus \$0\.21 in fees/);
+	await page.locator('#bonus-csv-msg .success', { hasText: 'Paid 2 bonuses: $2.21' }).waitFor();
+	const rows = await paidRows();
+	assert.equal(rows.length, 5);
+	assert.deepEqual(rows.slice(0, 2).map((b) => [b.amount_cents, b.fee_cents, b.reason]).sort(),
+		[[125, 13, null], [75, 8, 'Great, thanks']].sort());
+	assert.equal(await bal(), before - 550 - 11 - 221);
+	await page.locator('table.bonuses tbody tr').nth(4).waitFor();
+	await page.locator('#study-detail [data-fact="Bonuses paid"]', { hasText: '$7.10' }).waitFor();
+	await shot('17c-bonuses');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('bonuses');
+	await shot('phone-17c-bonuses');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	// The researcher's wallet shows bonus_payment rows; the agent's a bonus.
+	const tx = (await api('GET', '/wallet/transactions?type=bonus_payment', { token: state.token })).json.transactions;
+	assert.equal(tx.length, 5);
+});
+
+await test('single reject with a category', async () => {
+	const a = await claimedElsewhere('Eve');
+	await takePart(a, state.study);
+	await page.goto(BASE + '/#/studies/' + state.study);
+	await page.reload();
+	const row = page.locator('tbody tr[data-status=submitted]').first();
+	await row.waitFor();
+	await page.locator('#review-reason').fill('');
+	await page.selectOption('#review-category', 'no_code');
+	await row.locator('button[data-act=reject]').click();
+	assert.match(await confirmWith('Reject'), /Category: No completion code\./);
+	const done = page.locator('tbody tr[data-status=rejected] .badge.category[data-category=no_code]');
+	await done.waitFor();
+	const parts = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	assert.equal(parts.filter((p) => p.category === 'no_code').length, 1);
+	const hist = (await api('GET', '/studies/history', { key: a.key })).json;
+	assert.match(JSON.stringify(hist), /"category":"no_code"/, 'the agent sees the category');
+});
+
+await test('messages: write to one participant (text, never markup), read the thread with its reply, write to all', async () => {
+	const parts = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	const dee = parts.find((p) => p.status === 'approved').participant_id;
+	await page.goto(BASE + '/#/studies/' + state.study);
+	await page.reload();
+	await page.getByRole('heading', { name: 'Messages', exact: true }).waitFor();
+	// A blank message is refused beside its field; nothing is sent.
+	await page.locator(`#p-${dee} input[type=checkbox]`).check();
+	let sent = await requestsDuring(async () => {
+		await page.locator('#message_body').fill('   ');
+		await page.getByRole('button', { name: 'Send to selected' }).click();
+		await page.locator('#message_body-error', { hasText: 'Write a message.' }).waitFor();
+	});
+	assert.ok(!sent.some((x) => x.endsWith('/messages')), sent);
+	const text = 'Hello <b>Dee</b> & thanks.\nCould you take a follow-up next week?';
+	await page.locator('#message_body').fill(text);
+	await page.getByRole('button', { name: 'Send to selected' }).click();
+	await page.locator('#message-msg .success', { hasText: 'Sent to 1 participant.' }).waitFor();
+	// The thread opens, the body shown as written (no markup made of it).
+	const first = page.locator('#thread-list li[data-direction=out]').first();
+	await first.waitFor();
+	assert.equal(await first.locator('.msg-body').textContent(), text);
+	assert.equal(await page.locator('#thread-list b').count(), 0, 'no markup from a body');
+	// The agent reads it (the study, not the researcher) and replies.
+	const inbox = (await api('GET', '/messages', { key: state.taker.key })).json.messages;
+	assert.equal(inbox.length, 1);
+	assert.equal(inbox[0].direction, 'in');
+	assert.equal(inbox[0].body, text);
+	assert.equal(inbox[0].study_id, state.study);
+	assert.doesNotMatch(JSON.stringify(inbox), new RegExp(email.replace(/[.]/g, '\\.') + '|acc_'));
+	assert.equal((await api('POST', `/messages/${inbox[0].id}/read`, { key: state.taker.key })).status, 200);
+	const reply = await api('POST', `/messages/${inbox[0].id}/reply`, { key: state.taker.key, body: { body: 'Happy to <i>help</i>.' } });
+	assert.equal(reply.status, 201, reply.text);
+	await page.locator('#thread-close').click();
+	assert.equal(await page.locator('#thread').isHidden(), true);
+	await page.locator(`#p-${dee} button[data-act=thread]`).click();
+	await page.locator('#thread-list li').nth(1).waitFor();
+	const items = page.locator('#thread-list li');
+	assert.deepEqual(await items.evaluateAll((l) => l.map((x) => x.dataset.direction)), ['out', 'in'], 'oldest first');
+	assert.match(await items.nth(0).locator('.msg-meta').textContent(), /^You · .* · read /);
+	assert.equal(await items.nth(1).locator('.msg-body').textContent(), 'Happy to <i>help</i>.');
+	assert.equal(await page.locator('#thread-list i').count(), 0);
+	// Written from the thread: it goes to this participant and shows there.
+	await page.locator('#thread_body').fill('Thank you!');
+	await page.locator('#thread-form').getByRole('button', { name: 'Send' }).click();
+	await items.nth(2).waitFor();
+	assert.equal(await items.nth(2).locator('.msg-body').textContent(), 'Thank you!');
+	await shot('18-thread');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('thread');
+	await shot('phone-18-thread');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	// To all: asked first, then every participant of the study.
+	await page.locator('#message_body').fill('The study closes on Friday.');
+	await page.getByRole('button', { name: 'Send to all participants' }).click();
+	assert.match(await confirmWith('Send to all'), new RegExp(`Send to all ${parts.length} participants\\?`));
+	await page.locator('#message-msg .success', { hasText: `Sent to ${parts.length} participants.` }).waitFor();
+	const boBox = (await api('GET', '/messages', { key: state.bo.key })).json.messages;
+	assert.deepEqual(boBox.map((m) => m.body), ['The study closes on Friday.']);
+});
+
+await test('groups: create, rename, members from a study and by pseudonym, remove, delete', async () => {
+	const parts = (await api('GET', `/studies/${state.study}/participants`, { token: state.token })).json.participants;
+	const byId = new Map(parts.map((p) => [p.participant_id, p]));
+	const dee = parts.find((p) => p.status === 'approved');
+	const [bo, cy] = parts.filter((p) => p.status === 'rejected' && p.category === 'low_effort');
+	await page.goto(BASE + '/#/groups');
+	await page.getByRole('heading', { name: 'Groups', exact: true }).waitFor();
+	await page.locator('text=No groups yet.').waitFor();
+	const create = async (name) => {
+		await page.locator('#group_name').fill(name);
+		await page.getByRole('button', { name: 'Create group' }).click();
+		await page.locator('#group-list article h3', { hasText: name }).waitFor();
+	};
+	await page.getByRole('button', { name: 'Create group' }).click();
+	await page.locator('#group_name-error', { hasText: 'Required.' }).waitFor();
+	await create('Failed the check (browser)');
+	await create('Wave one (browser)');
+	const groups = (await api('GET', '/groups', { token: state.token })).json.groups;
+	const failed = groups.find((g) => g.name === 'Failed the check (browser)');
+	const wave = groups.find((g) => g.name === 'Wave one (browser)');
+	state.failedGroup = failed;
+	// From the study's participants: the selected rows, by pseudonym.
+	await page.goto(BASE + '/#/studies/' + state.study);
+	await page.reload();
+	await page.locator(`#p-${bo.participant_id} input[type=checkbox]`).check();
+	await page.locator(`#p-${cy.participant_id} input[type=checkbox]`).check();
+	await page.locator('#group-target option', { hasText: failed.name }).waitFor({ state: 'attached' });
+	await page.selectOption('#group-target', failed.id);
+	await page.getByRole('button', { name: 'Add selected to group' }).click();
+	await page.locator('#flash', { hasText: `Added 2 to "${failed.name}". It has 2 now.` }).waitFor();
+	let members = (await api('GET', `/groups/${failed.id}/members`, { token: state.token })).json.members.map((m) => m.pseudonym).sort();
+	assert.deepEqual(members, [bo.pseudonym, cy.pseudonym].sort());
+	// The group's members on its page; more by pseudonym.
+	await page.goto(BASE + '/#/groups');
+	const card = page.locator('#group-' + failed.id);
+	await card.locator('.member-count', { hasText: '2 members' }).waitFor();
+	await card.locator('button[data-act=members]').click();
+	await card.locator(`tr[data-member="${bo.pseudonym}"]`).waitFor();
+	assert.equal(await card.locator('.members-table tbody tr').count(), 2);
+	const box = card.locator('textarea');
+	await box.fill(`${dee.pseudonym}\nnot-a-pseudonym`);
+	await card.getByRole('button', { name: 'Add members' }).click();
+	await card.locator('.add-msg .error', { hasText: 'Line 2: "not-a-pseudonym"' }).waitFor();
+	expectedFailures.push([`/api/v1/groups/${failed.id}/members`, 422]);
+	await box.fill(`${dee.pseudonym}\npsn_0000000000000000`);
+	await card.getByRole('button', { name: 'Add members' }).click();
+	await card.locator('.add-msg .error', { hasText: 'psn_0000000000000000' }).waitFor();
+	await box.fill(`${dee.pseudonym}\n${bo.pseudonym}`);
+	await card.getByRole('button', { name: 'Add members' }).click();
+	await card.locator('.add-msg .success', { hasText: 'Added 1; 1 already in the group.' }).waitFor();
+	await card.locator('.member-count', { hasText: '3 members' }).waitFor();
+	await card.locator(`tr[data-member="${dee.pseudonym}"]`).waitFor();
+	await shot('19-groups');
+	// Remove one, after a confirmation.
+	await card.locator(`button[data-remove="${dee.pseudonym}"]`).click();
+	await confirmWith('Remove');
+	await card.locator('.member-count', { hasText: '2 members' }).waitFor();
+	members = (await api('GET', `/groups/${failed.id}/members`, { token: state.token })).json.members.map((m) => m.pseudonym);
+	assert.ok(!members.includes(dee.pseudonym));
+	// Rename, then delete the other group.
+	const wcard = page.locator('#group-' + wave.id);
+	await wcard.locator('button[data-act=rename]').click();
+	await wcard.locator(`#rename_${wave.id}`).fill('Wave one, renamed (browser)');
+	await wcard.locator(`#rename_${wave.id}_desc`).fill('First wave, for a follow-up');
+	await wcard.getByRole('button', { name: 'Save' }).click();
+	await page.locator(`#group-${wave.id} h3`, { hasText: 'Wave one, renamed (browser)' }).waitFor();
+	assert.equal((await api('GET', `/groups/${wave.id}`, { token: state.token })).json.description, 'First wave, for a follow-up');
+	await page.locator(`#group-${wave.id} button[data-act=delete]`).click();
+	assert.match(await confirmWith('Delete group'), /Delete the group "Wave one, renamed \(browser\)"\?/);
+	await page.locator('#group-' + wave.id).waitFor({ state: 'detached' });
+	assert.equal((await api('GET', `/groups/${wave.id}`, { token: state.token })).status, 404);
+	expectedFailures.push([`/api/v1/groups/${wave.id}`, 404]);
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('groups');
+	await shot('phone-19-groups');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	assert.ok(byId.size >= 4);
+});
+
+await test('create a study with eligibility and completion codes with actions; an excluded agent cannot see it, a code approves', async () => {
+	const failed = state.failedGroup;
+	await page.goto(BASE + '/#/studies');
+	await page.getByRole('heading', { name: 'New study' }).waitFor();
+	await fillStudy({ ...FORM, title: 'Follow-up (browser)', reward_per_participant: '1.00', max_participants: 2, completion_code: 'PASS1234' });
+	await page.selectOption('#completion_code_action', 'approve');
+	await page.getByRole('button', { name: 'Add another code' }).click();
+	await page.locator('#completion_code_1').fill('ab');
+	await page.getByRole('button', { name: 'Add another code' }).click();
+	await page.locator('#completion_code_2').fill('SCRN1234');
+	await page.selectOption('#completion_code_2_action', 'screen_out');
+	await page.locator('#screen_out').fill('99');
+	// Every error at once, beside its field, nothing sent.
+	let sent = await requestsDuring(async () => {
+		await page.getByRole('button', { name: 'Create and fund study' }).click();
+		await page.locator('#screen_out-error:not(:empty)').waitFor();
+	});
+	assert.ok(!sent.includes('POST /api/v1/studies'), sent);
+	assert.equal(await page.locator('#completion_code_1-error').textContent(), 'From 4 to 64 characters.');
+	assert.equal(await page.locator('#screen_out-error').textContent(), 'At most the reward ($1.00).');
+	assert.equal(await page.locator('#create-msg .error').textContent(), '2 fields need a change.');
+	await page.locator('#completion_code_1').fill('FAIL1234');
+	await page.selectOption('#completion_code_1_action', 'reject');
+	await page.selectOption('#completion_code_1_group', failed.id);
+	await page.locator('#screen_out').fill('0.25');
+	await page.locator('#eligibility summary').click();
+	await page.selectOption('#elig_exclude', [failed.id]);
+	await page.selectOption('#elig_exclude_studies', [state.study]);
+	await shot('20-create-eligibility-codes');
+	const bodies = [];
+	const on = (req) => { if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/v1/studies') bodies.push(req.postDataJSON()); };
+	page.on('request', on);
+	await page.getByRole('button', { name: 'Create and fund study' }).click();
+	await confirmWith('Create and fund');
+	await page.locator('#create-msg .success').waitFor();
+	page.off('request', on);
+	assert.equal(bodies.length, 1);
+	assert.equal(bodies[0].completion_code, undefined, 'not together with completion_codes');
+	assert.deepEqual(bodies[0].completion_codes, [{ code: 'PASS1234', action: 'approve' },
+		{ code: 'FAIL1234', action: 'reject', add_to_group: failed.id }, { code: 'SCRN1234', action: 'screen_out' }]);
+	assert.equal(bodies[0].screen_out_cents, 25);
+	assert.deepEqual(bodies[0].eligibility, { include_groups: [], exclude_groups: [failed.id], exclude_studies: [state.study] });
+	const sid = (await page.locator('article.study.new').getAttribute('id')).replace(/^study-/, '');
+	const st = (await api('GET', '/studies/' + sid, { token: state.token })).json;
+	assert.equal(st.screen_out_cents, 25);
+	assert.deepEqual(st.eligibility.exclude_groups, [failed.id]);
+	// Its page names the groups and the study, and each code's action.
+	await page.goto(BASE + '/#/studies/' + sid);
+	const who = page.locator('#study-detail [data-fact="Who may take part"] dd');
+	await who.locator('.named', { hasText: failed.name }).waitFor();
+	assert.match(await who.textContent(), /Not members of Failed the check \(browser\)Not participants of Sleep and shift work \(browser\)/);
+	assert.match(await page.locator('#study-detail [data-fact="Completion codes"] dd').textContent(),
+		/PASS1234: Approve at once.*FAIL1234: Reject at once, adds to Failed the check \(browser\).*SCRN1234: Screen out/);
+	assert.equal((await page.locator('#study-detail [data-fact="Screen-out payment"] dd').textContent()).trim(), '$0.25');
+	await shot('20b-study-eligibility');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('eligibility');
+	await shot('phone-20b-study-eligibility');
+	await page.setViewportSize({ width: 1280, height: 900 });
+	// Bo is in the excluded group (and took part in the excluded study): not shown.
+	assert.equal((await api('GET', '/studies/' + sid, { key: state.bo.key })).status, 404);
+	// A new agent takes part; its code approves it at once.
+	const fay = await claimedElsewhere('Fay');
+	let r = await api('POST', `/studies/${sid}/accept`, { key: fay.key });
+	assert.equal(r.status, 200, r.text);
+	await api('GET', `/studies/${sid}`, { key: fay.key });
+	r = await api('POST', `/studies/${sid}/complete`, { key: fay.key, body: { completion_code: 'PASS1234' } });
+	assert.equal(r.status, 200, r.text);
+	assert.equal(r.json.status, 'approved');
+	assert.equal((await api('POST', `/studies/${sid}/stop`, { token: state.token })).status, 200);
 });
 
 await test('pause, resume and stop, each after a confirmation (cancel changes nothing)', async () => {
@@ -624,10 +1156,73 @@ await test('rotate an agent key: shown once with a copy button; the old key stop
 	assert.equal(await page.locator('#new-api-key').count(), 0, 'the key is shown once');
 });
 
+await test('cash out: dollars to exact cents, errors beside the amount, a confirmation naming it, the requests with their state', async () => {
+	const before = (await api('GET', '/wallet/balance', { token: state.token })).json.available_cents;
+	await page.goto(BASE + '/#/wallet');
+	await page.getByRole('heading', { name: 'Cash out' }).waitFor();
+	await page.locator('#cashouts', { hasText: 'No cash-out requests yet.' }).waitFor();
+	const amount = page.locator('#cashout_amount');
+	const request = page.getByRole('button', { name: 'Request cash-out' });
+	// Bad amounts are refused beside the field, before any request.
+	const sent = await requestsDuring(async () => {
+		for (const [typed, re] of [['', /^Required\.$/], ['12.345', /dollar amount/], ['0', /^At least \$0\.01\.$/],
+			[String(Math.floor(before / 100) + 1), /^More than the available \$/]]) {
+			await amount.fill(typed);
+			await request.click();
+			await page.locator('#cashout_amount-error', { hasText: re }).waitFor();
+			assert.equal(await amount.getAttribute('aria-invalid'), 'true');
+		}
+	});
+	assert.ok(!sent.includes('POST /api/v1/wallet/cashouts'), 'no request: ' + sent);
+	await shot('16-cashout-error');
+	// The confirmation names the amount; Cancel sends nothing.
+	await amount.fill('0.29');
+	await request.click();
+	assert.match(await confirmWith('Cancel'), /Cash out \$0\.29\? \$0\.29 leaves the available balance of your wallet now/);
+	assert.equal((await api('GET', '/wallet/cashouts', { token: state.token })).json.cashouts.length, 0);
+	await amount.fill('12.34');
+	await request.click();
+	await page.locator('#confirm').getByRole('button', { name: 'Cash out $12.34' }).waitFor();
+	await shot('16b-confirm-cashout');
+	await confirmWith('Cash out $12.34');
+	await page.locator('#cashout-msg .success', { hasText: 'Cash-out of $12.34 requested; it is requested.' }).waitFor();
+	const list = (await api('GET', '/wallet/cashouts', { token: state.token })).json.cashouts;
+	assert.equal(list.length, 1);
+	assert.equal(list[0].amount_cents, 1234, 'exact cents');
+	assert.equal(list[0].status, 'requested');
+	const row = page.locator('#cashout-' + list[0].id);
+	await row.waitFor();
+	assert.match(await row.textContent(), /\$12\.34.*Your wallet.*requested/);
+	assert.equal((await api('GET', '/wallet/balance', { token: state.token })).json.available_cents, before - 1234);
+	await page.locator('#balance-available .stat-value', { hasText: usdText(before - 1234) }).waitFor();
+	await page.locator('table.tx tbody', { hasText: 'cashout request' }).waitFor();
+	// From a claimed agent's wallet: the agent is named, not its id.
+	const agentBal = (await api('GET', '/account', { token: state.token })).json.agents.find((a) => a.agent_id === state.agent.id).wallet;
+	await page.selectOption('#cashout_wallet', state.agent.id);
+	await amount.fill('1');
+	await request.click();
+	assert.match(await confirmWith('Cash out $1.00'), /of agent Ada the browser agent now/);
+	await page.locator('table.cashouts tbody tr').nth(1).waitFor();
+	assert.match(await page.locator('table.cashouts tbody tr').first().textContent(), /\$1\.00.*Agent Ada the browser agent.*requested/);
+	const agentAfter = (await api('GET', '/account', { token: state.token })).json.agents.find((a) => a.agent_id === state.agent.id).wallet;
+	assert.equal(agentAfter.available_cents, agentBal.available_cents - 100);
+	// The operator pays the first outside: its state and reference show.
+	admin('cashout-paid', list[0].id, 'BANK-REF-42');
+	await page.reload();
+	await row.locator('.badge', { hasText: 'paid' }).waitFor();
+	assert.match(await row.textContent(), /BANK-REF-42/);
+	await shot('16c-cashouts');
+	await page.setViewportSize({ width: 375, height: 800 });
+	await noHorizontalScroll('cash-outs');
+	await shot('phone-16c-cashouts');
+	await page.setViewportSize({ width: 1280, height: 900 });
+});
+
 await test('a phone-sized screen (375 px) has no horizontal scroll on any view', async () => {
 	await page.setViewportSize({ width: 375, height: 800 });
 	for (const [hash, ready, name] of [['#/overview', '#overview-running', 'overview'], ['#/wallet', 'table.tx tbody tr', 'wallet'], ['#/studies', 'article.study', 'studies'],
-		['#/studies/' + state.study, 'tbody tr', 'participants'], ['#/agents', '#agent-' + state.agent.id, 'agents']]) {
+		['#/studies/' + state.study, 'tbody tr', 'participants'], ['#/agents', '#agent-' + state.agent.id, 'agents'],
+		['#/groups', '#group-list article', 'groups']]) {
 		await page.goto(BASE + '/' + hash);
 		await page.locator(ready).first().waitFor();
 		await page.waitForTimeout(200);
@@ -647,6 +1242,9 @@ const chartText = () => page.evaluate(() => {
 await test('the balance chart is readable at 375 px: its labels keep their size, nothing overflows', async () => {
 	await page.goto(BASE + '/#/wallet');
 	await page.locator('svg.chart path.line').waitFor();
+	// every part of the page loaded (the cash-outs, the transactions): no
+	// later change of layout redraws the chart under the measurement
+	await page.waitForFunction(() => !document.querySelector('.loading'));
 	const wide = await chartText();
 	await page.setViewportSize({ width: 375, height: 800 });
 	try {

@@ -41,8 +41,10 @@ function newKey() {
 }
 
 // One request. Every failure becomes an ApiError carrying the answer's detail;
-// a mutating POST carries an Idempotency-Key, so a retry never runs twice.
-export async function api(method, path, body) {
+// a mutating POST carries an Idempotency-Key, so a retry never runs twice:
+// a fresh one, or idemKey when the caller keeps one for a whole batch (a
+// second click on the same bonus batch replays it, design.md §13).
+export async function api(method, path, body, idemKey) {
 	const headers = { Accept: 'application/json' };
 	const token = session.token;
 	if (token) headers.Authorization = 'Bearer ' + token;
@@ -51,7 +53,7 @@ export async function api(method, path, body) {
 		headers['Content-Type'] = 'application/json';
 		init.body = JSON.stringify(body);
 	}
-	if (method === 'POST') headers['Idempotency-Key'] = newKey();
+	if (method === 'POST') headers['Idempotency-Key'] = idemKey || newKey();
 	let res;
 	try {
 		res = await fetch(BASE + path, init);
@@ -76,7 +78,10 @@ export async function api(method, path, body) {
 }
 
 export const get = (path) => api('GET', path);
-export const post = (path, body) => api('POST', path, body);
+export const post = (path, body, idemKey) => api('POST', path, body, idemKey);
+export const patch = (path, body) => api('PATCH', path, body);
+export const del = (path) => api('DELETE', path);
+export { newKey };
 
 // Every page of a list, up to a bound (the CSV export, the balance chart).
 export async function getAll(path, key, maxPages = 50) {

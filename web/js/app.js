@@ -7,6 +7,7 @@ import { walletView } from './wallet.js';
 import { studiesView } from './studies.js';
 import { participantsView } from './participants.js';
 import { agentsView } from './agents.js';
+import { groupsView } from './groups.js';
 
 const main = document.getElementById('main');
 let renderSeq = 0;
@@ -17,6 +18,7 @@ const routes = [
 	[/^#\/studies$/, 'studies', () => studiesView],
 	[/^#\/studies\/([A-Za-z0-9_]{1,63})$/, 'studies', (m) => (root) => participantsView(root, m[1])],
 	[/^#\/agents$/, 'agents', () => agentsView],
+	[/^#\/groups$/, 'groups', () => groupsView],
 ];
 
 function chrome(loggedIn) {

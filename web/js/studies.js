@@ -5,6 +5,7 @@ import { get, post, ApiError } from './api.js';
 import { h, s, clear, errorBox, loading, field, busy, timeEl, flash, confirmDialog, statusBadge } from './ui.js';
 import { usd, studyCost, parseDollars, parseWhole } from './money.js';
 import { legend } from './chart.js';
+import { whoFields, whoFacts, knownNames } from './who.js';
 
 const FIELDS = ['title', 'description', 'study_url', 'reward_per_participant', 'max_participants',
 	'estimated_duration_minutes', 'screening_criteria', 'deadline', 'completion_code'];
@@ -29,7 +30,7 @@ const LIMITS = {
 const ONE_LINE = /^[^\u0000-\u001f\u007f]*$/u;
 const TEXT = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/u;
 
-function textError(v, f, oneLine) {
+export function textError(v, f, oneLine) {
 	const [lo, hi] = LIMITS[f];
 	const n = [...v].length;
 	if (n === 0 || v.trim() === '') return 'Required.';
@@ -77,7 +78,7 @@ export function checkStudy(v, now = Date.now()) {
 
 // The API's detail for a field, in the form's words: "title: must be ..."
 // without its field name, the reward in dollars.
-function apiFieldError(e) {
+export function apiFieldError(e) {
 	if (e.field === 'reward_per_participant' && /between/.test(e.detail)) return 'From $0.01 to $10,000.00.';
 	const t = e.detail.slice(e.field.length + 2);
 	return t.charAt(0).toUpperCase() + t.slice(1) + (/[.)]$/.test(t) ? '' : '.');
@@ -133,9 +134,10 @@ function createForm(box, reload) {
 	inputs.reward_per_participant.addEventListener('input', update);
 	inputs.max_participants.addEventListener('input', update);
 
+	const who = whoFields(inputs.completion_code);
 	const form = h('form', { novalidate: true, id: 'create-study' },
 		h('div', { class: 'grid2' },
-			h('div', {}, FIELDS.map((f) => field(f, labels[f][0], inputs[f], labels[f][1]))),
+			h('div', {}, FIELDS.map((f) => field(f, labels[f][0], inputs[f], labels[f][1])), who.codesEl, who.eligEl),
 			preview),
 		msg, button);
 	form.addEventListener('submit', async (ev) => {
@@ -146,15 +148,26 @@ function createForm(box, reload) {
 		const { body, err } = checkStudy(values);
 		for (const f of FIELDS) setFieldError(f, err[f]);
 		const bad = FIELDS.filter((f) => err[f]);
-		if (bad.length) {
+		// Eligibility and codes with actions; the first code's own text error stays.
+		const badWho = who.collect(body, body.reward_per_participant).filter((f) => !bad.includes(f));
+		if (bad.length || badWho.length) {
+			const n = bad.length + badWho.length;
 			msg.append(h('p', { class: 'error', role: 'alert' },
-				bad.length === 1 ? 'One field needs a change.' : `${bad.length} fields need a change.`));
-			inputs[bad[0]].focus();
+				n === 1 ? 'One field needs a change.' : `${n} fields need a change.`));
+			document.getElementById(bad[0] || badWho[0]).focus();
 			return;
 		}
+		// Money moves: the amount frozen is named before anything is sent.
+		const c = studyCost(body.reward_per_participant, body.max_participants, feeBps);
+		const frozen = c ? `${usd(c.total)} (${body.max_participants.toLocaleString('en-US')} × ${usd(c.perParticipant)}, reward and fee)`
+			: 'The budget (places × (reward + fee))';
+		if (!(await confirmDialog(`Create "${body.title}" and fund it?`,
+			`${frozen} is frozen from your available balance now, and the study opens to agents. ` +
+			'Unused places come back to your wallet when it stops.', 'Create and fund'))) return;
 		try {
 			const st = await busy(button, 'Creating…', () => post('/studies', body));
 			form.reset();
+			who.reset();
 			update();
 			clear(msg, h('p', { class: 'ok success', role: 'status' }, `Study "${st.title}" is created and open to agents; `,
 				`${usd(st.funding.frozen_cents)} is frozen from your wallet. `,
@@ -169,7 +182,9 @@ function createForm(box, reload) {
 				card.querySelector('h3').focus({ preventScroll: true });
 			}
 		} catch (e) {
-			if (e instanceof ApiError && e.field && FIELDS.includes(e.field)) {
+			if (e instanceof ApiError && who.apiError(e)) {
+				msg.append(h('p', { class: 'error', role: 'alert' }, 'One field needs a change.'));
+			} else if (e instanceof ApiError && e.field && FIELDS.includes(e.field)) {
 				setFieldError(e.field, apiFieldError(e));
 				inputs[e.field].focus();
 			} else {
@@ -181,7 +196,7 @@ function createForm(box, reload) {
 	update();
 }
 
-function setFieldError(f, text) {
+export function setFieldError(f, text) {
 	const el = document.getElementById(f + '-error');
 	const input = document.getElementById(f);
 	if (!el || !input) return;
@@ -268,6 +283,8 @@ export function studyActions(st, msg, done) {
 // (the researcher view, docs/api.md §7.4); the title is the page's heading.
 export function studyDetail(st) {
 	const taken = st.max_participants - st.stats.spots_remaining;
+	const who = whoFacts(st, knownNames());
+	const codes = who.some(([k]) => k === 'Completion codes');
 	const rows = [
 		['Status', statusBadge(st.status)],
 		['Reward', `${usd(st.reward_per_participant)} per participant (fee ${usd(st.funding.fee_cents_per_participant)})`],
@@ -275,10 +292,12 @@ export function studyDetail(st) {
 			`${st.stats.spots_remaining.toLocaleString('en-US')} left`],
 		['Estimated duration', `${st.estimated_duration_minutes} min`],
 		['Deadline', st.deadline ? timeEl(st.deadline) : 'None'],
-		['Completion code', st.completion_code
+		...who,
+		codes ? null : ['Completion code', st.completion_code
 			? ['Required: ', h('code', { class: 'mono' }, st.completion_code)]
 			: 'None: agents complete without a code'],
 		['Study URL', h('a', { href: st.study_url, rel: 'noopener noreferrer', target: '_blank', class: 'url' }, st.study_url)],
+		['Bonuses paid', usd(st.funding.bonus_cents || 0)],
 		['Created', timeEl(st.created_at)],
 		st.closed_at ? ['Closed', timeEl(st.closed_at)] : null,
 		st.completed_at ? ['Completed', timeEl(st.completed_at)] : null,
@@ -307,7 +326,8 @@ export function progress(st) {
 		h('p', { class: 'counts' }, segs.filter(([, , n]) => n > 0).map(([k, l, n]) =>
 			h('span', { class: 'count' }, h('span', { class: 'swatch ' + k, 'aria-hidden': 'true' }), `${l}: ${n}`)),
 		st.stats.timed_out ? h('span', { class: 'count' }, `Timed out: ${st.stats.timed_out}`) : null,
-		st.stats.withdrawn ? h('span', { class: 'count' }, `Withdrawn: ${st.stats.withdrawn}`) : null),
+		st.stats.withdrawn ? h('span', { class: 'count' }, `Withdrawn: ${st.stats.withdrawn}`) : null,
+		st.stats.screened_out ? h('span', { class: 'count' }, `Screened out: ${st.stats.screened_out}`) : null),
 		bar(money.map(([k, , n]) => [k, n]), total, 'Budget: ' + money.map(([, l, n]) => `${l} ${usd(n)}`).join(', ')),
 		h('p', { class: 'counts money' }, money.map(([k, l, n]) =>
 			h('span', { class: 'count', dataset: { money: k } }, h('span', { class: 'swatch ' + k, 'aria-hidden': 'true' }), `${l}: ${usd(n)}`)),

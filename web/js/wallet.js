@@ -1,10 +1,10 @@
 // Wallet: balance, a chart of the available balance, transactions by type
 // with cursor paging (api.md §7.6).
-import { get, getAll } from './api.js';
-import { h, clear, errorBox, loading, timeEl, busy, labelled } from './ui.js';
+import { get, getAll, post, ApiError } from './api.js';
+import { h, clear, errorBox, loading, timeEl, busy, labelled, field, flash, confirmDialog, statusBadge } from './ui.js';
+import { usd, parseDollars } from './money.js';
 
 const COLS = ['When', 'Type', 'Amount', 'Description', 'Study'];
-import { usd } from './money.js';
 import { balanceChart, balanceSeries, responsiveChart } from './chart.js';
 
 const TYPES = ['signup_bonus', 'study_freeze', 'platform_fee', 'study_unfreeze', 'earning', 'refund',
@@ -17,15 +17,21 @@ export async function walletView(root) {
 	const chartBox = h('section', { class: 'card', 'aria-labelledby': 'chart-title' },
 		h('h2', { id: 'chart-title' }, 'Available balance over time'), loading());
 	const txBox = h('section', { class: 'card', 'aria-labelledby': 'tx-title' });
-	root.append(cards, chartBox, txBox);
+	const cashBox = h('section', { class: 'card', id: 'cashouts', 'aria-labelledby': 'cashout-title' });
+	root.append(cards, cashBox, chartBox, txBox);
 
-	const bal = await get('/wallet/balance');
-	clear(cards,
-		stat('available', 'Available', bal.available_cents),
-		stat('frozen', 'Frozen in studies', bal.frozen_cents),
-		stat('total', 'Total', bal.total_cents));
+	async function showBalance() {
+		const b = await get('/wallet/balance');
+		clear(cards,
+			stat('available', 'Available', b.available_cents),
+			stat('frozen', 'Frozen in studies', b.frozen_cents),
+			stat('total', 'Total', b.total_cents));
+		return b;
+	}
+	const bal = await showBalance();
 
-	transactions(txBox);
+	const tx = transactions(txBox);
+	cashouts(cashBox, bal, async () => { await showBalance(); tx.reload(); });
 	try {
 		const all = await getAll('/wallet/transactions', 'transactions', 10);
 		const holder = h('div', { class: 'chart-holder' });
@@ -99,11 +105,134 @@ function transactions(box) {
 	}
 	select.addEventListener('change', () => load(true));
 	more.addEventListener('click', () => busy(more, 'Loading…', () => load(false)));
+	const out = { reload: () => load(true) };
 	clear(box, h('h2', { id: 'tx-title' }, 'Transactions'),
 		h('div', { class: 'row' }, h('label', { for: 'tx-type' }, 'Type'), select),
 		h('div', { class: 'table-wrap' }, h('table', { class: 'tx' },
 			h('thead', {}, h('tr', {}, COLS.map((c) => h('th', { scope: 'col' }, c)))),
 			body)),
 		msg, more);
+	load(true);
+	return out;
+}
+
+const CASH_COLS = ['Requested', 'Amount', 'From', 'State', 'Reference or reason', 'Settled'];
+
+// Cash-out requests (api.md §7.6): an amount in dollars to exact cents, from
+// the account's wallet or a claimed agent's; a confirmation naming the amount;
+// the requests with their state. changed() refreshes the balance and rows.
+function cashouts(box, bal, changed) {
+	const amount = h('input', { type: 'text', inputmode: 'decimal', placeholder: '25.00', autocomplete: 'off' });
+	const from = h('select', {}, h('option', { value: '' }, `Your wallet (available ${usd(bal.available_cents)})`));
+	const names = new Map();
+	const msg = h('div', { id: 'cashout-msg' });
+	const button = h('button', { type: 'submit' }, 'Request cash-out');
+	const body = h('tbody');
+	const listMsg = h('div');
+	const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
+	let cursor = null, account = null;
+	const accountReady = get('/account').then((a) => {
+		account = a;
+		names.set(a.id, 'Your wallet');
+		for (const ag of a.agents) {
+			names.set(ag.agent_id, 'Agent ' + ag.name);
+			from.append(h('option', { value: ag.agent_id }, `Agent ${ag.name} (available ${usd(ag.wallet.available_cents)})`));
+		}
+	}).catch(() => {});
+	const available = () => {
+		if (!from.value) return bal.available_cents;
+		const ag = account && account.agents.find((x) => x.agent_id === from.value);
+		return ag ? ag.wallet.available_cents : null;
+	};
+
+	const form = h('form', { novalidate: true, id: 'cashout-form' },
+		h('div', { class: 'row wrap align-top' },
+			field('cashout_amount', 'Amount ($)', amount, 'In dollars; it leaves the available balance now.'),
+			field('cashout_wallet', 'From', from, null)),
+		msg, button);
+	form.addEventListener('submit', async (ev) => {
+		ev.preventDefault();
+		clear(msg);
+		const cents = parseDollars(amount.value);
+		const avail = available();
+		const err = amount.value.trim() === '' ? 'Required.'
+			: Number.isNaN(cents) ? 'A dollar amount, such as 25 or 25.50.'
+				: cents < 1 ? 'At least $0.01.'
+					: avail !== null && cents > avail ? `More than the available ${usd(avail)}.` : null;
+		setError(err);
+		if (err) { amount.focus(); return; }
+		const ag = from.value && account ? account.agents.find((x) => x.agent_id === from.value) : null;
+		const who = from.value ? 'agent ' + (ag ? ag.name : from.value) : 'your wallet';
+		if (!(await confirmDialog(`Cash out ${usd(cents)}?`,
+			`${usd(cents)} leaves the available balance of ${who} now and is held until the operator ` +
+			'pays it to you outside arps; a refused request returns it.', `Cash out ${usd(cents)}`))) return;
+		try {
+			const c = await busy(button, 'Requesting…', () => post('/wallet/cashouts',
+				from.value ? { amount_cents: cents, agent_id: from.value } : { amount_cents: cents }));
+			form.reset();
+			clear(msg, h('p', { class: 'ok success', role: 'status' },
+				`Cash-out of ${usd(c.amount_cents)} requested; it is ${c.status}.`));
+			flash(`Cash-out of ${usd(c.amount_cents)} requested.`);
+			await changed();
+			const a = await get('/account').catch(() => null);
+			if (a) { account = a; refreshOptions(); }
+			await load(true);
+		} catch (e) {
+			if (e instanceof ApiError && (e.field === 'amount_cents' || e.code === 'INSUFFICIENT_FUNDS')) {
+				setError(e.code === 'INSUFFICIENT_FUNDS' && avail !== null ? `More than the available ${usd(avail)}.` : e.detail);
+				amount.focus();
+			} else {
+				msg.append(errorBox(e));
+			}
+		}
+	});
+	function setError(text) {
+		document.getElementById('cashout_amount-error').textContent = text || '';
+		if (text) amount.setAttribute('aria-invalid', 'true');
+		else amount.removeAttribute('aria-invalid');
+	}
+	async function refreshOptions() {
+		const b = await get('/wallet/balance').catch(() => null);
+		if (b) bal = b;
+		from.options[0].textContent = `Your wallet (available ${usd(bal.available_cents)})`;
+		for (const o of [...from.options].slice(1)) {
+			const ag = account.agents.find((x) => x.agent_id === o.value);
+			if (ag) o.textContent = `Agent ${ag.name} (available ${usd(ag.wallet.available_cents)})`;
+		}
+	}
+
+	async function load(reset) {
+		clear(listMsg);
+		if (reset) { cursor = null; listMsg.append(loading()); }
+		const q = new URLSearchParams({ limit: '20' });
+		if (cursor) q.set('cursor', cursor);
+		try {
+			await accountReady;
+			const page = await get('/wallet/cashouts?' + q);
+			if (reset) body.replaceChildren();
+			clear(listMsg);
+			for (const c of page.cashouts) {
+				body.append(labelled(h('tr', { id: 'cashout-' + c.id, dataset: { status: c.status } },
+					h('td', {}, timeEl(c.created_at)),
+					h('td', { class: 'num' }, usd(c.amount_cents)),
+					h('td', {}, names.get(c.wallet_id) || c.wallet_id),
+					h('td', {}, statusBadge(c.status)),
+					h('td', {}, c.reference || c.reason || ''),
+					h('td', {}, timeEl(c.settled_at))), CASH_COLS));
+			}
+			if (!body.children.length) listMsg.append(h('p', { class: 'empty' }, 'No cash-out requests yet.'));
+			cursor = page.next_cursor;
+			more.hidden = !cursor;
+		} catch (e) {
+			clear(listMsg, errorBox(e));
+		}
+	}
+	more.addEventListener('click', () => busy(more, 'Loading…', () => load(false)));
+	clear(box, h('h2', { id: 'cashout-title' }, 'Cash out'), form,
+		h('h3', { class: 'sub' }, 'Your requests'),
+		h('div', { class: 'table-wrap' }, h('table', { class: 'cashouts' },
+			h('thead', {}, h('tr', {}, CASH_COLS.map((c) => h('th', { scope: 'col' }, c)))),
+			body)),
+		listMsg, more);
 	load(true);
 }
