@@ -627,7 +627,7 @@ await test('an agent takes part through the API; approve in the console; both wa
 	assert.match(await row.textContent(), /anon_[0-9a-f]{16}.*submitted.*standard/);
 	// The time taken, accept to submission, and the tier named as today's.
 	assert.match(await row.locator('td.time-taken').textContent(), /^\d+ s$/);
-	assert.equal(await page.locator('table.participants thead th', { hasText: 'Tier today' }).count(), 1);
+	assert.equal(await page.locator('table.participants thead th', { hasText: 'Tier at accept' }).count(), 1);
 	await page.locator('#review-reason').fill('Thank you');
 	// A single approval pays: it asks first, and Cancel pays nothing.
 	const dialog = page.locator('#confirm');
@@ -1129,9 +1129,30 @@ await test('pause, resume and stop, each after a confirmation (cancel changes no
 	await card.locator('.badge', { hasText: 'awaiting review' }).waitFor();
 	// 7 unused slots of $5.50 come back at once.
 	assert.match(await card.textContent(), /Refunded: \$49\.50/);
-	assert.equal(await card.locator('button[data-action]').count(), 0);
+	assert.equal(await card.locator('button[data-action]:not([data-action=clone])').count(), 0);
 	const st = await api('GET', '/studies/' + state.study, { token: state.token });
 	assert.equal(st.json.status, 'awaiting_review');
+	// Clone (design.md §14): cancel changes nothing; confirmed, the clone is
+	// funded as a create, opens on its page, and excludes the source's participants.
+	const before = (await api('GET', '/wallet/balance', { token: state.token })).json.available_cents;
+	const n0 = (await api('GET', '/studies?limit=200', { token: state.token })).json.studies.length;
+	await card.locator('button[data-action=clone]').click();
+	await page.locator('#confirm').getByRole('button', { name: 'Cancel' }).click();
+	await page.waitForTimeout(300);
+	assert.equal((await api('GET', '/studies?limit=200', { token: state.token })).json.studies.length, n0);
+	await card.locator('button[data-action=clone]').click();
+	const cost = st.json.max_participants * (st.json.reward_per_participant + st.json.funding.fee_cents_per_participant);
+	assert.match(await page.locator('#confirm').textContent(), new RegExp('\\$' + (cost / 100).toFixed(2).replace('.', '\\.')));
+	await page.locator('#confirm').getByRole('button', { name: 'Clone' }).click();
+	await page.waitForFunction((src) => /^#\/studies\/std_/.test(location.hash) && !location.hash.endsWith(src), state.study);
+	const cloneId = (await page.evaluate(() => location.hash)).split('/')[2];
+	const clone = await api('GET', '/studies/' + cloneId, { token: state.token });
+	assert.equal(clone.status, 200);
+	assert.equal(clone.json.title, st.json.title);
+	assert.ok(clone.json.eligibility.exclude_studies.includes(state.study));
+	const after = (await api('GET', '/wallet/balance', { token: state.token })).json.available_cents;
+	assert.equal(before - after, cost);
+	assert.equal((await api('POST', `/studies/${cloneId}/stop`, { token: state.token })).status, 200);
 });
 
 await test('rotate an agent key: shown once with a copy button; the old key stops working', async () => {

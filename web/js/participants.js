@@ -16,7 +16,7 @@ import { allGroups } from './groups.js';
 // do not record the tier at accept.
 // The pseudonym is the same for one agent in all of this researcher's
 // studies (design.md §13): a returning participant is recognisable.
-const HEAD = ['Participant', 'Pseudonym', 'State', 'Accepted', 'Submitted', 'Time taken', 'Reviewed', 'Tier today', 'Reason', 'Review', 'Result'];
+const HEAD = ['Participant', 'Pseudonym', 'State', 'Accepted', 'Submitted', 'Time taken', 'Reviewed', 'Tier at accept', 'Reason', 'Review', 'Result'];
 const STATES = ['submitted', 'approved', 'rejected', 'accepted', 'in_progress', 'screened_out', 'timed_out', 'withdrawn'];
 // Who may get a bonus: a participant who submitted (api.md §7.4).
 const SUBMITTED = new Set(['submitted', 'approved', 'rejected']);

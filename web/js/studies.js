@@ -276,7 +276,30 @@ export function studyActions(st, msg, done) {
 	if (st.status === 'active' || st.status === 'paused') {
 		act('stop', 'Stop', 'Stopping is final: no new participants, and the unused slots are refunded to your wallet now.');
 	}
+	actions.append(cloneButton(st, msg));
 	return actions;
+}
+
+// Clone (design.md §14): the same study again, funded as a create, and
+// closed to this study's participants unless the clone is edited; the
+// cost named is the source's places at its fee per participant.
+function cloneButton(st, msg) {
+	const b = h('button', { type: 'button', class: 'secondary', dataset: { action: 'clone' } }, 'Clone');
+	b.addEventListener('click', async () => {
+		const cost = st.max_participants * (st.reward_per_participant + st.funding.fee_cents_per_participant);
+		if (!(await confirmDialog(`Clone "${st.title}"?`,
+			`A new study with the same settings is published and ${usd(cost)} is frozen from your wallet. ` +
+			'Agents who took part in this study cannot take part in the clone.', 'Clone'))) return;
+		clear(msg);
+		try {
+			const next = await busy(b, 'Cloning…', () => post(`/studies/${st.id}/clone`, {}));
+			flash(`"${next.title}" was published as a clone.`);
+			location.hash = '#/studies/' + next.id;
+		} catch (e) {
+			msg.append(errorBox(e));
+		}
+	});
+	return b;
 }
 
 // Everything the researcher set and the study's state, for its own page
