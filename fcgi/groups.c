@@ -55,7 +55,7 @@ static const struct field group_fields[] = {
 };
 const struct field_list fields_group = FIELD_LIST(group_fields);
 static const struct field group_patch_fields[] = {
-	{ "name", F_NAME, F_NULLABLE, 1, GROUP_NAME_MAX, offsetof(struct group_in, name) },
+	{ "name", F_NAME, 0, 1, GROUP_NAME_MAX, offsetof(struct group_in, name) },
 	{ "description", F_TEXT, F_NULLABLE, 0, GROUP_DESC_MAX,
 	    offsetof(struct group_in, description) },
 };
@@ -142,6 +142,8 @@ h_group_patch(struct req *r)
 		return H_REPLIED;
 	/* "description": null clears it */
 	c.clear_desc = json_object_object_get_ex(r->json, "description", &v) && v == NULL;
+	if (present == 0 && !c.clear_desc)	/* as PATCH /studies/{id} */
+		return reply_err(r, ARPS_E_VALIDATION, "body: give at least one of name, description");
 	if (!group_id_ok(r->params[0]))
 		return reply_no_group(r, r->params[0]);
 	snprintf(c.id, sizeof c.id, "%s", r->params[0]);

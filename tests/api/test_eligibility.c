@@ -81,6 +81,16 @@ member_add(const struct test_user *u, const char *g, const char *s, const char *
 
 /* --- groups --- */
 
+/* PATCH path with body (NULL: none) as u is 422 and changes nothing. */
+static void
+patch_refused(const struct test_user *u, const char *path, const char *body)
+{
+	struct resp r = http_req("PATCH", path, body, HDRS(u->hdr), NULL);
+
+	assert_error(&r, 422, "VALIDATION_ERROR");
+	resp_free(&r);
+}
+
 static void
 groups_crud(void **state)
 {
@@ -104,6 +114,17 @@ groups_crud(void **state)
 	assert_int_equal(r.status, 200);
 	assert_string_equal(jgets(&r, "name"), "Failed check");
 	assert_string_equal(jgets(&r, "description"), "wave one");
+	resp_free(&r);
+	/* nothing to change is refused, as a study's edit (no body, {}, a
+	 * name of null, an unknown field); a null description clears it */
+	patch_refused(&u, body, NULL);
+	patch_refused(&u, body, "{}");
+	patch_refused(&u, body, "{\"name\":null}");
+	patch_refused(&u, body, "{\"nome\":\"x\"}");
+	r = http_req("PATCH", body, "{\"description\":null}", HDRS(u.hdr), NULL);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jgets(&r, "name"), "Failed check");
+	assert_null(jget(r.json, "description"));
 	resp_free(&r);
 	r = get_as(u.hdr, "/api/v1/groups");
 	assert_int_equal(r.status, 200);

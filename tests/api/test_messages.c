@@ -409,11 +409,7 @@ messages_rate_limits(void **state)
 	newest_participant(&u, s, p2);
 
 	/* 1,998 recipients this hour already (the bucket as the server keeps it) */
-	sql_int("INSERT INTO rate_buckets (bucket) VALUES ('msg-send:%s')", u.id);
-	sql_int("SET STATEMENT max_recursive_iterations = 5000 FOR"
-	    " INSERT INTO rate_events (bucket, at) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
-	    "SELECT i + 1 FROM n WHERE i < 1998) SELECT 'msg-send:%s', UNIX_TIMESTAMP() - 60 "
-	    "FROM n", u.id);
+	fixture("rate-fill msg-send:%s 1998 60", u.id);
 	assert_int_equal(sql_int("SELECT COUNT(*) FROM rate_events WHERE bucket = 'msg-send:%s'",
 	    u.id), 1998);
 	/* two fit (2,000), then a third does not; a message that does not fit

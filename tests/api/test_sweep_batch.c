@@ -359,8 +359,7 @@ killed_in_a_large_run(void **state)
 	assert_int_equal(sweep(""), 0);
 	assert_once(study, tag, &moved);
 	assert_int_equal(moved, before);
-	assert_int_equal(sql_int("UPDATE leases SET expires_at = UNIX_TIMESTAMP() - 1"
-	    " WHERE name = 'sweep' AND expires_at > UNIX_TIMESTAMP(); SELECT ROW_COUNT()"), 1);
+	fixture("lease-expire sweep");
 	assert_int_equal(sweep(""), 0);
 	assert_once(study, tag, &moved);
 	assert_int_equal(moved, KILL_N);

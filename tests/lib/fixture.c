@@ -38,6 +38,19 @@ static const char q_agent_rep[] = "UPDATE agents SET reputation = ? WHERE id = ?
 static const char q_agent_claim_expire[] =
     "UPDATE agents SET claim_code_expires_at = LEAST(claim_code_expires_at, ?) WHERE id = ?";
 static const char q_rate_age[] = "UPDATE rate_events SET at = at - ?";
+/* A bucket as db/limits.c keeps it: its row, locked, then its events. */
+static const char q_rate_bucket[] = "INSERT IGNORE INTO rate_buckets (bucket) VALUES (?)";
+static const char q_rate_lock[] = "SELECT bucket FROM rate_buckets WHERE bucket = ? FOR UPDATE";
+static const char q_rate_fill[] =
+    "INSERT INTO rate_events (bucket, at) SELECT ?, ? FROM seq_1_to_100000 WHERE seq <= ?";
+/* A lease as db/lease.c keeps it (design.md §13.4). */
+static const char q_lease_lock[] = "SELECT name FROM leases WHERE name = ? FOR UPDATE";
+static const char q_lease_expire[] =
+    "UPDATE leases SET expires_at = ? WHERE name = ? AND expires_at > ?";
+static const char q_lease_put[] =
+    "INSERT INTO leases (name, token, holder, expires_at, beats) VALUES (?, ?, ?, ?, 0)"
+    " ON DUPLICATE KEY UPDATE token = VALUES(token), holder = VALUES(holder),"
+    " expires_at = VALUES(expires_at)";
 /* The locked study's columns and their read positions, from one list. */
 #define STUDY_LOCK_COLS(X) \
 	X(SL_STATUS, "status") X(SL_OCCUPIED, "occupied") X(SL_MAX, "max_participants") \
@@ -268,6 +281,71 @@ db_fixture_rate_events_age(struct db *db, int64_t seconds)
 	struct fx f = { .a = seconds };
 
 	return db_tx(db, rate_age_tx, &f);
+}
+
+static enum db_rc
+rate_fill_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+	enum db_rc rc;
+
+	if ((rc = DB_Q(db, q_rate_bucket, NULL, NULL, P_STR(f->id))) != DB_OK ||
+	    (rc = lock_row(db, q_rate_lock, f->id, NULL)) != DB_OK)
+		return rc;
+	return DB_Q(db, q_rate_fill, NULL, NULL, P_STR(f->id), P_I64(f->a), P_I64(f->n));
+}
+
+enum db_rc
+db_fixture_rate_fill(struct db *db, const char *bucket, int64_t n, int64_t at)
+{
+	struct fx f = { .id = bucket, .n = n, .a = at };
+
+	if (n < 1 || n > FIXTURE_SEED_MAX || strlen(bucket) > 96)
+		return DB_CHECK;
+	return db_tx(db, rate_fill_tx, &f);
+}
+
+static enum db_rc
+lease_expire_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+	uint64_t n = 0;
+	enum db_rc rc;
+
+	if ((rc = lock_row(db, q_lease_lock, f->id, NULL)) != DB_OK)
+		return rc;
+	if ((rc = DB_Q(db, q_lease_expire, NULL, &n, P_I64(f->a - 1), P_STR(f->id),
+	    P_I64(f->a))) != DB_OK)
+		return rc;
+	return n == 1 ? DB_OK : DB_CHECK;
+}
+
+enum db_rc
+db_fixture_lease_expire(struct db *db, const char *name, int64_t now)
+{
+	struct fx f = { .id = name, .a = now };
+
+	return db_tx(db, lease_expire_tx, &f);
+}
+
+static enum db_rc
+lease_put_tx(struct db *db, void *arg)
+{
+	const struct fx *f = arg;
+
+	return DB_Q(db, q_lease_put, NULL, NULL, P_STR(f->id), P_I64(f->n), P_STR(f->tag),
+	    P_I64(f->a));
+}
+
+enum db_rc
+db_fixture_lease_put(struct db *db, const char *name, int64_t token, const char *holder,
+    int64_t expires_at)
+{
+	struct fx f = { .id = name, .n = token, .tag = holder, .a = expires_at };
+
+	if (strlen(name) > 40 || strlen(holder) > 64)
+		return DB_CHECK;
+	return db_tx(db, lease_put_tx, &f);
 }
 
 /* Study fixtures: flag says which change, after the study row is locked
@@ -812,6 +890,39 @@ v_rate_events_age(struct db *db, char **a, int n, int64_t now)
 	return outcome(db, db_fixture_rate_events_age(db, s), "rate-events-age", a[0]);
 }
 
+/* BUCKET N SECONDS_AGO */
+static int
+v_rate_fill(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t k, ago;
+
+	(void)n;
+	if (arg_int(a[1], 1, FIXTURE_SEED_MAX, &k, "N") != 0 ||
+	    arg_int(a[2], 0, MAX_SECONDS, &ago, "SECONDS_AGO") != 0)
+		return 2;
+	return outcome(db, db_fixture_rate_fill(db, a[0], k, now - ago), "rate-fill", a[0]);
+}
+
+static int
+v_lease_expire(struct db *db, char **a, int n, int64_t now)
+{
+	(void)n;
+	return outcome(db, db_fixture_lease_expire(db, a[0], now), "lease-expire", a[0]);
+}
+
+/* NAME TOKEN HOLDER SECONDS: expires SECONDS from now (negative: expired). */
+static int
+v_lease_put(struct db *db, char **a, int n, int64_t now)
+{
+	int64_t token, s;
+
+	(void)n;
+	if (arg_int(a[1], 1, INT64_MAX, &token, "TOKEN") != 0 ||
+	    arg_int(a[3], -MAX_SECONDS, MAX_SECONDS, &s, "SECONDS") != 0)
+		return 2;
+	return outcome(db, db_fixture_lease_put(db, a[0], token, a[2], now + s), "lease-put", a[0]);
+}
+
 /* SECONDS STD_ID...: each study in turn; stops at the first refusal. */
 static int
 v_study_backdate(struct db *db, char **a, int n, int64_t now)
@@ -1053,6 +1164,9 @@ static const struct verb {
 	{ "agent-reputation",        2, 2,  "agent-reputation AGT_ID 0..100", v_agent_reputation },
 	{ "claim-code-expire",       1, 1,  "claim-code-expire AGT_ID", v_claim_code_expire },
 	{ "rate-events-age",         1, 1,  "rate-events-age SECONDS", v_rate_events_age },
+	{ "rate-fill",               3, 3,  "rate-fill BUCKET N SECONDS_AGO", v_rate_fill },
+	{ "lease-expire",            1, 1,  "lease-expire NAME", v_lease_expire },
+	{ "lease-put",               4, 4,  "lease-put NAME TOKEN HOLDER SECONDS", v_lease_put },
 	{ "study-backdate",          2, -1, "study-backdate SECONDS STD_ID...", v_study_backdate },
 	{ "study-deadline-pass",     1, 1,  "study-deadline-pass STD_ID", v_study_deadline_pass },
 	{ "participations-backdate", 2, 2,  "participations-backdate SECONDS STD_ID",

@@ -50,6 +50,21 @@ enum db_rc db_fixture_claim_code_expire(struct db *db, const char *agent_id, int
  * every rolling window (design.md §9.2). */
 enum db_rc db_fixture_rate_events_age(struct db *db, int64_t seconds);
 
+/* n (1..FIXTURE_SEED_MAX) rate-limit events in bucket (its name as
+ * db/limits.c forms it, e.g. msg-send:ACC_ID), each at `at`: a window
+ * already that full (design.md §9.2).  The bucket row is made if new. */
+enum db_rc db_fixture_rate_fill(struct db *db, const char *bucket, int64_t n, int64_t at);
+
+/* The live lease `name` expired a second before now, as a dead holder's
+ * does once its time is up (design.md §13.4); DB_NOTFOUND: no such lease,
+ * DB_CHECK: it had expired already. */
+enum db_rc db_fixture_lease_expire(struct db *db, const char *name, int64_t now);
+
+/* The lease `name` held by `holder` at fencing token `token` until
+ * expires_at ("another sweep" elsewhere); made or replaced. */
+enum db_rc db_fixture_lease_put(struct db *db, const char *name, int64_t token,
+    const char *holder, int64_t expires_at);
+
 /* Set an agent's reputation (0..100) outright. */
 enum db_rc db_fixture_agent_reputation(struct db *db, const char *agent_id, int64_t reputation);
 
