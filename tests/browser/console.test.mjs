@@ -1291,6 +1291,9 @@ await test('the balance chart is readable at 375 px: its labels keep their size,
 	} finally {
 		await page.setViewportSize({ width: 1280, height: 900 });
 	}
+	// the chart is drawn again at the wide width (a new element): wait for it
+	await page.waitForFunction(() => document.querySelector('svg.chart').getBoundingClientRect().width > 375);
+	await page.waitForTimeout(300);
 	await page.locator('svg.chart').screenshot({ path: path.join(SHOTS, 'chart.png') });
 });
 
