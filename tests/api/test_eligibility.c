@@ -12,6 +12,46 @@
 
 #include "tests/api/study_helpers.h"
 
+/* Every researcher of this suite, so that its teardown stops their open
+ * studies: a study with eligibility left open would cost every later
+ * suite's listing one confirmation a poll (test_matching counts them). */
+static char made[64][80];
+static size_t nmade;
+
+static void
+remember(const struct test_user *u)
+{
+	if (nmade < sizeof made / sizeof made[0])
+		snprintf(made[nmade++], sizeof made[0], "%s", u->hdr);
+}
+#define researcher(u, cents)	((researcher)((u), (cents)), remember(u))
+
+static int
+stop_open_studies(void **state)
+{
+	struct resp r;
+	size_t i, j, n;
+
+	(void)state;
+	for (i = 0; i < nmade; i++) {
+		r = get_as(made[i], "/api/v1/studies?limit=200");
+		n = r.json != NULL ? json_object_array_length(jget(r.json, "studies")) : 0;
+		for (j = 0; j < n; j++) {
+			struct json_object *st = json_object_array_get_idx(jget(r.json, "studies"), j);
+			const char *status = json_object_get_string(jget(st, "status"));
+			struct resp x;
+
+			if (strcmp(status, "active") != 0 && strcmp(status, "paused") != 0)
+				continue;
+			x = post_as(made[i], NULL, "/api/v1/studies/%s/stop",
+			    json_object_get_string(jget(st, "id")));
+			resp_free(&x);
+		}
+		resp_free(&r);
+	}
+	return 0;
+}
+
 /* POST /groups as u: the new group's id into id. */
 static void
 group_new(const struct test_user *u, const char *name, char id[IDS_BUFSZ])
@@ -683,5 +723,5 @@ main(void)
 		cmocka_unit_test(eligibility_patch),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, stop_open_studies);
 }
