@@ -146,7 +146,7 @@ h_group_patch(struct req *r)
 		return reply_err(r, ARPS_E_VALIDATION, "body: give at least one of name, description");
 	if (!group_id_ok(r->params[0]))
 		return reply_no_group(r, r->params[0]);
-	snprintf(c.id, sizeof c.id, "%s", r->params[0]);
+	snprintf(c.id, sizeof c.id, "%.*s", IDS_LEN, r->params[0]);	/* valid: IDS_LEN long */
 	return req_tx(r, group_patch_tx, &c);
 }
 
