@@ -52,7 +52,8 @@ FUZZ_LINK = $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^
 # The HTTP edge minus the pool, with the harnesses' authentication
 # (tests/fuzz/fuzz_auth.c) instead of fcgi/auth.c.
 FUZZ_EDGE := $(call FUZZ_OBJ,$(filter-out fcgi/pool.c fcgi/auth.c,$(FCGI_SRC)) \
-    tests/fuzz/fuzz_auth.c $(MATCH_SRC) $(TXN_SRC) $(DB_SRC) $(LIB_SRC) $(ENC_SRC) $(CORE_SRC))
+    tests/fuzz/fuzz_auth.c $(MATCH_SRC) $(TXN_SRC) $(DB_SRC) $(LIB_SRC) $(ENC_SRC) $(CORE_SRC) \
+    $(MCP_SCHEMAS_C))
 
 $(FUZZ_DIR)/fuzz_core: $(call FUZZ_OBJ,tests/fuzz/fuzz_core.c $(CORE_SRC))
 	$(FUZZ_LINK) -lm

@@ -311,8 +311,20 @@ expect 200 "login"
 TOK=$(j .access_token)
 ok "login code mailed and accepted"
 
+# The agent's owner is another account: an owner's agent cannot take part
+# in its owner's own study (403 OWN_STUDY, docs/api.md).
+step "owner login"
+OWNER="owner-$EMAIL"
+api POST /auth/email/send-code "{\"email\":\"$OWNER\"}"
+expect 202 "owner send-code"
+OCODE=$(login_code "$OWNER") || fail "no login code mailed to $OWNER within 15 s"
+api POST /auth/login "{\"provider\":\"email\",\"email\":\"$OWNER\",\"code\":\"$OCODE\"}"
+expect 200 "owner login"
+OTOK=$(j .access_token)
+ok "owner logged in"
+
 step "claim"
-api POST /auth/claim "{\"claim_code\":\"$CLAIM\"}" -H "Authorization: Bearer $TOK"
+api POST /auth/claim "{\"claim_code\":\"$CLAIM\"}" -H "Authorization: Bearer $OTOK"
 expect 200 "claim"
 [ "$(j .status)" = claimed ] || fail "claim: $R"
 ok "agent claimed (signup bonus $(j .signup_bonus_cents))"
@@ -359,7 +371,7 @@ step "sweep"
 api POST /agents/register '{"name":"Prod Bea","description":"Second agent"}'
 expect 201 "register second agent"
 KEY2=$(j .api_key); CLAIM2=$(j .claim_code)
-api POST /auth/claim "{\"claim_code\":\"$CLAIM2\"}" -H "Authorization: Bearer $TOK"
+api POST /auth/claim "{\"claim_code\":\"$CLAIM2\"}" -H "Authorization: Bearer $OTOK"
 expect 200 "claim second agent"
 api POST "/studies/$STD/accept" '' -H "X-API-Key: $KEY2"
 expect 200 "second accept"
