@@ -53,7 +53,7 @@ FUZZ_LINK = $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^
 # (tests/fuzz/fuzz_auth.c) instead of fcgi/auth.c.
 FUZZ_EDGE := $(call FUZZ_OBJ,$(filter-out fcgi/pool.c fcgi/auth.c,$(FCGI_SRC)) \
     tests/fuzz/fuzz_auth.c $(MATCH_SRC) $(TXN_SRC) $(DB_SRC) $(LIB_SRC) $(ENC_SRC) $(CORE_SRC) \
-    $(MCP_SCHEMAS_C))
+    build/gen/mcp_schemas.c)
 
 $(FUZZ_DIR)/fuzz_core: $(call FUZZ_OBJ,tests/fuzz/fuzz_core.c $(CORE_SRC))
 	$(FUZZ_LINK) -lm
