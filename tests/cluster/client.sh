@@ -1,6 +1,6 @@
 #!/bin/bash
 # A careful client of tests/cluster/cluster.sh, moving money through the
-# balancer: it logs its researcher in (the e-mail code from an app host's
+# balancer: it logs an agents' owner and its researcher in (the e-mail code from an app host's
 # mail sink), has the account topped up (arps-admin against a node) and
 # registers a webhook for it; then, round after round, creates a study,
 # registers two agents, claims them, registers a webhook for each (to
@@ -69,20 +69,29 @@ fixture() {	# a fixture verb against a node, retried while the cluster fails ove
 	return 1
 }
 
+# login EMAIL: logs an account in by its e-mail code; sets token, acc
+login() {
+	local email=$1 code= f i
+	careful sendcode 202 POST /auth/email/send-code "{\"email\":\"$email\"}" || return 1
+	for i in $(seq 1 100); do
+		f=$(grep -lx "To: $email" "$dir"/app*/mail/*.eml 2>/dev/null | head -1)
+		[ -n "$f" ] && code=$(sed -n 's/.*login code is \([0-9]\{6\}\).*/\1/p' "$f" | head -1)
+		[ -n "$code" ] && break
+		sleep 0.2
+	done
+	[ -n "$code" ] || { echo "gaveup mail $email 000" >>"$log"; return 1; }
+	careful login 200 POST /auth/login \
+		"{\"provider\":\"email\",\"email\":\"$email\",\"code\":\"$code\"}" || return 1
+	token=$(j .access_token) acc=$(j .account.id)
+	ok login "$acc"
+}
+
+# --- the agents' owner: another account (an owner's agent cannot take part
+# in its owner's own study: OWN_STUDY) ---
+login "o-$tag@example.org" || exit 1
+oauth="Authorization: Bearer $token"
 # --- the researcher: log in by e-mail code, top up, a webhook ---
-email="r-$tag@example.org"
-careful sendcode 202 POST /auth/email/send-code "{\"email\":\"$email\"}" || exit 1
-code=
-for i in $(seq 1 100); do
-	f=$(grep -lx "To: $email" "$dir"/app*/mail/*.eml 2>/dev/null | head -1)
-	[ -n "$f" ] && code=$(sed -n 's/.*login code is \([0-9]\{6\}\).*/\1/p' "$f" | head -1)
-	[ -n "$code" ] && break
-	sleep 0.2
-done
-[ -n "$code" ] || { echo "gaveup mail $email 000" >>"$log"; exit 1; }
-careful login 200 POST /auth/login "{\"provider\":\"email\",\"email\":\"$email\",\"code\":\"$code\"}" || exit 1
-token=$(j .access_token) acc=$(j .account.id)
-ok login "$acc"
+login "r-$tag@example.org" || exit 1
 auth="Authorization: Bearer $token"
 key=topup-$tag
 "$root/build/arps-admin" --config "$dir/fixture.conf" topup "$acc" 100000000 >/dev/null 2>>"$log.err" ||
@@ -110,7 +119,7 @@ while [ $stop = 0 ]; do
 		agt=$(j .agent_id) k="X-API-Key: $(j .api_key)"
 		ok agent "$agt"
 		careful claimcode 200 POST /agents/me/claim-code "" "$k" || continue 2
-		careful claim 200 POST /auth/claim "{\"claim_code\":\"$(j .claim_code)\"}" "$auth" || continue 2
+		careful claim 200 POST /auth/claim "{\"claim_code\":\"$(j .claim_code)\"}" "$oauth" || continue 2
 		ok claim "$agt"
 		careful webhook 201 POST /webhooks "{\"url\":\"$hook/a/$agt\",\"events\":$agent_events}" "$k" ||
 			continue 2
