@@ -350,7 +350,7 @@ confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const ch
 	struct shown *ent[SHOWN_SLOTS / 2] = { NULL };
 	size_t missat[SHOWN_SLOTS / 2], i, k = 0, pos;
 	struct study *rows = NULL;
-	int *found = NULL, in;
+	int *found = NULL, in, elig[SHOWN_SLOTS / 2];
 	enum db_rc rc = DB_OK;
 	const struct match_row *r;
 
@@ -389,27 +389,35 @@ confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const ch
 			if (found[i])
 				ent[missat[i]] = shown_keep(&rows[i], now);
 	}
+	/* eligibility (design.md §14) is read at each listing, for the
+	 * studies that have it only, in one statement: a group change applies
+	 * at once */
+	for (i = 0, k = 0; i < n && mx_ix.tab != NULL; i++) {
+		if (ent[i] == NULL)
+			continue;
+		pos = mx_pos(ids[i], &in);
+		r = in ? &mx_ix.row[mx_ix.tab[pos]] : NULL;
+		if (r != NULL && r->elig && r->occupied < r->max_participants) {
+			missat[k] = i;
+			miss[k++] = ids[i];
+		}
+	}
+	if (k > 0) {
+		if ((rc = db_study_eligible_many(db, miss, k, pa->agent, elig)) != DB_OK)
+			goto out;
+		for (i = 0; i < k; i++)
+			if (!elig[i])
+				ent[missat[i]] = NULL;	/* not for this agent */
+	}
 	for (i = 0; i < n && *got < page; i++) {
 		if (ent[i] == NULL || mx_ix.tab == NULL)
-			continue;	/* taken part in, or no longer in the database */
+			continue;	/* taken part in, not eligible, or no longer in the database */
 		pos = mx_pos(ids[i], &in);
 		if (!in)
 			continue;	/* gone from the index */
 		r = &mx_ix.row[mx_ix.tab[pos]];
 		if ((r->deadline != 0 && r->deadline <= now) || r->occupied >= r->max_participants)
 			continue;
-		/* eligibility (design.md §14) is read at each listing, for the
-		 * studies that have it only: a group change applies at once */
-		if (r->elig) {
-			int ok = 0;
-
-			if ((rc = db_study_eligible(db, ids[i], pa->agent, &ok)) != DB_OK &&
-			    rc != DB_NOTFOUND)
-				break;
-			rc = DB_OK;
-			if (!ok)
-				continue;
-		}
 		if (shown_copy(&top[*got].study, &ent[i]->s, r) != 0) {
 			rc = DB_ERR;
 			break;

@@ -7,6 +7,7 @@
 #include "core/validate.h"
 #include "db/accounts.h"
 #include "db/db.h"
+#include "db/groups.h"
 #include "tests/lib/fixture.h"
 #include "db/studies.h"
 #include "txn/lifecycle.h"
@@ -697,6 +698,7 @@ db_fixture_studies_clone(struct db *db, const char *study_id, int64_t n, int64_t
 {
 	struct study t;
 	struct study_new in = { 0 };
+	struct study_elig el;
 	struct dbres *res = NULL;
 	struct clone c = { .in = &in, .now = now };
 	int64_t left;
@@ -727,6 +729,11 @@ db_fixture_studies_clone(struct db *db, const char *study_id, int64_t n, int64_t
 	in.plan.max_participants = t.max_participants;
 	in.plan.total = t.max_participants * (t.reward + t.fee);
 	in.plan.fee_total = t.max_participants * t.fee;
+	if (t.eligibility) {	/* the clones keep the template's eligibility */
+		if ((rc = db_study_elig_get(db, study_id, &el)) != DB_OK)
+			goto out;
+		in.elig = &el;
+	}
 	for (left = n; left > 0; left -= c.n) {
 		c.n = left < 500 ? left : 500;	/* 500 studies per transaction */
 		if ((rc = db_tx(db, clone_tx, &c)) != DB_OK)
