@@ -113,6 +113,9 @@ unsigned db_errno(const struct db *db);
 enum db_rc db_exec(struct db *db, const char *sql, const struct dbp *p, size_t np,
     struct dbres **res, uint64_t *affected);
 #define DB_MAX_PARAMS 4096	/* parameters of one statement */
+/* Placeholder lists of IN (...) with a fixed count (unused ones bound NULL). */
+#define DB_Q4	"?, ?, ?, ?"
+#define DB_Q32	DB_Q4 ", " DB_Q4 ", " DB_Q4 ", " DB_Q4 ", " DB_Q4 ", " DB_Q4 ", " DB_Q4 ", " DB_Q4
 
 #define DB_ARGS(...) ((const struct dbp[]){ __VA_ARGS__ }), \
 	(sizeof((const struct dbp[]){ __VA_ARGS__ }) / sizeof(struct dbp))

@@ -80,6 +80,14 @@ enum elig_col { DB_COLS_ENUM(ELIG_COLUMNS) ELIG_C__END };
 static const char q_elig_get[] =
     "SELECT " DB_COLS_SQL(ELIG_COLUMNS) " FROM study_eligibility WHERE study_id = ?"
     " ORDER BY kind, pos";
+#define RULE_COLUMNS(X, L) \
+	X(RULE_C_STUDY,		"study_id") \
+	X(RULE_C_KIND,		"kind") \
+	L(RULE_C_REF,		"ref_id")
+enum rule_col { DB_COLS_ENUM(RULE_COLUMNS) RULE_C__END };
+static const char q_rules_many[] =
+    "SELECT " DB_COLS_SQL(RULE_COLUMNS) " FROM study_eligibility WHERE study_id IN (" DB_Q32 ")";
+_Static_assert(DB_RULES_BATCH == 32, "q_rules_many has 32 placeholders");
 static const char q_code_ins[] =
     "INSERT INTO study_codes (study_id, pos, code, action, group_id) VALUES (?, ?, ?, ?, ?)";
 static const char q_codes_get[] =
@@ -366,6 +374,52 @@ db_study_elig_get(struct db *db, const char *study_id, struct study_elig *e)
 	}
 	dbres_free(res);
 	return DB_OK;
+}
+
+enum db_rc
+db_study_rules_many(struct db *db, const char *const *ids, size_t n, struct elig_rule **out,
+    size_t *nout)
+{
+	struct dbp p[DB_RULES_BATCH];
+	struct dbres *res = NULL;
+	struct elig_rule *r;
+	enum elig_kind k;
+	const char *sid;
+	size_t i, j;
+	enum db_rc rc;
+
+	memset(out, 0, n * sizeof *out);
+	memset(nout, 0, n * sizeof *nout);
+	if (n > DB_RULES_BATCH)
+		return DB_ERR;
+	for (i = 0; i < DB_RULES_BATCH; i++)
+		p[i] = i < n ? P_STR(ids[i]) : P_NULL;
+	if ((rc = db_exec(db, q_rules_many, p, DB_RULES_BATCH, &res, NULL)) != DB_OK)
+		return rc;
+	for (i = 0; i < res->nrows && rc == DB_OK; i++) {
+		sid = dbres_str(res, i, RULE_C_STUDY);
+		for (j = 0; sid != NULL && j < n && strcmp(ids[j], sid) != 0; j++)
+			;
+		if (sid == NULL || j == n || !elig_kind_from_row(dbres_str(res, i, RULE_C_KIND), &k))
+			continue;
+		/* a study has at most ELIG__MAX * ELIG_LIST_MAX rules */
+		if ((r = realloc(out[j], (nout[j] + 1) * sizeof *r)) == NULL) {
+			rc = DB_ERR;
+			break;
+		}
+		out[j] = r;
+		r[nout[j]].kind = k;
+		dbres_copy(r[nout[j]].ref, sizeof r[nout[j]].ref, res, i, RULE_C_REF);
+		nout[j]++;
+	}
+	dbres_free(res);
+	if (rc != DB_OK)
+		for (j = 0; j < n; j++) {
+			free(out[j]);
+			out[j] = NULL;
+			nout[j] = 0;
+		}
+	return rc;
 }
 
 enum db_rc

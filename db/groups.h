@@ -74,6 +74,16 @@ enum db_rc db_owner_participant_agent(struct db *, const char *owner, const char
 enum db_rc db_study_elig_set(struct db *, const char *study_id, const struct study_elig *e);
 /* Read study_id's eligibility rows into *e (zeroed first). */
 enum db_rc db_study_elig_get(struct db *, const char *study_id, struct study_elig *e);
+/* One eligibility rule of a study (the listing keeps them, match/cache.c). */
+struct elig_rule {
+	enum elig_kind		 kind;
+	char			 ref[IDS_BUFSZ];
+};
+/* The rules of ids[0..n) (n <= DB_RULES_BATCH) in one statement: out[i] a
+ * malloc'd array of nout[i] rules, NULL when it has none (caller frees). */
+#define DB_RULES_BATCH	32
+enum db_rc db_study_rules_many(struct db *, const char *const *ids, size_t n,
+    struct elig_rule **out, size_t *nout);
 /* Insert study_id's completion codes (c->n rows). */
 enum db_rc db_study_codes_insert(struct db *, const char *study_id, const struct study_codes *c);
 /* Read study_id's completion codes into *c (zeroed first), in order. */

@@ -5,8 +5,6 @@
 #include "db/embeddings.h"
 #include "db/match.h"
 
-#define Q4	"?, ?, ?, ?"
-#define Q32	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4
 
 /* Whether the agent has a bio, and its embedding. */
 #define BIO_COLUMNS(X, L) \
@@ -46,7 +44,7 @@ enum chg_col { DB_COLS_ENUM(CHG_COLUMNS) CHG_C__END };
 	X(VEC_C_SUBJECT,	"subject_id") \
 	L(VEC_C_VECTOR,		"vector")
 enum vec_col { DB_COLS_ENUM(VEC_COLUMNS) VEC_C__END };
-/* A study the agent took part in. */
+/* A study the agent took part in (or a group it is in). */
 #define PAST_COLUMNS(X, L) \
 	L(PAST_C_STUDY,		"study_id")
 enum past_col { DB_COLS_ENUM(PAST_COLUMNS) PAST_C__END };
@@ -72,14 +70,16 @@ static const char q_changes[] =
     " WHERE c.seq > ? AND " DB_MATCH_UNREAD_SQL " ORDER BY c.seq LIMIT ?";
 static const char q_vectors[] =
     "SELECT " DB_COLS_SQL(VEC_COLUMNS) " FROM embeddings WHERE status = 'ready'"
-    " AND subject_id IN (" Q32 ")";
+    " AND subject_id IN (" DB_Q32 ")";
 
 _Static_assert(DB_MATCH_BATCH == 32, "q_vectors has 32 placeholders");
-/* and its owner's own open studies, which it may not take (OWN_STUDY) */
+/* and its owner's own open studies, which it may not take (OWN_STUDY), and
+ * the groups it is in (eligibility, design.md §14) */
 static const char q_past[] =
     "SELECT " DB_COLS_SQL(PAST_COLUMNS) " FROM participations WHERE agent_id = ?"
     " UNION SELECT s.id FROM studies s JOIN agents g ON g.account_id = s.researcher_id"
-    " WHERE g.id = ? AND s.status IN ('active', 'paused')";
+    " WHERE g.id = ? AND s.status IN ('active', 'paused')"
+    " UNION SELECT group_id FROM group_members WHERE agent_id = ?";
 static const char q_pending[] = "SELECT " DB_MATCH_PENDING_SQL;
 
 enum db_rc
@@ -275,7 +275,8 @@ db_match_past(struct db *db, const char *agent_id, char (**ids)[IDS_BUFSZ], size
 
 	*ids = NULL;
 	*n = 0;
-	if ((rc = DB_Q(db, q_past, &res, NULL, P_STR(agent_id), P_STR(agent_id))) != DB_OK)
+	if ((rc = DB_Q(db, q_past, &res, NULL, P_STR(agent_id), P_STR(agent_id), P_STR(agent_id))) !=
+	    DB_OK)
 		return rc;
 	if ((*ids = malloc((res->nrows ? res->nrows : 1) * sizeof **ids)) == NULL) {
 		dbres_free(res);

@@ -100,8 +100,9 @@ enum db_rc db_match_vectors(struct db *, const char *const *ids, size_t n, float
     int *found);
 
 /*
- * The studies agent_id has (or had) a participation in, and its owner's
- * own open studies (it may take none of them): *ids malloc'd
+ * The studies agent_id has (or had) a participation in, its owner's own
+ * open studies (it may take none of them) and the participant groups it
+ * is in (ids' prefixes keep studies and groups apart): *ids malloc'd
  * (caller frees), *n of them, sorted by strcmp.
  */
 enum db_rc db_match_past(struct db *, const char *agent_id, char (**ids)[IDS_BUFSZ], size_t *n);

@@ -6,8 +6,6 @@
 #include "db/events.h"
 #include "db/matched.h"
 
-#define Q4	"?, ?, ?, ?"
-#define Q32	Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4 ", " Q4
 #define STANDING_BATCH	32
 
 /* An agent's bio embedding and standing (the first placeholder: the model). */
@@ -33,7 +31,7 @@ static const char q_bios_changed[] =
     " AND e.subject_id LIKE 'agt\\_%' LIMIT 50000";
 static const char q_bios_of[] =
     "SELECT " DB_COLS_SQL(BIOS_COLUMNS) " FROM embeddings e JOIN agents a ON a.id = e.subject_id"
-    " WHERE e.subject_id IN (" Q32 ")";
+    " WHERE e.subject_id IN (" DB_Q32 ")";
 _Static_assert(DB_BIOS_CHANGED_MAX == 50000, "q_bios_changed reads DB_BIOS_CHANGED_MAX rows");
 #define STANDING_COLUMNS(X, L) \
 	X(STANDING_C_AGENT,	"id") \
@@ -43,7 +41,7 @@ enum standing_col { DB_COLS_ENUM(STANDING_COLUMNS) STANDING_C__END };
 static const char q_standing_page[] =
     "SELECT " DB_COLS_SQL(STANDING_COLUMNS) " FROM agents WHERE id > ? ORDER BY id LIMIT 1000";
 static const char q_standing_of[] =
-    "SELECT " DB_COLS_SQL(STANDING_COLUMNS) " FROM agents WHERE id IN (" Q32 ")";
+    "SELECT " DB_COLS_SQL(STANDING_COLUMNS) " FROM agents WHERE id IN (" DB_Q32 ")";
 _Static_assert(STANDING_BATCH == 32, "q_standing_of has 32 placeholders");
 
 #define DUE_COLUMNS(X, L) \

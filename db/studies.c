@@ -98,10 +98,8 @@ static const char q_study_list[] =
     "SELECT " STUDY_COLS ", " COUNT_COLS " FROM studies s"
     " LEFT JOIN participations p ON p.study_id = s.id"
     " WHERE s.researcher_id = ? AND s.seq < ? GROUP BY s.seq ORDER BY s.seq DESC LIMIT ?";
-#define Q4	"?, ?, ?, ?"
 static const char q_study_many[] =
-    "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
-    Q4 ", " Q4 ", " Q4 ", " Q4 ")";
+    "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" DB_Q32 ")";
 #define STUDY_MANY_BATCH 32
 /*
  * Whether the agent (the three placeholders) may take part by the
@@ -126,8 +124,8 @@ static const char q_study_many[] =
  * design.md §6.7); eligible when the study has rules (design.md §14:
  * a study without them pays one column's test). */
 static const char q_study_open_for[] =
-    "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
-    Q4 ", " Q4 ", " Q4 ", ?, ?)"
+    "SELECT " STUDY_COLS " FROM studies s WHERE s.id IN (" DB_Q4 ", " DB_Q4 ", " DB_Q4 ", "
+    DB_Q4 ", " DB_Q4 ", " DB_Q4 ", " DB_Q4 ", ?, ?)"
     " AND s.status = 'active' AND s.occupied < s.max_participants"
     " AND (s.deadline IS NULL OR s.deadline > ?)"
     " AND NOT EXISTS (SELECT 1 FROM participations p WHERE p.study_id = s.id"
@@ -137,10 +135,6 @@ static const char q_study_open_for[] =
 #define STUDY_OPEN_NP	(STUDY_OPEN_BATCH + 6)
 static const char q_study_eligible[] =
     "SELECT s.eligibility = 0 OR " ELIG_OK_SQL("s.id") " FROM studies s WHERE s.id = ?";
-/* db_study_eligible_many: STUDY_MANY_BATCH ids, then the agent three times */
-static const char q_study_elig_many[] =
-    "SELECT s.id FROM studies s WHERE s.id IN (" Q4 ", " Q4 ", " Q4 ", " Q4 ", "
-    Q4 ", " Q4 ", " Q4 ", " Q4 ") AND (s.eligibility = 0 OR " ELIG_OK_SQL("s.id") ")";
 #define STUDY_OPEN_BATCH DB_MATCH_RECHECK
 _Static_assert(DB_MATCH_RECHECK == 30, "q_study_open_for has 30 id placeholders");
 
@@ -734,40 +728,6 @@ db_study_eligible(struct db *db, const char *study_id, const char *agent_id, int
 	*ok = dbres_i64(res, 0, DB_COL_ONLY) != 0;
 	dbres_free(res);
 	return DB_OK;
-}
-
-enum db_rc
-db_study_eligible_many(struct db *db, const char *const *ids, size_t n, const char *agent_id,
-    int *ok)
-{
-	struct dbp p[STUDY_MANY_BATCH + 3];
-	struct dbres *res = NULL;
-	size_t at, m, i, j;
-	const char *id;
-	enum db_rc rc = DB_OK;
-
-	memset(ok, 0, n * sizeof *ok);
-	for (at = 0; at < n && rc == DB_OK; at += m) {
-		m = n - at < STUDY_MANY_BATCH ? n - at : STUDY_MANY_BATCH;
-		for (i = 0; i < STUDY_MANY_BATCH; i++)
-			p[i] = i < m ? P_STR(ids[at + i]) : P_NULL;
-		for (i = 0; i < 3; i++)
-			p[STUDY_MANY_BATCH + i] = P_STR(agent_id);
-		if ((rc = db_exec(db, q_study_elig_many, p, STUDY_MANY_BATCH + 3, &res, NULL)) != DB_OK)
-			break;
-		for (i = 0; i < res->nrows; i++) {
-			if ((id = dbres_str(res, i, DB_COL_ONLY)) == NULL)
-				continue;
-			for (j = at; j < at + m; j++)
-				if (strcmp(ids[j], id) == 0)
-					ok[j] = 1;
-		}
-		dbres_free(res);
-		res = NULL;
-	}
-	if (rc != DB_OK)
-		memset(ok, 0, n * sizeof *ok);
-	return rc;
 }
 
 enum db_rc

@@ -175,11 +175,6 @@ enum db_rc db_history_list(struct db *, const char *agent_id, int64_t cursor, in
  * unlocked: a group change applies to the next request.  DB_NOTFOUND
  * when there is no such study. */
 enum db_rc db_study_eligible(struct db *, const char *study_id, const char *agent_id, int *ok);
-/* db_study_eligible for n studies at once, one statement per 32: ok[i] 1
- * when agent_id may take part in ids[i] by its eligibility, 0 when not or
- * when there is no such study. */
-enum db_rc db_study_eligible_many(struct db *, const char *const *ids, size_t n,
-    const char *agent_id, int *ok);
 /* 1 when in names any eligibility id, else 0. */
 int study_new_has_elig(const struct study_new *in);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/groups.h"
 #include "db/match.h"
 #include "db/studies.h"
 #include "match/engine.h"
@@ -270,15 +271,29 @@ past_has(const struct mx_past *pa, const char *study_id)
 /* The texts a page shows of the studies listed lately, by the hash of the
  * id.  Reward, duration and URL never change after a study is created;
  * title and description may (PATCH /studies/{id}), so an entry is read
- * again once SHOWN_TTL seconds old (docs/api.md §7.4). */
+ * again once SHOWN_TTL seconds old (docs/api.md §7.4).  A study with
+ * eligibility keeps its rules here too, read again once the index has
+ * applied any change since (they change only while the study is paused,
+ * and its resume is a change). */
 #define SHOWN_TTL	60
 static struct shown {
 	uint64_t	 h;
 	uint64_t	 used;
 	int64_t		 at;	/* when read */
 	struct study	 s;	/* s.id "": free; criteria and completion code not kept */
+	uint64_t	 rules_epoch;	/* mx_ix.past_epoch + 1 when the rules were read */
+	struct elig_rule *rules;
+	size_t		 nrules;
 } *shown;
 static uint64_t shown_clock;
+
+static void
+shown_drop(struct shown *e)
+{
+	db_study_clear(&e->s);
+	free(e->rules);
+	memset(e, 0, sizeof *e);
+}
 
 static struct shown *
 shown_find(const char *id, uint64_t h)
@@ -308,7 +323,7 @@ shown_keep(struct study *s, int64_t now)
 	e = lru_pick(shown, lim.shown_slots, sizeof *shown, offsetof(struct shown, used));
 	if (e->s.id[0] != '\0')
 		stats.shown_evictions++;
-	db_study_clear(&e->s);
+	shown_drop(e);
 	e->s = *s;
 	e->h = mx_hash(s->id);
 	e->used = ++shown_clock;
@@ -339,6 +354,31 @@ shown_copy(struct study *out, const struct study *e, const struct match_row *r)
 	return 0;
 }
 
+/* Whether the agent of past pa may take part by e's rules (read). */
+static int
+rules_allow(const struct shown *e, const struct mx_past *pa)
+{
+	int64_t n_include = 0, in_include = 0, in_exclude = 0, took = 0;
+	size_t i;
+
+	for (i = 0; i < e->nrules; i++)
+		switch (e->rules[i].kind) {
+		case ELIG_INCLUDE_GROUP:
+			n_include++;
+			in_include += past_has(pa, e->rules[i].ref);
+			break;
+		case ELIG_EXCLUDE_GROUP:
+			in_exclude += past_has(pa, e->rules[i].ref);
+			break;
+		case ELIG_EXCLUDE_STUDY:
+			took += past_has(pa, e->rules[i].ref);
+			break;
+		default:
+			break;
+		}
+	return elig_allows(n_include, in_include, in_exclude, took);
+}
+
 /* mx_confirm_kept for at most SHOWN_BATCH ids. */
 static enum db_rc
 confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const char **ids,
@@ -348,9 +388,11 @@ confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const ch
 	/* ent[i]: the text of ids[i] kept, NULL for none (or taken part in) */
 	const char *miss[SHOWN_SLOTS / 2];
 	struct shown *ent[SHOWN_SLOTS / 2] = { NULL };
-	size_t missat[SHOWN_SLOTS / 2], i, k = 0, pos;
+	size_t missat[SHOWN_SLOTS / 2], i, k = 0, pos, at, m;
+	struct elig_rule *rules[DB_RULES_BATCH];
+	size_t nrules[DB_RULES_BATCH];
 	struct study *rows = NULL;
-	int *found = NULL, in, elig[SHOWN_SLOTS / 2];
+	int *found = NULL, in;
 	enum db_rc rc = DB_OK;
 	const struct match_row *r;
 
@@ -364,8 +406,7 @@ confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const ch
 			continue;
 		if ((ent[i] = shown_find(ids[i], mx_hash(ids[i]))) != NULL &&
 		    now - ent[i]->at >= SHOWN_TTL) {
-			db_study_clear(&ent[i]->s);	/* its texts may have changed */
-			memset(ent[i], 0, sizeof *ent[i]);
+			shown_drop(ent[i]);	/* its texts may have changed */
 			ent[i] = NULL;
 		}
 		if (ent[i] != NULL) {
@@ -389,34 +430,40 @@ confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const ch
 			if (found[i])
 				ent[missat[i]] = shown_keep(&rows[i], now);
 	}
-	/* eligibility (design.md §14) is read at each listing, for the
-	 * studies that have it only, in one statement: a group change applies
-	 * at once */
+	/* eligibility (design.md §14), for the studies that have it: their
+	 * rules kept (read in one statement a batch when not current), the
+	 * agent's groups in its past.  A member added or removed is a change
+	 * (020_group_changes.sql), so neither is stale on this path. */
 	for (i = 0, k = 0; i < n && mx_ix.tab != NULL; i++) {
-		if (ent[i] == NULL)
+		if (ent[i] == NULL || ent[i]->rules_epoch == mx_ix.past_epoch + 1)
 			continue;
 		pos = mx_pos(ids[i], &in);
-		r = in ? &mx_ix.row[mx_ix.tab[pos]] : NULL;
-		if (r != NULL && r->elig && r->occupied < r->max_participants) {
+		if (in && mx_ix.row[mx_ix.tab[pos]].elig) {
 			missat[k] = i;
 			miss[k++] = ids[i];
 		}
 	}
-	if (k > 0) {
-		if ((rc = db_study_eligible_many(db, miss, k, pa->agent, elig)) != DB_OK)
+	for (at = 0; at < k; at += m) {
+		m = k - at < DB_RULES_BATCH ? k - at : DB_RULES_BATCH;
+		if ((rc = db_study_rules_many(db, miss + at, m, rules, nrules)) != DB_OK)
 			goto out;
-		for (i = 0; i < k; i++)
-			if (!elig[i])
-				ent[missat[i]] = NULL;	/* not for this agent */
+		for (i = 0; i < m; i++) {
+			free(ent[missat[at + i]]->rules);
+			ent[missat[at + i]]->rules = rules[i];
+			ent[missat[at + i]]->nrules = nrules[i];
+			ent[missat[at + i]]->rules_epoch = mx_ix.past_epoch + 1;
+		}
 	}
 	for (i = 0; i < n && *got < page; i++) {
 		if (ent[i] == NULL || mx_ix.tab == NULL)
-			continue;	/* taken part in, not eligible, or no longer in the database */
+			continue;	/* taken part in, or no longer in the database */
 		pos = mx_pos(ids[i], &in);
 		if (!in)
 			continue;	/* gone from the index */
 		r = &mx_ix.row[mx_ix.tab[pos]];
 		if ((r->deadline != 0 && r->deadline <= now) || r->occupied >= r->max_participants)
+			continue;
+		if (r->elig && !rules_allow(ent[i], pa))
 			continue;
 		if (shown_copy(&top[*got].study, &ent[i]->s, r) != 0) {
 			rc = DB_ERR;
@@ -517,10 +564,8 @@ match_set_limits(const struct match_limits *l)
 		free(pasts[i].ids);
 		memset(&pasts[i], 0, sizeof pasts[i]);
 	}
-	for (i = 0; shown != NULL && i < SHOWN_SLOTS; i++) {
-		db_study_clear(&shown[i].s);
-		memset(&shown[i], 0, sizeof shown[i]);
-	}
+	for (i = 0; shown != NULL && i < SHOWN_SLOTS; i++)
+		shown_drop(&shown[i]);
 	if (bios != NULL)
 		memset(bios, 0, BIO_SLOTS * sizeof *bios);
 	memset(&stats, 0, sizeof stats);

@@ -129,7 +129,8 @@ struct mx_rank {
 	struct match_kent e[RANK_KEEP];
 };
 
-/* An agent's past: the studies it took part in. */
+/* An agent's past: the studies it took part in (or may not take) and the
+ * participant groups it is in (db_match_past). */
 struct mx_past {
 	char	 agent[IDS_BUFSZ];
 	uint64_t epoch;		/* mx_ix.past_epoch when read */

@@ -17,6 +17,10 @@
 #
 #   BENCH_AVAIL_SIZES   the sizes (default "1000 10000 100000")
 #   BENCH_AVAIL_SETTLE  seconds after seeding before the warm-up (default 10)
+#   BENCH_AVAIL_ELIG    1 (default): a quarter of the studies have eligibility
+#                       (design.md §14), the ones the agent matches best: one
+#                       template's clones include a group the agent is in,
+#                       another's exclude a study it took part in; 0: none
 #   BENCH_SECONDS, BENCH_WARMUP, BENCH_CONNECTIONS as tools/bench.sh
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +31,7 @@ DUR=${BENCH_SECONDS:-10}
 WARM=${BENCH_WARMUP:-2}
 CONN=${BENCH_CONNECTIONS:-32}
 SIZES=${BENCH_AVAIL_SIZES:-1000 10000 100000}
+ELIG=${BENCH_AVAIL_ELIG:-1}
 B=$ARPS_BASE_URL
 FAIL=0
 bench_tools
@@ -51,8 +56,25 @@ CRITS=("Agents that write C code every day" "Agents that know SQL databases well
     "Anyone interested in developer tools" "Agents that translate between languages"
     "Agents with experience in web frontends" "Agents who summarise scientific papers"
     "Agents that help with customer support" "Agents that plan travel itineraries")
+EXTRA=()
+if [ "$ELIG" = 1 ]; then
+    # The agent takes part in a study S0 of this researcher and joins a
+    # group by that participation; the first template (the agent's best
+    # match) includes the group, the second excludes S0's participants.
+    RES="Authorization: Bearer $TOKEN"
+    S0=$(create_study "$TOKEN" 1 1 "Agents that write C code every day")
+    wait_embeddings "$AGENT" "$S0"
+    api POST "/api/v1/studies/$S0/accept" "" "$HDR" >/dev/null
+    api POST "/api/v1/studies/$S0/complete" "" "$HDR" >/dev/null
+    P0=$(api GET "/api/v1/studies/$S0/participants" "" "$RES" | jq -r '.participants[0].participant_id')
+    G=$(api POST /api/v1/groups '{"name":"Bench wave one"}' "$RES" | jq -r .id)
+    api POST "/api/v1/groups/$G/members" "{\"members\":[{\"study_id\":\"$S0\",\"participant_id\":\"$P0\"}]}" \
+        "$RES" >/dev/null
+    EXTRA=("{\"eligibility\":{\"include_groups\":[\"$G\"]}}"
+        "{\"eligibility\":{\"exclude_studies\":[\"$S0\"]}}")
+fi
 TPL=()
-for c in "${CRITS[@]}"; do TPL+=("$(create_study "$TOKEN" 1 1 "$c")"); done
+for i in "${!CRITS[@]}"; do TPL+=("$(create_study "$TOKEN" 1 1 "${CRITS[$i]}" "${EXTRA[$i]:-}")"); done
 wait_embeddings "$AGENT" "${TPL[@]}"
 MINE=${#TPL[@]}	# this researcher's studies so far
 
@@ -92,6 +114,7 @@ ROWS=()
 wrk_cmd "$BENCH_DIR/wrk-availme.txt" "$CONN" "$DUR" "$B/api/v1/agents/me" "$HDR"
 wrk_parse "$BENCH_DIR/wrk-availme.txt"
 result http_availme_rps "$W_RPS"
+result avail_elig "$ELIG"
 ROWS+=("GET /agents/me (reference)|$W_RPS|$W_P50|$W_P99|$((W_NON2XX + W_SOCKERR))|same agent")
 for n in $SIZES; do
     t0=$(date +%s.%N)
@@ -123,7 +146,7 @@ for n in $SIZES; do
     [ "$err" -eq 0 ] || { echo "  FAIL $k: $W_NON2XX non-2xx, $W_SOCKERR socket errors"; FAIL=1; }
     result "${k}_rps" "$W_RPS"; result "${k}_p50" "$W_P50"; result "${k}_p99" "$W_P99"
     result "${k}_errors" "$err"; result "${k}_studies" "$open"
-    ROWS+=("GET /studies/available, $open open|$W_RPS|$W_P50|$W_P99|$err|seeded ${seeded} s, warm-up ${warmed} s, $spp statements a poll")
+    ROWS+=("GET /studies/available, $open open|$W_RPS|$W_P50|$W_P99|$err|seeded ${seeded} s, warm-up ${warmed} s, $spp statements a poll, eligibility $ELIG")
     printf 'bench: %-40s %.0f req/s\n' "available over $open" "$W_RPS" >&2
 done
 printf '%-44s %9s %8s %8s %7s  %s\n' row req/s "p50 ms" "p99 ms" errors note

@@ -102,13 +102,14 @@ login() {
     ACC_ID=$(jq -r .account.id <<<"$r")
 }
 
-# create_study TOKEN REWARD MAX CRITERIA: the new study id to stdout.
+# create_study TOKEN REWARD MAX CRITERIA [EXTRA]: the new study id to stdout;
+# EXTRA, a JSON object, is merged into the body.
 create_study() {
     local body
-    body=$(jq -cn --argjson rw "$2" --argjson mx "$3" --arg c "$4" '{title: "Benchmark study",
+    body=$(jq -cn --argjson rw "$2" --argjson mx "$3" --arg c "$4" --argjson x "${5:-{\}}" '{title: "Benchmark study",
         description: "A study created by make bench.", study_url: "https://survey.example.org/b",
         reward_per_participant: $rw, max_participants: $mx, screening_criteria: $c,
-        estimated_duration_minutes: 10}')
+        estimated_duration_minutes: 10} + $x')
     api POST /api/v1/studies "$body" "Authorization: Bearer $1" | jq -r .id
 }
 
