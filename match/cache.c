@@ -388,7 +388,7 @@ confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const ch
 	/* ent[i]: the text of ids[i] kept, NULL for none (or taken part in) */
 	const char *miss[SHOWN_SLOTS / 2];
 	struct shown *ent[SHOWN_SLOTS / 2] = { NULL };
-	size_t missat[SHOWN_SLOTS / 2], i, k = 0, pos, at, m;
+	size_t missat[SHOWN_SLOTS / 2], i, k = 0, nr, pos, at, m;
 	struct elig_rule *rules[DB_RULES_BATCH];
 	size_t nrules[DB_RULES_BATCH];
 	struct study *rows = NULL;
@@ -434,17 +434,17 @@ confirm_kept_some(struct db *db, const struct mx_past *pa, int64_t now, const ch
 	 * rules kept (read in one statement a batch when not current), the
 	 * agent's groups in its past.  A member added or removed is a change
 	 * (020_group_changes.sql), so neither is stale on this path. */
-	for (i = 0, k = 0; i < n && mx_ix.tab != NULL; i++) {
+	for (i = 0, nr = 0; i < n && mx_ix.tab != NULL; i++) {
 		if (ent[i] == NULL || ent[i]->rules_epoch == mx_ix.past_epoch + 1)
 			continue;
 		pos = mx_pos(ids[i], &in);
 		if (in && mx_ix.row[mx_ix.tab[pos]].elig) {
-			missat[k] = i;
-			miss[k++] = ids[i];
+			missat[nr] = i;
+			miss[nr++] = ids[i];
 		}
 	}
-	for (at = 0; at < k; at += m) {
-		m = k - at < DB_RULES_BATCH ? k - at : DB_RULES_BATCH;
+	for (at = 0; at < nr; at += m) {
+		m = nr - at < DB_RULES_BATCH ? nr - at : DB_RULES_BATCH;
 		if ((rc = db_study_rules_many(db, miss + at, m, rules, nrules)) != DB_OK)
 			goto out;
 		for (i = 0; i < m; i++) {
